@@ -1,0 +1,1 @@
+# bench/: benchmarks. They assert nothing and print JSON; `make bench` builds the MPI-free ones.

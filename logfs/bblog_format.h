@@ -1,0 +1,131 @@
+/*
+ * The on-disk format of a bblog log, version 1 (DESIGN.md section 4).
+ *
+ * A log is a pair of files that share a base name:
+ *   BASE.meta  a 4096-byte header, then fixed-size 64-byte records, one per logged extent;
+ *   BASE.data  the payloads, back to back, at the data offsets the records name.
+ *
+ * Every field is fixed-width little-endian whatever the host; readers decode with the
+ * bblog_get_le* helpers below and never cast a buffer to a struct. The magic number is the
+ * 64-bit value BBLOG_MAGIC stored little-endian: a reader that finds BBLOG_MAGIC_SWAPPED
+ * instead knows the writer broke the byte-order rule (BBLOG_EENDIAN), and anything else means
+ * the file is no log (BBLOG_EBADMAGIC). Readers check the magic, then the version, before
+ * anything else.
+ *
+ * Header (offsets in bytes):
+ *     0  u64  magic               BBLOG_MAGIC
+ *     8  u32  version             BBLOG_FORMAT_VERSION
+ *    12  u32  header_size         4096
+ *    16  u32  record_size         64
+ *    20  u32  flags               0 (reserved)
+ *    24  u32  rank                rank in the communicator that opened the file
+ *    28  u32  nprocs              size of that communicator
+ *    32  u64  create_time_ns      CLOCK_REALTIME at creation
+ *    40  u64  epoch               drain epoch: records of older epochs are drained
+ *    48  u64  file_id             64-bit FNV-1a of pfs_path, to match logs cheaply
+ *    56  char job_id[64]          NUL-padded job identifier (same on all ranks of a job)
+ *   120  u32  path_len            bytes of pfs_path, < BBLOG_PATH_MAX
+ *   124  char pfs_path[3968]      NUL-padded path of the file on the parallel file system
+ *  4092  u32  header_crc          CRC32C over bytes [0, 4092)
+ *
+ * Record (offsets in bytes, within its 64-byte slot):
+ *     0  u64  seq                 1, 2, 3, ... within this log, never reused across epochs
+ *     8  u64  off                 file offset of the extent
+ *    16  u64  len                 length of the extent, > 0
+ *    24  u64  data_off            where its payload starts in BASE.data
+ *    32  u64  epoch               header epoch when the record was appended
+ *    40  u32  gen                 sync generation: number of collective syncs before it
+ *    44  u32  flags               0 (reserved)
+ *    48  u32  data_crc            CRC32C of the payload
+ *    52  u32  reserved            0
+ *    56  u32  reserved2           0
+ *    60  u32  rec_crc             CRC32C over bytes [0, 60) of the slot (covers data_crc,
+ *                                 so one valid rec_crc vouches for the whole extent)
+ *
+ * Record slot i starts at header_size + i * record_size. A slot that is all zeros, or lies
+ * (partly) past the end of BASE.meta, ends the log. Ordering rule of the writer: a record
+ * reaches BASE.meta only after its payload was written to BASE.data, and a sync makes the
+ * payloads durable before the records that point at them are written.
+ *
+ * Draining: after the data of epoch E is on the parallel file system, the writer rewrites the
+ * header with epoch E+1 and makes it durable, then may truncate both files to empty logs.
+ * Replay applies only records whose epoch equals the header's epoch, so a drained record is
+ * never re-applied over data another process wrote since.
+ *
+ * Replay order across the ranks of one file: by gen, then by rank, then by seq. Within one
+ * gen, bytes written by two ranks conflict only if the application broke MPI-IO consistency
+ * rules (no sync-barrier-sync between them), so any order is valid there.
+ */
+#ifndef BBLOG_FORMAT_H
+#define BBLOG_FORMAT_H
+
+#include <stdint.h>
+#include <string.h>
+
+#define BBLOG_MAGIC             UINT64_C(0x314D474F4C424242)    /* "BBBLOGM1" read LE */
+#define BBLOG_MAGIC_SWAPPED     UINT64_C(0x4242424C4F474D31)
+#define BBLOG_FORMAT_VERSION    1u
+#define BBLOG_HEADER_SIZE       4096u
+#define BBLOG_RECORD_SIZE       64u
+#define BBLOG_JOB_ID_MAX        64u
+#define BBLOG_PATH_MAX          3968u
+
+/* Header field offsets. */
+#define BBLOG_H_MAGIC           0
+#define BBLOG_H_VERSION         8
+#define BBLOG_H_HEADER_SIZE     12
+#define BBLOG_H_RECORD_SIZE     16
+#define BBLOG_H_FLAGS           20
+#define BBLOG_H_RANK            24
+#define BBLOG_H_NPROCS          28
+#define BBLOG_H_CTIME           32
+#define BBLOG_H_EPOCH           40
+#define BBLOG_H_FILE_ID         48
+#define BBLOG_H_JOB_ID          56
+#define BBLOG_H_PATH_LEN        120
+#define BBLOG_H_PATH            124
+#define BBLOG_H_CRC             4092
+
+/* Record field offsets. */
+#define BBLOG_R_SEQ             0
+#define BBLOG_R_OFF             8
+#define BBLOG_R_LEN             16
+#define BBLOG_R_DATA_OFF        24
+#define BBLOG_R_EPOCH           32
+#define BBLOG_R_GEN             40
+#define BBLOG_R_FLAGS           44
+#define BBLOG_R_DATA_CRC        48
+#define BBLOG_R_CRC             60
+
+static inline void bblog_put_le32(unsigned char *p, uint32_t v)
+{
+    p[0] = (unsigned char) v;
+    p[1] = (unsigned char) (v >> 8);
+    p[2] = (unsigned char) (v >> 16);
+    p[3] = (unsigned char) (v >> 24);
+}
+
+static inline void bblog_put_le64(unsigned char *p, uint64_t v)
+{
+    bblog_put_le32(p, (uint32_t) v);
+    bblog_put_le32(p + 4, (uint32_t) (v >> 32));
+}
+
+static inline uint32_t bblog_get_le32(const unsigned char *p)
+{
+    return (uint32_t) p[0] | (uint32_t) p[1] << 8 | (uint32_t) p[2] << 16 | (uint32_t) p[3] << 24;
+}
+
+static inline uint64_t bblog_get_le64(const unsigned char *p)
+{
+    return (uint64_t) bblog_get_le32(p) | (uint64_t) bblog_get_le32(p + 4) << 32;
+}
+
+/* CRC32C (Castagnoli), as used by iSCSI and ext4; crc starts at 0 for a fresh checksum and may
+ * be chained over several buffers. */
+uint32_t bblog_crc32c(uint32_t crc, const void *buf, size_t len);
+
+/* 64-bit FNV-1a of a NUL-terminated string: the header's file_id. */
+uint64_t bblog_fnv1a64(const char *s);
+
+#endif

@@ -1,0 +1,145 @@
+/*
+ * The log: appender (write side, used by the driver) and scanner (read side, used by replay,
+ * the bblog tool and tests). Plain C, no MPI. All functions return 0, a positive errno or a
+ * negative BBLOG_E* code (bblog_err.h); none prints or exits.
+ */
+#ifndef BBLOG_LOG_H
+#define BBLOG_LOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bblog_err.h"
+#include "bblog_format.h"
+
+struct bblog_log;
+
+/* Flags for bblog_log_params.flags. */
+#define BBLOG_LOG_NO_DIRECT  0x1        /* never try O_DIRECT on the data log */
+#define BBLOG_LOG_NO_AIO     0x2        /* write staging buffers with pwrite, not libaio */
+
+struct bblog_log_params {
+    const char *dir;            /* directory the two files go into; must exist */
+    const char *name;           /* base name: files are dir/name.meta and dir/name.data */
+    const char *pfs_path;       /* recorded in the header, < BBLOG_PATH_MAX bytes */
+    const char *job_id;         /* recorded in the header, < BBLOG_JOB_ID_MAX bytes */
+    uint32_t rank, nprocs;
+    size_t staging_size;        /* bytes per staging buffer; 0 = 4 MiB; rounded up to 4 KiB */
+    unsigned staging_count;     /* staging buffers (in flight + filling); 0 = 4, minimum 2 */
+    unsigned flags;             /* BBLOG_LOG_* */
+};
+
+/*
+ * Creates a new log pair (O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600), writes its header, and decides
+ * once, here, whether the data log takes O_DIRECT (by opening with it and checking that an
+ * aligned write succeeds) and whether libaio is available (io_setup); otherwise pwrite is
+ * used. Sets F_SET_RW_HINT = RWH_WRITE_LIFE_SHORT on both files where the kernel accepts it.
+ */
+int bblog_log_create(const struct bblog_log_params *p, struct bblog_log **out);
+
+/*
+ * Logs one extent: copies len bytes of buf into the staging buffer and returns; a full staging
+ * buffer is submitted asynchronously, and the call waits only when every staging buffer is in
+ * flight. *data_off (may be NULL) receives where the payload sits in the data log, the value
+ * the interval index stores. len == 0 is a no-op. After any I/O error the log is sticky-failed:
+ * this and every later call return the error (BBLOG_ESTICKY after the first report).
+ */
+int bblog_log_append(struct bblog_log *log, uint64_t off, uint64_t len, const void *buf,
+                     uint64_t *data_off);
+
+/* Makes everything appended so far durable: payloads, then records, then fsync. */
+int bblog_log_sync(struct bblog_log *log);
+
+/*
+ * Reads len bytes of logged payload starting at data log offset data_off into buf, whether
+ * they are still in a staging buffer, in flight, or on disk. Safe to call between appends
+ * (not concurrently with them).
+ */
+int bblog_log_read(struct bblog_log *log, uint64_t data_off, uint64_t len, void *buf);
+
+/*
+ * Marks everything logged so far drained: the header epoch is bumped and made durable, then
+ * both files are truncated back to an empty log. Data offsets restart at 0, sequence numbers
+ * continue. Call only after the drained data is safely on the parallel file system.
+ */
+int bblog_log_mark_drained(struct bblog_log *log);
+
+/* Sets the sync generation stamped on the records appended from now on. */
+void bblog_log_set_gen(struct bblog_log *log, uint32_t gen);
+
+/* Waits for all in-flight I/O, closes the files and frees the log; with remove != 0 the two
+ * files are unlinked. Returns the first error seen, including a sticky one. */
+int bblog_log_close(struct bblog_log *log, int remove);
+
+struct bblog_log_stats {
+    uint64_t bytes_appended;    /* payload bytes since creation */
+    uint64_t records;           /* records since creation */
+    uint64_t data_size;         /* payload bytes in the current (undrained) epoch */
+    uint64_t epoch;
+    uint64_t aio_submits;       /* staging buffers written with libaio */
+    uint64_t sync_writes;       /* staging buffers written with pwrite */
+    uint64_t waits;             /* times an append waited for a free staging buffer */
+    double append_seconds;      /* time inside bblog_log_append */
+    double sync_seconds;        /* time inside bblog_log_sync */
+    int direct;                 /* data log opened with O_DIRECT */
+    int aio;                    /* libaio in use */
+};
+void bblog_log_get_stats(const struct bblog_log *log, struct bblog_log_stats *st);
+
+/* Paths of the two files (valid while the log is open). */
+const char *bblog_log_meta_path(const struct bblog_log *log);
+const char *bblog_log_data_path(const struct bblog_log *log);
+
+/*
+ * Makes (or checks) the private per-user directory DIR/bblog-UID with mode 0700 and writes its
+ * path to out. Refuses (EPERM) a path that is a symlink, is not a directory, is not owned by
+ * the caller, or is accessible by others, so that a shared /tmp can neither redirect nor
+ * expose the logs. ENOENT/ENOTDIR/EACCES/EROFS from DIR itself are returned as they are.
+ */
+int bblog_log_userdir(const char *dir, char *out, size_t outlen);
+
+/* ---- read side ------------------------------------------------------------------------- */
+
+struct bblog_log_header {
+    uint32_t version, rank, nprocs;
+    uint64_t create_time_ns, epoch, file_id;
+    char job_id[BBLOG_JOB_ID_MAX + 1];
+    char pfs_path[BBLOG_PATH_MAX + 1];
+};
+
+struct bblog_log_record {
+    uint64_t seq, off, len, data_off, epoch;
+    uint32_t gen, flags;
+    uint64_t slot;              /* byte position of the record in the meta file */
+};
+
+/* Encode/decode: the only places that know the byte layout. decode returns BBLOG_EBADMAGIC,
+ * BBLOG_EENDIAN, BBLOG_EVERSION or BBLOG_EBADHDR on a bad header. */
+void bblog_header_encode(const struct bblog_log_header *h, unsigned char buf[BBLOG_HEADER_SIZE]);
+int bblog_header_decode(const unsigned char buf[BBLOG_HEADER_SIZE], struct bblog_log_header *h);
+void bblog_record_encode(const struct bblog_log_record *r, uint32_t data_crc,
+                         unsigned char buf[BBLOG_RECORD_SIZE]);
+/* Returns 0, or BBLOG_ECORRUPT if rec_crc does not match; *data_crc gets the payload CRC. */
+int bblog_record_decode(const unsigned char buf[BBLOG_RECORD_SIZE], struct bblog_log_record *r,
+                        uint32_t *data_crc);
+
+struct bblog_scan;
+
+/* Opens META_PATH (and the data log beside it) read-only and validates the header. */
+int bblog_scan_open(const char *meta_path, struct bblog_scan **out);
+const struct bblog_log_header *bblog_scan_header(const struct bblog_scan *s);
+
+/*
+ * Returns the next record and its verified payload: 1 with *rec filled and *payload pointing at
+ * rec->len bytes (valid until the next call), 0 at the clean end of the log, or a negative code:
+ * BBLOG_ETORN when the log ends in a partially written record or payload (nothing valid after
+ * it), BBLOG_ECORRUPT when a bad record or payload is followed by valid records. After a
+ * negative return, bblog_scan_bad_pos() tells the meta-file byte position of the bad slot and
+ * bblog_scan_next keeps returning the same code. Records of every epoch are returned; callers
+ * compare rec->epoch with the header's epoch.
+ */
+int bblog_scan_next(struct bblog_scan *s, struct bblog_log_record *rec, const void **payload);
+uint64_t bblog_scan_bad_pos(const struct bblog_scan *s);
+void bblog_scan_close(struct bblog_scan *s);
+
+#endif

@@ -1,0 +1,1 @@
+# logfs/ interval index (DESIGN.md section 5).

@@ -1,0 +1,61 @@
+/*
+ * reorder/: turning flattened requests into what one MPI-IO collective call can take, and
+ * cutting a drain into rounds. Plain C, no MPI. Returns 0 or a positive errno.
+ */
+#ifndef BBLOG_REORDER_H
+#define BBLOG_REORDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One contiguous piece: file bytes [off, off+len), whose data is at source position src
+ * (a data-log offset or a buffer offset; carried through, adjusted when a piece is trimmed). */
+struct bblog_seg {
+    uint64_t off;
+    uint64_t len;
+    uint64_t src;
+};
+
+/* One request, as one MPI-IO call flattens it: segments with non-decreasing, non-overlapping
+ * offsets. Requests are given in issue order; for overlapping bytes the later request wins. */
+struct bblog_req {
+    const struct bblog_seg *segs;
+    size_t nsegs;
+};
+
+/*
+ * Two-level reordering (seed paper 000, section IV.D): sort the requests by their first byte,
+ * group the requests whose [first, last] byte ranges interleave, merge the segments only inside
+ * each group (k-way, later request wins on overlap), and concatenate the groups. The cost is
+ * O(n log n) in segments, never in bytes. The result is sorted, non-overlapping, and coalesced
+ * (neighbours adjacent in both off and src are merged); *out is malloc'ed, the caller frees it.
+ */
+int bblog_reorder(const struct bblog_req *reqs, size_t nreqs, struct bblog_seg **out,
+                  size_t *nout);
+
+/*
+ * Round planning for the collective drain (DESIGN.md section 6, seed 000 section IV.E). Every
+ * round covers one contiguous file range [start, end) across all processes, so two-phase I/O
+ * sees a dense region, and no process holds more than budget bytes of data in a round.
+ *
+ * bblog_plan_round_end: for one process, with its sorted non-overlapping extents (off, len
+ * pairs in segs; src ignored) and a cursor (index of the first extent that may still reach past
+ * start; start with 0), returns the end of the largest round [start, end) in which its bytes
+ * are at most budget: the offset of the first extent (or the part of an extent that straddles
+ * start) that no longer fits, or start + budget inside an extent that alone exceeds the budget
+ * (the extent is split). It returns UINT64_MAX when all its data at or after start fits.
+ * *cursor advances past extents that end at or before start.
+ * The driver takes the minimum over all processes (MPI_Allreduce MIN) as the round's end, so
+ * every process agrees on every round; a round whose end is UINT64_MAX is the last one.
+ * budget must be > 0; the returned end is always > start.
+ *
+ * The whole plan computed in one place, as the collective drain would compute it with one
+ * allreduce per round: nprocs lists of extents, budget per process per round. Writes the round
+ * boundaries to *cuts (malloc'ed): round i is [cuts[i], cuts[i+1]), *ncuts = rounds + 1, the
+ * first cut is the smallest extent offset and the last is the largest end. Zero rounds (no data)
+ * give *ncuts = 0 and *cuts = NULL. Used by unit tests and the replay tool.
+ */
+int bblog_plan_rounds(const struct bblog_seg *const *lists, const size_t *counts, size_t nprocs,
+                      uint64_t budget, uint64_t **cuts, size_t *ncuts);
+
+#endif

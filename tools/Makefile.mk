@@ -1,0 +1,1 @@
+# tools/: the bblog command (ls, dump, check, replay) and the replay library it uses.

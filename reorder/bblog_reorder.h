@@ -42,13 +42,18 @@ int bblog_reorder(const struct bblog_req *reqs, size_t nreqs, struct bblog_seg *
  * pairs in segs; src ignored) and a cursor (index of the first extent that may still reach past
  * start; start with 0), returns the end of the largest round [start, end) in which its bytes
  * are at most budget: the offset of the first extent (or the part of an extent that straddles
- * start) that no longer fits, or start + budget inside an extent that alone exceeds the budget
- * (the extent is split). It returns UINT64_MAX when all its data at or after start fits.
+ * start) that no longer fits, or the first fitting end inside an extent that alone exceeds the
+ * budget (the extent is split: start + budget if it straddles start, its offset + budget if it
+ * starts later). It returns UINT64_MAX when all its data at or after start fits.
  * *cursor advances past extents that end at or before start.
  * The driver takes the minimum over all processes (MPI_Allreduce MIN) as the round's end, so
  * every process agrees on every round; a round whose end is UINT64_MAX is the last one.
- * budget must be > 0; the returned end is always > start.
- *
+ * budget must be > 0 (0 is taken as 1); the returned end is always > start.
+ */
+uint64_t bblog_plan_round_end(const struct bblog_seg *segs, size_t nsegs, size_t *cursor,
+                              uint64_t start, uint64_t budget);
+
+/*
  * The whole plan computed in one place, as the collective drain would compute it with one
  * allreduce per round: nprocs lists of extents, budget per process per round. Writes the round
  * boundaries to *cuts (malloc'ed): round i is [cuts[i], cuts[i+1]), *ncuts = rounds + 1, the

@@ -1,0 +1,27 @@
+##
+## ad_bblog inside ROMIO's tree (included from adio/Makefile.mk by the graft,
+## adio/graft/graft-mpich.sh). The core (logfs/, reorder/) is linked in as libbblog.a.
+##
+
+if BUILD_AD_BBLOG
+
+noinst_HEADERS += adio/ad_bblog/ad_bblog.h adio/ad_bblog/ad_bblog_compat.h
+
+romio_other_sources +=                  \
+    adio/ad_bblog/ad_bblog.c            \
+    adio/ad_bblog/ad_bblog_close.c      \
+    adio/ad_bblog/ad_bblog_delete.c     \
+    adio/ad_bblog/ad_bblog_drain.c      \
+    adio/ad_bblog/ad_bblog_err.c        \
+    adio/ad_bblog/ad_bblog_fcntl.c      \
+    adio/ad_bblog/ad_bblog_features.c   \
+    adio/ad_bblog/ad_bblog_flush.c      \
+    adio/ad_bblog/ad_bblog_hints.c      \
+    adio/ad_bblog/ad_bblog_inner.c      \
+    adio/ad_bblog/ad_bblog_open.c       \
+    adio/ad_bblog/ad_bblog_read.c       \
+    adio/ad_bblog/ad_bblog_resize.c     \
+    adio/ad_bblog/ad_bblog_stats.c      \
+    adio/ad_bblog/ad_bblog_write.c
+
+endif BUILD_AD_BBLOG

@@ -1,0 +1,162 @@
+/*
+ * ad_bblog: the burst-buffer log driver for ROMIO.
+ *
+ * An ADIO file opened through bblog (the "outer" file) owns a real ADIO file on the parallel
+ * file system (the "inner" file, opened with ROMIO's own ADIO_Open so the inner driver's hints
+ * and two-phase code apply), a log on the burst buffer (logfs/) and an interval index of what
+ * the log holds (bblog_index.h). Writes go to the log; reads overlay the log on the inner file;
+ * sync, close, resize and atomic mode drain the log into the inner file with collective
+ * two-phase writes cut into rounds (ad_bblog_drain.c, DESIGN.md section 6).
+ *
+ * The hidden shared-file-pointer file that ROMIO opens through the same driver is a
+ * pass-through: it is never logged (ROMIO locks it and needs every update on disk at once).
+ */
+#ifndef AD_BBLOG_H_INCLUDED
+#define AD_BBLOG_H_INCLUDED
+
+#include <limits.h>
+#include <stdint.h>
+
+#include "adio.h"
+#include "ad_bblog_compat.h"
+#include "bblog_index.h"
+#include "bblog_log.h"
+
+#ifndef PATH_MAX
+#define PATH_MAX 4096
+#endif
+
+/* bblog_* hints in force for one file (ad_bblog_hints.c, man/bblog.7). */
+struct ADIOI_BBLOG_hints {
+    char dir[PATH_MAX];                 /* burst-buffer directory */
+    int sync_bb;                        /* bblog_sync=bb: sync makes the log durable only */
+    int keep_logs;                      /* bblog_keep_logs=true */
+    ADIO_Offset flush_buffer_size;      /* bytes per process per drain round */
+    ADIO_Offset max_size;               /* burst-buffer budget per process, 0 = unlimited */
+    char stats[PATH_MAX];               /* "" = off, "stderr", or a file to append JSON to */
+};
+
+/* Counters reported by bblog_stats (ad_bblog_stats.c). */
+struct ADIOI_BBLOG_stats {
+    uint64_t write_calls;               /* extents handed to the driver */
+    uint64_t bytes_logged;
+    uint64_t drains;                    /* collective drains that moved data */
+    uint64_t rounds;                    /* collective write rounds */
+    uint64_t extents_drained;           /* index extents written (after coalescing) */
+    uint64_t bytes_drained;
+    uint64_t bytes_through;             /* written straight to the PFS (fallback, atomic) */
+    uint64_t writes_through;
+    uint64_t read_calls, bytes_overlaid;
+    double t_append, t_drain, t_sync;   /* seconds */
+};
+
+struct ADIOI_BBLOG_state {
+    ADIO_File inner;                    /* the real file; ADIO_FILE_NULL until opened */
+    int passthrough;                    /* shared-fp file: every call goes to inner */
+    MPI_Info user_info;                 /* hints as given at open, forwarded to inner */
+    struct ADIOI_BBLOG_hints hints;
+    int hints_parsed;
+    struct bblog_log *log;
+    struct bblog_index *idx;
+    uint32_t gen;                       /* collective syncs so far: the records' gen */
+    ADIO_Offset log_bytes;              /* payload bytes in the log since the last drain */
+    int rank, nprocs;
+    int bb_full_warned;
+    int log_failed;                     /* the log refused an append: write through */
+    MPI_Datatype synced_filetype;       /* outer view last copied to inner */
+    MPI_Datatype synced_etype;
+    ADIO_Offset synced_disp;
+    char logdir[PATH_MAX];              /* bblog_dir/bblog-UID */
+    char log_name[256];                 /* JOB.FILEID.PID.N.rRANK: unique per job, file, rank */
+    char job[BBLOG_JOB_ID_MAX];
+    char pfs_path[PATH_MAX];            /* absolute path of the inner file */
+    struct ADIOI_BBLOG_stats st;
+};
+
+#define ADIOI_BBLOG_STATE(fd) ((struct ADIOI_BBLOG_state *) (fd)->fs_ptr)
+
+/* ---- ROMIO operations ---- */
+void ADIOI_BBLOG_Open(ADIO_File fd, int *error_code);
+void ADIOI_BBLOG_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_code);
+void ADIOI_BBLOG_Close(ADIO_File fd, int *error_code);
+void ADIOI_BBLOG_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code);
+void ADIOI_BBLOG_WriteContig(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t count,
+                             MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                             ADIO_Status * status, int *error_code);
+void ADIOI_BBLOG_WriteStrided(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t count,
+                              MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                              ADIO_Status * status, int *error_code);
+void ADIOI_BBLOG_WriteStridedColl(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t count,
+                                  MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                                  ADIO_Status * status, int *error_code);
+void ADIOI_BBLOG_IwriteContig(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t count,
+                              MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                              ADIO_Request * request, int *error_code);
+void ADIOI_BBLOG_IwriteStrided(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t count,
+                               MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                               ADIO_Request * request, int *error_code);
+void ADIOI_BBLOG_IwriteStridedColl(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t count,
+                                   MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                                   ADIO_Request * request, int *error_code);
+void ADIOI_BBLOG_ReadContig(ADIO_File fd, void *buf, ADIOI_BBLOG_count_t count,
+                            MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                            ADIO_Status * status, int *error_code);
+void ADIOI_BBLOG_ReadStrided(ADIO_File fd, void *buf, ADIOI_BBLOG_count_t count,
+                             MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                             ADIO_Status * status, int *error_code);
+void ADIOI_BBLOG_ReadStridedColl(ADIO_File fd, void *buf, ADIOI_BBLOG_count_t count,
+                                 MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                                 ADIO_Status * status, int *error_code);
+void ADIOI_BBLOG_IreadContig(ADIO_File fd, void *buf, ADIOI_BBLOG_count_t count,
+                             MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                             ADIO_Request * request, int *error_code);
+void ADIOI_BBLOG_IreadStrided(ADIO_File fd, void *buf, ADIOI_BBLOG_count_t count,
+                              MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                              ADIO_Request * request, int *error_code);
+void ADIOI_BBLOG_IreadStridedColl(ADIO_File fd, void *buf, ADIOI_BBLOG_count_t count,
+                                  MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                                  ADIO_Request * request, int *error_code);
+void ADIOI_BBLOG_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t * fcntl_struct, int *error_code);
+void ADIOI_BBLOG_Flush(ADIO_File fd, int *error_code);
+void ADIOI_BBLOG_Resize(ADIO_File fd, ADIO_Offset size, int *error_code);
+void ADIOI_BBLOG_Delete(const char *filename, int *error_code);
+int ADIOI_BBLOG_Feature(ADIO_File fd, int flag);
+int ADIOI_BBLOG_SetLock(ADIO_File fd, int cmd, int type, ADIO_Offset offset, int whence,
+                        ADIO_Offset len);
+
+/* ---- internals ---- */
+
+/* ad_bblog_hints.c: parses and validates the bblog_* hints of info (environment defaults
+ * under them) into h; on a bad value returns an MPI error code naming key and value. */
+int ADIOI_BBLOG_Parse_hints(MPI_Info info, struct ADIOI_BBLOG_hints *h);
+/* Adds the bblog_* hints in force to fd->info (for MPI_File_get_info). */
+void ADIOI_BBLOG_Publish_hints(ADIO_File fd, const struct ADIOI_BBLOG_hints *h);
+/* Collective over fd->comm: MPI_ERR_NOT_SAME unless the hints that steer collective
+ * behaviour are equal on all processes. */
+int ADIOI_BBLOG_Check_same_hints(ADIO_File fd, const struct ADIOI_BBLOG_hints *h);
+
+/* ad_bblog_inner.c */
+int ADIOI_BBLOG_Inner_resolve(const char *filename, const char **inner_name, int *fstype,
+                              ADIOI_Fns ** ops);
+int ADIOI_BBLOG_Inner_ready(ADIO_File fd);
+/* name made absolute against the working directory: 0 or ENAMETOOLONG. */
+int ADIOI_BBLOG_Abspath(const char *name, char *out, size_t n);     /* deferred open of inner, if needed */
+void ADIOI_BBLOG_Inner_sync_view(ADIO_File fd);
+void ADIOI_BBLOG_Inner_set_bytes_view(ADIO_File fd, MPI_Datatype filetype, int *error_code);
+
+/* ad_bblog_drain.c: collective drain of every process's log into the inner file; with
+ * sync_inner the inner file is flushed before the logs are marked drained. */
+int ADIOI_BBLOG_Drain(ADIO_File fd, int sync_inner);
+/* Independent: appends [off, off+len) of buf to the log (or writes it through). */
+int ADIOI_BBLOG_Log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void *buf);
+
+/* ad_bblog_stats.c: one JSON object per file from rank 0 (collective). */
+void ADIOI_BBLOG_Stats_report(ADIO_File fd);
+
+/* ad_bblog_err.c: MPI error codes for bblog_* codes and errno values, with a message. */
+int ADIOI_BBLOG_Err(const char *myname, int line, int error_class, const char *fmt, ...)
+    __attribute__ ((format(printf, 4, 5)));
+int ADIOI_BBLOG_Err_rc(const char *myname, int line, int rc, const char *what, const char *path);
+double ADIOI_BBLOG_Now(void);
+
+#endif

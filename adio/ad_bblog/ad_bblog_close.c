@@ -1,0 +1,49 @@
+/*
+ * MPI_File_close (collective): drain what is left, report stats, close the inner file, and
+ * remove the logs unless bblog_keep_logs=true. If the drain fails, the logs are kept and the
+ * error says where they are, so `bblog replay` can finish the job.
+ */
+#include <stdio.h>
+
+#include "ad_bblog.h"
+#include "adioi.h"
+
+void ADIOI_BBLOG_Close(ADIO_File fd, int *error_code)
+{
+    static const char myname[] = "ADIOI_BBLOG_CLOSE";
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    int err = MPI_SUCCESS, rc;
+
+    *error_code = MPI_SUCCESS;
+    if (!st)
+        return;
+    if (st->inner != ADIO_FILE_NULL && !st->passthrough)
+        err = ADIOI_BBLOG_Drain(fd, 0);
+    if (!st->passthrough && st->hints_parsed && st->hints.stats[0])
+        ADIOI_BBLOG_Stats_report(fd);
+    if (st->log) {
+        rc = bblog_log_close(st->log, err == MPI_SUCCESS && !st->hints.keep_logs);
+        if (rc != 0 && err == MPI_SUCCESS)
+            err = ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot close the log in",
+                                     st->logdir);
+        if (err != MPI_SUCCESS)
+            fprintf(stderr, "bblog: rank %d: %s was not fully drained; its log stays in %s "
+                    "(name %s.*): run `bblog replay %s --file %s` to apply it\n", st->rank,
+                    st->pfs_path, st->logdir, st->log_name, st->logdir, st->pfs_path);
+        st->log = NULL;
+    }
+    if (st->idx)
+        bblog_idx_destroy(st->idx);
+    if (st->inner != ADIO_FILE_NULL) {
+        int ierr;
+        ADIO_Close(st->inner, &ierr);
+        MPIO_File_free(&st->inner);
+        if (err == MPI_SUCCESS)
+            err = ierr;
+    }
+    if (st->user_info != MPI_INFO_NULL)
+        MPI_Info_free(&st->user_info);
+    ADIOI_Free(st);
+    fd->fs_ptr = NULL;
+    *error_code = err;
+}

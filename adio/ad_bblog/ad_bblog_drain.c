@@ -1,0 +1,186 @@
+/*
+ * The collective drain (DESIGN.md section 6; seed paper 000, sections IV.D-E).
+ *
+ * 1. Each process takes its index in file order: already sorted, non-overlapping, coalesced,
+ *    later writes having replaced earlier ones.
+ * 2. The drain is cut into rounds that all processes agree on, one MPI_Allreduce (MIN) per
+ *    round over bblog_plan_round_end: every round covers one contiguous range of the file
+ *    across all processes, and no process holds more than bblog_flush_buffer_size bytes in it.
+ *    Cutting by file range, not by each process's own buffer, keeps the aggregated access of a
+ *    round dense, so two-phase I/O writes whole stripes instead of reading-modifying-writing.
+ * 3. Per round, each process reads its pieces from the data log into the flush buffer (pieces
+ *    contiguous in the log in one read) and describes their file side with an hindexed type of
+ *    non-decreasing offsets; all processes then call the inner driver's collective write.
+ *    A process with nothing in a round still takes part, with an empty access.
+ * 4. Only when every process succeeded: inner flush (for sync), then the logs are marked
+ *    drained and the indexes emptied. On any failure nothing is marked: the data stays in the
+ *    logs, and the error is returned on all processes.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ad_bblog.h"
+#include "adioi.h"
+#include "bblog_reorder.h"
+
+/* Snapshot of the index as segments (off, len, src = data-log offset). */
+static int snapshot(struct ADIOI_BBLOG_state *st, struct bblog_seg **segs, size_t *n)
+{
+    struct bblog_idx_iter it;
+    struct bblog_extent e;
+    size_t i = 0, count = bblog_idx_count(st->idx);
+
+    *segs = malloc((count ? count : 1) * sizeof(**segs));
+    if (!*segs)
+        return ENOMEM;
+    bblog_idx_iter_init(st->idx, &it, 0, UINT64_MAX);
+    while (bblog_idx_iter_next(&it, &e)) {
+        (*segs)[i].off = e.off;
+        (*segs)[i].len = e.len;
+        (*segs)[i].src = e.log_off;
+        i++;
+    }
+    *n = i;
+    return 0;
+}
+
+struct round {
+    char *buf;
+    int *lens;
+    MPI_Aint *disps;
+    size_t cap;                 /* entries in lens/disps */
+    size_t k;                   /* pieces in this round */
+    uint64_t bytes;
+    uint64_t read_src, read_len, read_pos;      /* pending coalesced log read */
+};
+
+static int flush_read(struct ADIOI_BBLOG_state *st, struct round *r)
+{
+    int rc = 0;
+
+    if (r->read_len)
+        rc = bblog_log_read(st->log, r->read_src, r->read_len, r->buf + r->read_pos);
+    r->read_len = 0;
+    return rc;
+}
+
+static int add_piece(struct ADIOI_BBLOG_state *st, struct round *r, uint64_t off, uint64_t len,
+                     uint64_t src)
+{
+    int rc = 0;
+
+    if (r->k == r->cap) {
+        size_t cap = r->cap ? 2 * r->cap : 1024;
+        int *lens = realloc(r->lens, cap * sizeof(*lens));
+        MPI_Aint *disps;
+        if (!lens)
+            return ENOMEM;
+        r->lens = lens;
+        disps = realloc(r->disps, cap * sizeof(*disps));
+        if (!disps)
+            return ENOMEM;
+        r->disps = disps;
+        r->cap = cap;
+    }
+    r->lens[r->k] = (int) len;
+    r->disps[r->k] = (MPI_Aint) off;
+    r->k++;
+    if (r->read_len && r->read_src + r->read_len == src) {
+        r->read_len += len;
+    } else {
+        rc = flush_read(st, r);
+        r->read_src = src;
+        r->read_len = len;
+        r->read_pos = r->bytes;
+    }
+    r->bytes += len;
+    return rc;
+}
+
+int ADIOI_BBLOG_Drain(ADIO_File fd, int sync_inner)
+{
+    static const char myname[] = "ADIOI_BBLOG_DRAIN";
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    struct bblog_seg *segs = NULL;
+    struct round r;
+    size_t n = 0, cursor = 0, i;
+    uint64_t start = 0, my_end, end, budget = (uint64_t) st->hints.flush_buffer_size;
+    int mine, any, rc = 0, err = MPI_SUCCESS, failed, anyfail;
+    double t0 = ADIOI_BBLOG_Now();
+
+    memset(&r, 0, sizeof(r));
+    mine = bblog_idx_count(st->idx) > 0;
+    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, fd->comm);
+    if (!any)
+        return MPI_SUCCESS;
+
+    rc = snapshot(st, &segs, &n);
+    if (rc == 0 && n > 0 && !(r.buf = ADIOI_Malloc(budget)))
+        rc = ENOMEM;
+    do {
+        ADIO_Status status;
+        MPI_Datatype ftype = MPI_BYTE;
+        int werr = MPI_SUCCESS;
+
+        my_end = rc == 0 ? bblog_plan_round_end(segs, n, &cursor, start, budget) : UINT64_MAX;
+        MPI_Allreduce(&my_end, &end, 1, MPI_UINT64_T, MPI_MIN, fd->comm);
+        r.k = 0;
+        r.bytes = 0;
+        for (i = cursor; rc == 0 && i < n && segs[i].off < end; i++) {
+            uint64_t lo = segs[i].off > start ? segs[i].off : start;
+            uint64_t hi = segs[i].off + segs[i].len < end ? segs[i].off + segs[i].len : end;
+            if (hi > lo)
+                rc = add_piece(st, &r, lo, hi - lo, segs[i].src + (lo - segs[i].off));
+        }
+        if (rc == 0)
+            rc = flush_read(st, &r);
+        if (rc != 0)
+            r.k = 0, r.bytes = 0;       /* still take part, with nothing */
+        if (r.k > 0) {
+            MPI_Type_create_hindexed((int) r.k, r.lens, r.disps, MPI_BYTE, &ftype);
+            MPI_Type_commit(&ftype);
+        }
+        ADIOI_BBLOG_Inner_set_bytes_view(fd, ftype, &werr);
+        if (ftype != MPI_BYTE)
+            MPI_Type_free(&ftype);
+        if (werr == MPI_SUCCESS)
+            ADIO_WriteStridedColl(st->inner, r.buf, (int) r.bytes, MPI_BYTE,
+                                  ADIO_EXPLICIT_OFFSET, 0, &status, &werr);
+        if (werr != MPI_SUCCESS && err == MPI_SUCCESS)
+            err = werr;
+        st->st.rounds++;
+        st->st.extents_drained += r.k;
+        st->st.bytes_drained += r.bytes;
+        start = end;
+    } while (end != UINT64_MAX);
+
+    if (rc != 0 && err == MPI_SUCCESS)
+        err = ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot read back the log",
+                                 st->log ? bblog_log_data_path(st->log) : st->logdir);
+    if (err == MPI_SUCCESS && sync_inner && st->inner->is_open)
+        ADIO_Flush(st->inner, &err);
+    failed = err != MPI_SUCCESS;
+    MPI_Allreduce(&failed, &anyfail, 1, MPI_INT, MPI_MAX, fd->comm);
+    if (!anyfail && st->log) {
+        rc = bblog_log_mark_drained(st->log);
+        if (rc != 0)
+            err = ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot mark drained",
+                                     bblog_log_meta_path(st->log));
+    }
+    if (!anyfail) {
+        bblog_idx_clear(st->idx);
+        st->log_bytes = 0;
+    } else if (err == MPI_SUCCESS) {
+        err = ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_IO, "bblog: draining %s failed on "
+                              "another process; the data stays in the logs under %s",
+                              st->pfs_path, st->logdir);
+    }
+    st->st.drains++;
+    st->st.t_drain += ADIOI_BBLOG_Now() - t0;
+    if (r.buf)
+        ADIOI_Free(r.buf);
+    free(r.lens);
+    free(r.disps);
+    free(segs);
+    return err;
+}

@@ -1,0 +1,52 @@
+/*
+ * get_size, preallocate and atomicity.
+ *
+ * MPI_File_get_size is not collective: a process answers max(size of the inner file, end of
+ * its own logged data), so it always sees its own writes (DESIGN.md section 3).
+ *
+ * MPI_File_preallocate reaches the driver on rank 0 alone (ROMIO's prealloc.c), so no
+ * collective drain can run there; it is forwarded to the inner file, which is safe: ROMIO's
+ * preallocation rewrites existing bytes with themselves and zero-fills past the end, and the
+ * later drain writes the logged bytes over both, which is what plain ROMIO's file holds.
+ *
+ * set_atomicity(true) is collective: drain, then every write goes through to the inner file
+ * (under its locks) until atomicity is turned off again.
+ */
+#include "ad_bblog.h"
+#include "adioi.h"
+
+void ADIOI_BBLOG_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t * fcntl_struct, int *error_code)
+{
+    static const char myname[] = "ADIOI_BBLOG_FCNTL";
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+
+    *error_code = MPI_SUCCESS;
+    switch (flag) {
+    case ADIO_FCNTL_GET_FSIZE:
+        *error_code = ADIOI_BBLOG_Inner_ready(fd);
+        if (*error_code != MPI_SUCCESS)
+            return;
+        ADIO_Fcntl(st->inner, flag, fcntl_struct, error_code);
+        if (*error_code == MPI_SUCCESS && !st->passthrough && st->idx &&
+            (ADIO_Offset) bblog_idx_end(st->idx) > fcntl_struct->fsize)
+            fcntl_struct->fsize = (ADIO_Offset) bblog_idx_end(st->idx);
+        return;
+    case ADIO_FCNTL_SET_DISKSPACE:
+        *error_code = ADIOI_BBLOG_Inner_ready(fd);
+        if (*error_code == MPI_SUCCESS)
+            ADIO_Fcntl(st->inner, flag, fcntl_struct, error_code);
+        return;
+    case ADIO_FCNTL_SET_ATOMICITY:
+        if (fcntl_struct->atomicity && !fd->atomicity && !st->passthrough)
+            *error_code = ADIOI_BBLOG_Drain(fd, 0);
+        if (*error_code == MPI_SUCCESS) {
+            fd->atomicity = fcntl_struct->atomicity ? 1 : 0;
+            st->inner->atomicity = fd->atomicity;
+        }
+        return;
+    default:
+        *error_code = ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_ARG,
+                                      "bblog: unknown fcntl flag %d on %s", flag, fd->filename);
+        return;
+    }
+}

@@ -1,0 +1,35 @@
+/*
+ * MPI_File_sync (collective). bblog_sync=pfs (default): drain every process's log into the
+ * inner file and flush it, so data is on the PFS and visible to all after sync-barrier-sync,
+ * as on any ROMIO file system. bblog_sync=bb: make the logs durable on the burst buffer only;
+ * the data reaches the PFS at a later drain (close at the latest).
+ *
+ * Each sync starts a new sync generation: replay orders records of different ranks by it.
+ */
+#include "ad_bblog.h"
+#include "adioi.h"
+
+void ADIOI_BBLOG_Flush(ADIO_File fd, int *error_code)
+{
+    static const char myname[] = "ADIOI_BBLOG_FLUSH";
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    double t0 = ADIOI_BBLOG_Now();
+
+    *error_code = MPI_SUCCESS;
+    if (st->passthrough) {
+        ADIO_Flush(st->inner, error_code);
+        return;
+    }
+    if (st->hints.sync_bb) {
+        int rc = st->log ? bblog_log_sync(st->log) : 0;
+        if (rc != 0)
+            *error_code = ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot make the log durable",
+                                             bblog_log_meta_path(st->log));
+    } else {
+        *error_code = ADIOI_BBLOG_Drain(fd, 1);
+    }
+    st->gen++;
+    if (st->log)
+        bblog_log_set_gen(st->log, st->gen);
+    st->st.t_sync += ADIOI_BBLOG_Now() - t0;
+}

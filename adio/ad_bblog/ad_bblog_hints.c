@@ -1,0 +1,247 @@
+/*
+ * bblog_* hints (man/bblog.7). Each comes from MPI_Info, else from the environment variable
+ * BBLOG_<NAME> (the job-wide default), else from the built-in default. A value that does not
+ * parse is an error naming the key (or variable) and the value, never a silent default.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "ad_bblog.h"
+#include "adioi.h"
+
+#define DEFAULT_FLUSH_BUFFER_SIZE (16 * 1024 * 1024)
+#define MIN_FLUSH_BUFFER_SIZE     4096
+/* Drain rounds describe their extents with int lengths: keep a round well inside that. */
+#define MAX_FLUSH_BUFFER_SIZE     (1024 * 1024 * 1024)
+
+enum hint_kind { H_PATH, H_SIZE, H_ENUM, H_BOOL };
+
+struct hint_def {
+    const char *key;            /* MPI_Info key */
+    const char *env;            /* environment default */
+    enum hint_kind kind;
+    const char *values;         /* H_ENUM: accepted values, '|'-separated */
+};
+
+static const struct hint_def hint_defs[] = {
+    {"bblog_dir", "BBLOG_DIR", H_PATH, NULL},
+    {"bblog_mapping", "BBLOG_MAPPING", H_ENUM, "process"},
+    {"bblog_drain", "BBLOG_DRAIN", H_ENUM, "on_demand"},
+    {"bblog_sync", "BBLOG_SYNC", H_ENUM, "pfs|bb"},
+    {"bblog_close", "BBLOG_CLOSE", H_ENUM, "pfs"},
+    {"bblog_flush_buffer_size", "BBLOG_FLUSH_BUFFER_SIZE", H_SIZE, NULL},
+    {"bblog_max_size", "BBLOG_MAX_SIZE", H_SIZE, NULL},
+    {"bblog_keep_logs", "BBLOG_KEEP_LOGS", H_BOOL, NULL},
+    {"bblog_stats", "BBLOG_STATS", H_PATH, NULL},
+};
+#define NHINTS (sizeof(hint_defs) / sizeof(hint_defs[0]))
+
+/* Parses "123", "64k", "16M", "1g" (powers of 1024). Returns 0 on success. */
+static int parse_size(const char *s, ADIO_Offset * out)
+{
+    char *end;
+    unsigned long long v, mul = 1;
+
+    while (isspace((unsigned char) *s))
+        s++;
+    if (!isdigit((unsigned char) *s))
+        return -1;
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno)
+        return -1;
+    switch (tolower((unsigned char) *end)) {
+    case 'k':
+        mul = 1ULL << 10;
+        end++;
+        break;
+    case 'm':
+        mul = 1ULL << 20;
+        end++;
+        break;
+    case 'g':
+        mul = 1ULL << 30;
+        end++;
+        break;
+    case 't':
+        mul = 1ULL << 40;
+        end++;
+        break;
+    }
+    if (*end != '\0' || v > (unsigned long long) INT64_MAX / mul)
+        return -1;
+    *out = (ADIO_Offset) (v * mul);
+    return 0;
+}
+
+static int enum_ok(const char *values, const char *v)
+{
+    size_t n = strlen(v);
+    const char *p = values;
+
+    while (*p) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t) (bar - p) : strlen(p);
+        if (len == n && strncmp(p, v, n) == 0)
+            return 1;
+        p += len + (bar != NULL);
+    }
+    return 0;
+}
+
+static int bad_value(const struct hint_def *d, int from_env, const char *v, const char *why)
+{
+    static const char myname[] = "ADIOI_BBLOG_PARSE_HINTS";
+
+    return ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_INFO_VALUE,
+                           "bblog: invalid value '%s' for %s %s: %s", v,
+                           from_env ? "environment variable" : "hint",
+                           from_env ? d->env : d->key, why);
+}
+
+/* Applies one validated value to h. */
+static int apply(const struct hint_def *d, int from_env, const char *v,
+                 struct ADIOI_BBLOG_hints *h)
+{
+    ADIO_Offset sz;
+
+    switch (d->kind) {
+    case H_PATH:
+        if (strlen(v) >= PATH_MAX)
+            return bad_value(d, from_env, v, "path too long");
+        if (strcmp(d->key, "bblog_dir") == 0) {
+            if (v[0] == '\0')
+                return bad_value(d, from_env, v, "empty path");
+            strcpy(h->dir, v);
+        } else {
+            strcpy(h->stats, strcmp(v, "off") == 0 || strcmp(v, "false") == 0 ? "" : v);
+        }
+        return MPI_SUCCESS;
+    case H_ENUM:
+        if (!enum_ok(d->values, v)) {
+            char why[128];
+            snprintf(why, sizeof(why), "expected one of %s", d->values);
+            return bad_value(d, from_env, v, why);
+        }
+        if (strcmp(d->key, "bblog_sync") == 0)
+            h->sync_bb = strcmp(v, "bb") == 0;
+        return MPI_SUCCESS;
+    case H_BOOL:
+        if (strcasecmp(v, "true") == 0 || strcmp(v, "1") == 0 || strcasecmp(v, "yes") == 0)
+            h->keep_logs = 1;
+        else if (strcasecmp(v, "false") == 0 || strcmp(v, "0") == 0 || strcasecmp(v, "no") == 0)
+            h->keep_logs = 0;
+        else
+            return bad_value(d, from_env, v, "expected true or false");
+        return MPI_SUCCESS;
+    case H_SIZE:
+        if (parse_size(v, &sz) != 0)
+            return bad_value(d, from_env, v, "expected a byte count such as 4096, 64k, 16m, 1g");
+        if (strcmp(d->key, "bblog_flush_buffer_size") == 0) {
+            if (sz < MIN_FLUSH_BUFFER_SIZE || sz > MAX_FLUSH_BUFFER_SIZE)
+                return bad_value(d, from_env, v, "must be between 4k and 1g");
+            h->flush_buffer_size = sz;
+        } else {
+            h->max_size = sz;
+        }
+        return MPI_SUCCESS;
+    }
+    return MPI_SUCCESS;
+}
+
+static void set_defaults(struct ADIOI_BBLOG_hints *h)
+{
+    const char *d = getenv("DW_JOB_PRIVATE");
+
+    memset(h, 0, sizeof(*h));
+    if (!d || !*d)
+        d = getenv("TMPDIR");
+    if (!d || !*d || strlen(d) >= PATH_MAX)
+        d = "/tmp";
+    strcpy(h->dir, d);
+    h->flush_buffer_size = DEFAULT_FLUSH_BUFFER_SIZE;
+}
+
+int ADIOI_BBLOG_Parse_hints(MPI_Info info, struct ADIOI_BBLOG_hints *h)
+{
+    static const char myname[] = "ADIOI_BBLOG_PARSE_HINTS";
+    char value[MPI_MAX_INFO_VAL + 1];
+    int flag, rc, nkeys, i;
+    size_t k;
+
+    set_defaults(h);
+    /* Environment first (job-wide defaults), then MPI_Info on top. */
+    for (k = 0; k < NHINTS; k++) {
+        const char *v = getenv(hint_defs[k].env);
+        if (v && (rc = apply(&hint_defs[k], 1, v, h)) != MPI_SUCCESS)
+            return rc;
+    }
+    if (info == MPI_INFO_NULL)
+        return MPI_SUCCESS;
+    for (k = 0; k < NHINTS; k++) {
+        ADIOI_Info_get(info, hint_defs[k].key, MPI_MAX_INFO_VAL, value, &flag);
+        if (flag && (rc = apply(&hint_defs[k], 0, value, h)) != MPI_SUCCESS)
+            return rc;
+    }
+    /* A misspelt bblog_ key would otherwise be ignored without a word. */
+    MPI_Info_get_nkeys(info, &nkeys);
+    for (i = 0; i < nkeys; i++) {
+        char key[MPI_MAX_INFO_KEY + 1];
+        MPI_Info_get_nthkey(info, i, key);
+        if (strncmp(key, "bblog_", 6) != 0)
+            continue;
+        for (k = 0; k < NHINTS; k++)
+            if (strcmp(key, hint_defs[k].key) == 0)
+                break;
+        if (k == NHINTS)
+            return ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_INFO_KEY,
+                                   "bblog: unknown hint %s (see bblog(7) for the hints)", key);
+    }
+    return MPI_SUCCESS;
+}
+
+void ADIOI_BBLOG_Publish_hints(ADIO_File fd, const struct ADIOI_BBLOG_hints *h)
+{
+    char v[64];
+
+    ADIOI_Info_set(fd->info, "bblog_dir", h->dir);
+    ADIOI_Info_set(fd->info, "bblog_mapping", "process");
+    ADIOI_Info_set(fd->info, "bblog_drain", "on_demand");
+    ADIOI_Info_set(fd->info, "bblog_sync", h->sync_bb ? "bb" : "pfs");
+    ADIOI_Info_set(fd->info, "bblog_close", "pfs");
+    snprintf(v, sizeof(v), "%lld", (long long) h->flush_buffer_size);
+    ADIOI_Info_set(fd->info, "bblog_flush_buffer_size", v);
+    snprintf(v, sizeof(v), "%lld", (long long) h->max_size);
+    ADIOI_Info_set(fd->info, "bblog_max_size", v);
+    ADIOI_Info_set(fd->info, "bblog_keep_logs", h->keep_logs ? "true" : "false");
+    ADIOI_Info_set(fd->info, "bblog_stats", h->stats[0] ? h->stats : "off");
+}
+
+int ADIOI_BBLOG_Check_same_hints(ADIO_File fd, const struct ADIOI_BBLOG_hints *h)
+{
+    static const char myname[] = "ADIOI_BBLOG_CHECK_SAME_HINTS";
+    /* The hints that decide which collective calls a process makes. */
+    long long mine[3], lo[3], hi[3];
+    int i;
+
+    mine[0] = h->flush_buffer_size;
+    mine[1] = h->sync_bb;
+    mine[2] = h->max_size > 0;
+    MPI_Allreduce(mine, lo, 3, MPI_LONG_LONG, MPI_MIN, fd->comm);
+    MPI_Allreduce(mine, hi, 3, MPI_LONG_LONG, MPI_MAX, fd->comm);
+    for (i = 0; i < 3; i++) {
+        if (lo[i] != hi[i]) {
+            static const char *const names[] = {
+                "bblog_flush_buffer_size", "bblog_sync", "bblog_max_size (set or unset)"
+            };
+            return ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_NOT_SAME,
+                                   "bblog: hint %s differs between processes of %s; it must be "
+                                   "the same on all of them", names[i], fd->filename);
+        }
+    }
+    return MPI_SUCCESS;
+}

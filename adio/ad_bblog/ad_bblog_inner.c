@@ -1,0 +1,181 @@
+/*
+ * The inner file: the real ADIO file on the parallel file system that bblog drains into.
+ *
+ * Which ROMIO driver serves it is decided here rather than by ADIO_ResolveFileType, because
+ * under ROMIO_FSTYPE_FORCE=bblog: that function would answer "bblog" again. A prefix after
+ * "bblog:" names the inner driver (bblog:lustre:/p); without one, the file system is told by
+ * statfs of the file or its directory, as ROMIO does.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/vfs.h>
+
+#include "ad_bblog.h"
+#include "adioi.h"
+
+#define BBLOG_NFS_MAGIC    0x6969
+#define BBLOG_LUSTRE_MAGIC 0x0BD00BD0
+#define BBLOG_GPFS_MAGIC   0x47504653
+#define BBLOG_PANFS_MAGIC  0xAAD7AAEA
+
+struct inner_fs {
+    const char *prefix;
+    int fstype;
+    ADIOI_Fns *ops;
+    long magic;                 /* statfs f_type that selects it without a prefix, or 0 */
+};
+
+static const struct inner_fs inner_fs[] = {
+#ifdef ROMIO_UFS
+    {"ufs:", ADIO_UFS, &ADIO_UFS_operations, 0},
+#endif
+#ifdef ROMIO_NFS
+    {"nfs:", ADIO_NFS, &ADIO_NFS_operations, BBLOG_NFS_MAGIC},
+#endif
+#ifdef ROMIO_LUSTRE
+    {"lustre:", ADIO_LUSTRE, &ADIO_LUSTRE_operations, BBLOG_LUSTRE_MAGIC},
+#endif
+#ifdef ROMIO_GPFS
+    {"gpfs:", ADIO_GPFS, &ADIO_GPFS_operations, BBLOG_GPFS_MAGIC},
+#endif
+#ifdef ROMIO_PANFS
+    {"panfs:", ADIO_PANFS, &ADIO_PANFS_operations, BBLOG_PANFS_MAGIC},
+#endif
+#ifdef ROMIO_XFS
+    {"xfs:", ADIO_XFS, &ADIO_XFS_operations, 0},
+#endif
+#ifdef ROMIO_PVFS2
+    {"pvfs2:", ADIO_PVFS2, &ADIO_PVFS2_operations, 0},
+#endif
+#ifdef ROMIO_TESTFS
+    {"testfs:", ADIO_TESTFS, &ADIO_TESTFS_operations, 0},
+#endif
+};
+#define NINNER (sizeof(inner_fs) / sizeof(inner_fs[0]))
+
+/* statfs of the file, else of its directory (the file may not exist yet). */
+static long fs_magic(const char *path)
+{
+    struct statfs sb;
+    char dir[PATH_MAX];
+    char *slash;
+
+    if (statfs(path, &sb) == 0)
+        return (long) sb.f_type;
+    if (strlen(path) >= sizeof(dir))
+        return 0;
+    strcpy(dir, path);
+    slash = strrchr(dir, '/');
+    if (!slash)
+        strcpy(dir, ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    return statfs(dir, &sb) == 0 ? (long) sb.f_type : 0;
+}
+
+int ADIOI_BBLOG_Inner_resolve(const char *filename, const char **inner_name, int *fstype,
+                              ADIOI_Fns ** ops)
+{
+    static const char myname[] = "ADIOI_BBLOG_INNER_RESOLVE";
+    const char *colon = strchr(filename, ':');
+    size_t i;
+    long magic;
+
+    /* Like MPI_File_open, a one-letter "prefix" is a drive letter, not a file system. */
+    if (colon && colon > filename + 1) {
+        for (i = 0; i < NINNER; i++) {
+            if (strncasecmp(filename, inner_fs[i].prefix, strlen(inner_fs[i].prefix)) == 0) {
+                *inner_name = colon + 1;
+                *fstype = inner_fs[i].fstype;
+                *ops = inner_fs[i].ops;
+                return MPI_SUCCESS;
+            }
+        }
+        return ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_IO,
+                               "bblog: %s names a file system that bblog cannot stack on "
+                               "(not built into this MPI, or bblog itself)", filename);
+    }
+    *inner_name = filename;
+    magic = fs_magic(filename);
+    for (i = 0; i < NINNER; i++) {
+        if (inner_fs[i].magic && inner_fs[i].magic == magic) {
+            *fstype = inner_fs[i].fstype;
+            *ops = inner_fs[i].ops;
+            return MPI_SUCCESS;
+        }
+    }
+#ifdef ROMIO_UFS
+    *fstype = ADIO_UFS;
+    *ops = &ADIO_UFS_operations;
+    return MPI_SUCCESS;
+#else
+    return ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_IO,
+                           "bblog: no inner driver for %s (ROMIO built without ufs)", filename);
+#endif
+}
+
+int ADIOI_BBLOG_Abspath(const char *name, char *out, size_t n)
+{
+    char cwd[PATH_MAX];
+    int len;
+
+    if (name[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+        len = snprintf(out, n, "%s", name);
+    else
+        len = snprintf(out, n, "%s/%s", cwd, name);
+    return len < 0 || (size_t) len >= n ? ENAMETOOLONG : 0;
+}
+
+int ADIOI_BBLOG_Inner_ready(ADIO_File fd)
+{
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    int err = MPI_SUCCESS;
+
+    /* Deferred open (romio_no_indep_rw) leaves non-aggregators without an open inner file;
+     * reads, get_size and write-through need one. */
+    if (!st->inner->is_open) {
+        ADIO_ImmediateOpen(st->inner, &err);
+        if (err == MPI_SUCCESS)
+            fd->fd_sys = st->inner->fd_sys;
+    }
+    return err;
+}
+
+static int is_named(MPI_Datatype t)
+{
+    int ni, na, nt, combiner;
+
+    MPI_Type_get_envelope(t, &ni, &na, &nt, &combiner);
+    return combiner == MPI_COMBINER_NAMED;
+}
+
+void ADIOI_BBLOG_Inner_sync_view(ADIO_File fd)
+{
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    int err;
+
+    /* A derived filetype is copied anew by every MPI_File_set_view and its handle may be
+     * reused, so only a view of named types can be recognised as unchanged. */
+    if (!is_named(fd->filetype) || !is_named(fd->etype) ||
+        st->synced_filetype != fd->filetype || st->synced_etype != fd->etype ||
+        st->synced_disp != fd->disp) {
+        ADIO_Set_view(st->inner, fd->disp, fd->etype, fd->filetype, MPI_INFO_NULL, &err);
+        st->synced_filetype = fd->filetype;
+        st->synced_etype = fd->etype;
+        st->synced_disp = fd->disp;
+    }
+    st->inner->fp_ind = fd->fp_ind;
+    st->inner->atomicity = fd->atomicity;
+}
+
+void ADIOI_BBLOG_Inner_set_bytes_view(ADIO_File fd, MPI_Datatype filetype, int *error_code)
+{
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+
+    ADIO_Set_view(st->inner, 0, MPI_BYTE, filetype, MPI_INFO_NULL, error_code);
+    st->synced_filetype = MPI_DATATYPE_NULL;
+}

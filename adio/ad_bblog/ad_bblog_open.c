@@ -1,0 +1,247 @@
+/*
+ * Opening a file through bblog. All processes of the communicator call OpenColl together:
+ * it validates the bblog_* hints (same decision everywhere), opens the inner file with ROMIO's
+ * own ADIO_Open (which does the inner driver's create pass, deferred open and hint handling),
+ * and prepares the log, which is created at the first write so that readers leave no files.
+ *
+ * bblog has no create pass of its own: ADIO_Open calls this OpenColl, never the Open slot, so
+ * the collective drain always runs on the communicator that opened the file.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ad_bblog.h"
+#include "adioi.h"
+
+/* ROMIO names the shared-file-pointer file ".NAME.shfp.NNN" and opens it on MPI_COMM_SELF with
+ * ADIO_DELETE_ON_CLOSE through the same driver. It is locked and updated in place: never logged. */
+static int is_shared_fp_file(ADIO_File fd, int access_mode)
+{
+    const char *base = strrchr(fd->filename, '/');
+    int size;
+
+    base = base ? base + 1 : fd->filename;
+    MPI_Comm_size(fd->comm, &size);
+    return size == 1 && (access_mode & ADIO_DELETE_ON_CLOSE) && base[0] == '.' &&
+        strstr(base, ".shfp.") != NULL;
+}
+
+/* An identifier shared by all ranks of the job, for the log headers and names. */
+static void job_id(char *out, size_t n)
+{
+    static const char *const vars[] = {
+        "BBLOG_JOB_ID", "SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "COBALT_JOBID", "FLUX_JOB_ID"
+    };
+    char host[64];
+    size_t i;
+
+    for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v) {
+            snprintf(out, n, "%s", v);
+            return;
+        }
+    }
+    if (gethostname(host, sizeof(host)) != 0)
+        strcpy(host, "localhost");
+    host[sizeof(host) - 1] = '\0';
+    snprintf(out, n, "%s-%ld", host, (long) getpid());
+}
+
+/* Copies the inner file's hints (striping, cb_*, ...) into the outer info, so that
+ * MPI_File_get_info shows what the PFS driver really uses. */
+static void publish_inner_hints(ADIO_File fd, ADIO_File inner)
+{
+    char key[MPI_MAX_INFO_KEY + 1], val[MPI_MAX_INFO_VAL + 1];
+    int nkeys, i, flag;
+
+    if (inner->info == MPI_INFO_NULL)
+        return;
+    MPI_Info_get_nkeys(inner->info, &nkeys);
+    for (i = 0; i < nkeys; i++) {
+        MPI_Info_get_nthkey(inner->info, i, key);
+        if (strcmp(key, "romio_filesystem_type") == 0)
+            continue;
+        ADIOI_Info_get(inner->info, key, MPI_MAX_INFO_VAL, val, &flag);
+        if (flag)
+            ADIOI_Info_set(fd->info, key, val);
+    }
+}
+
+void ADIOI_BBLOG_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
+{
+    static const char myname[] = "ADIOI_BBLOG_SETINFO";
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+
+    *error_code = MPI_SUCCESS;
+    if (st == NULL) {
+        /* First call, from ADIO_Open before OpenColl: keep the user's hints for the inner
+         * open and for bblog's own validation there. */
+        st = ADIOI_Calloc(1, sizeof(*st));
+        if (!st) {
+            *error_code = ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_NO_MEM,
+                                          "bblog: out of memory opening %s", fd->filename);
+            return;
+        }
+        st->inner = ADIO_FILE_NULL;
+        st->user_info = MPI_INFO_NULL;
+        st->synced_filetype = MPI_DATATYPE_NULL;
+        if (users_info != MPI_INFO_NULL)
+            MPI_Info_dup(users_info, &st->user_info);
+        fd->fs_ptr = st;
+    } else if (st->inner != ADIO_FILE_NULL && users_info != MPI_INFO_NULL) {
+        /* MPI_File_set_info / set_view: ROMIO hints reach the inner driver. bblog_* hints are
+         * fixed at open (bblog(7)). */
+        ADIO_SetInfo(st->inner, users_info, error_code);
+        if (*error_code != MPI_SUCCESS)
+            return;
+    }
+    ADIOI_GEN_SetInfo(fd, users_info, error_code);
+    if (*error_code == MPI_SUCCESS && st->hints_parsed)
+        ADIOI_BBLOG_Publish_hints(fd, &st->hints);
+}
+
+/* Makes every process return the same verdict: the first failing rank's code, or success. */
+static int agree(ADIO_File fd, int code)
+{
+    int failed = code != MPI_SUCCESS, any;
+
+    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, fd->comm);
+    if (any && code == MPI_SUCCESS) {
+        static const char myname[] = "ADIOI_BBLOG_OPENCOLL";
+        code = ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_IO,
+                               "bblog: open of %s failed on another process", fd->filename);
+    }
+    return code;
+}
+
+/* The log's directory (DIR/bblog-UID) and the name token shared by all ranks of this open. */
+static int prepare_log(ADIO_File fd, struct ADIOI_BBLOG_state *st)
+{
+    static const char myname[] = "ADIOI_BBLOG_OPENCOLL";
+    static unsigned opens;      /* per process; rank 0's count names the open */
+    char token[200];
+    int rc;
+
+    rc = bblog_log_userdir(st->hints.dir, st->logdir, sizeof(st->logdir));
+    if (rc != 0)
+        return ADIOI_BBLOG_Err_rc(myname, __LINE__, rc,
+                                  "cannot use burst-buffer directory (hint bblog_dir)",
+                                  st->hints.dir);
+    if (access(st->logdir, W_OK | X_OK) != 0)
+        return ADIOI_BBLOG_Err_rc(myname, __LINE__, errno,
+                                  "burst-buffer directory not writable (hint bblog_dir)",
+                                  st->logdir);
+    if (st->rank == 0) {
+        char job[BBLOG_JOB_ID_MAX];
+        job_id(job, sizeof(job));
+        snprintf(token, sizeof(token), "%.63s|%016llx.%ld.%u", job,
+                 (unsigned long long) bblog_fnv1a64(st->pfs_path), (long) getpid(), opens++);
+    }
+    MPI_Bcast(token, sizeof(token), MPI_CHAR, 0, fd->comm);
+    {
+        char *bar = strchr(token, '|');
+        *bar = '\0';
+        snprintf(st->job, sizeof(st->job), "%.63s", token);
+        snprintf(st->log_name, sizeof(st->log_name), "%s.%s.r%d", token, bar + 1, st->rank);
+        /* Job ids may hold characters that do not belong in a file name. */
+        for (char *p = st->log_name; *p; p++)
+            if (*p == '/' || *p == ' ')
+                *p = '_';
+    }
+    rc = bblog_idx_create(&st->idx);
+    if (rc != 0)
+        return ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot create the index for",
+                                  fd->filename);
+    return MPI_SUCCESS;
+}
+
+void ADIOI_BBLOG_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_code)
+{
+    static const char myname[] = "ADIOI_BBLOG_OPENCOLL";
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    const char *inner_name;
+    int fstype, err;
+    ADIOI_Fns *ops;
+    MPI_Comm icomm;
+
+    *error_code = MPI_SUCCESS;
+    st->rank = rank;
+    MPI_Comm_size(fd->comm, &st->nprocs);
+    st->passthrough = is_shared_fp_file(fd, access_mode);
+
+    err = ADIOI_BBLOG_Inner_resolve(fd->filename, &inner_name, &fstype, &ops);
+    if (err == MPI_SUCCESS && !st->passthrough) {
+        err = ADIOI_BBLOG_Parse_hints(st->user_info, &st->hints);
+        if (err == MPI_SUCCESS)
+            st->hints_parsed = 1;
+    }
+    /* The log header names the file by absolute path, so that `bblog replay` finds it. */
+    if (err == MPI_SUCCESS && ADIOI_BBLOG_Abspath(inner_name, st->pfs_path, sizeof(st->pfs_path)))
+        err = ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_BAD_FILE,
+                              "bblog: path of %s too long", inner_name);
+    *error_code = agree(fd, err);
+    if (*error_code != MPI_SUCCESS)
+        return;
+    if (!st->passthrough) {
+        *error_code = ADIOI_BBLOG_Check_same_hints(fd, &st->hints);
+        if (*error_code != MPI_SUCCESS)
+            return;
+    }
+
+    /* The inner file lives on its own duplicate of the communicator (ADIO_Close frees it).
+     * Delete-on-close is the outer file's business: ADIO_Close of the outer file calls our
+     * Delete, which removes the PFS file and its logs once. */
+    MPI_Comm_dup(fd->comm, &icomm);
+    st->inner = ADIO_Open(fd->comm, icomm, inner_name, fstype, ops,
+                          access_mode & ~ADIO_DELETE_ON_CLOSE, 0, MPI_BYTE, MPI_BYTE,
+                          st->user_info, fd->perm, error_code);
+    if (*error_code != MPI_SUCCESS) {
+        st->inner = ADIO_FILE_NULL;
+        MPI_Comm_free(&icomm);
+        return;
+    }
+    fd->fd_sys = st->inner->fd_sys;
+    fd->fp_ind = st->inner->fp_ind;     /* MPI_MODE_APPEND: the inner open found the end */
+    fd->fp_sys_posn = st->inner->fp_sys_posn;
+    fd->blksize = st->inner->blksize;
+    fd->access_mode = access_mode;
+    /* The outer file is always open: ROMIO must never try a deferred open of it. Deferred
+     * open (romio_no_indep_rw) stays a property of the inner file. */
+    fd->is_open = 1;
+    fd->hints->deferred_open = 0;
+    publish_inner_hints(fd, st->inner);
+    if (st->passthrough)
+        return;
+
+    err = agree(fd, prepare_log(fd, st));
+    if (err != MPI_SUCCESS) {
+        int ignored;
+        ADIO_Close(st->inner, &ignored);
+        MPIO_File_free(&st->inner);
+        st->inner = ADIO_FILE_NULL;
+        if (st->idx) {
+            bblog_idx_destroy(st->idx);
+            st->idx = NULL;
+        }
+        fd->is_open = 0;
+        *error_code = err;
+        return;
+    }
+    ADIOI_BBLOG_Publish_hints(fd, &st->hints);
+}
+
+/* ROMIO calls a driver's Open slot for a deferred open (ADIO_ImmediateOpen). bblog's outer file
+ * is open from OpenColl on, so this only has to make sure the inner file is open too. */
+void ADIOI_BBLOG_Open(ADIO_File fd, int *error_code)
+{
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+
+    *error_code = MPI_SUCCESS;
+    if (st && st->inner != ADIO_FILE_NULL)
+        *error_code = ADIOI_BBLOG_Inner_ready(fd);
+    fd->is_open = 1;
+}

@@ -1,0 +1,168 @@
+/*
+ * Reads. A process always reads its own earlier writes (DESIGN.md section 3) without any
+ * collective: the bytes come from the inner file, and this process's logged extents are laid
+ * over them from the log. Bytes past the end of the inner file that lie before the end of an
+ * overlaid extent read as zeros, as they will once drained.
+ */
+#include <string.h>
+
+#include "ad_bblog.h"
+#include "adioi.h"
+
+#define INNER_STRIDED(fd, st, call)                                          \
+    do {                                                                     \
+        *error_code = ADIOI_BBLOG_Inner_ready(fd);                           \
+        if (*error_code == MPI_SUCCESS) {                                    \
+            ADIOI_BBLOG_Inner_sync_view(fd);                                 \
+            call;                                                            \
+            (fd)->fp_ind = (st)->inner->fp_ind;                              \
+        }                                                                    \
+    } while (0)
+
+static int has_logged(struct ADIOI_BBLOG_state *st)
+{
+    return !st->passthrough && st->idx && bblog_idx_count(st->idx) > 0;
+}
+
+/* Reads [off, off+len) from the inner file into buf; *got = bytes before its end of file. */
+static int read_inner(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, char *buf,
+                      ADIO_Offset * got)
+{
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    int err = ADIOI_BBLOG_Inner_ready(fd);
+
+    *got = 0;
+    while (err == MPI_SUCCESS && len > 0) {
+        int n = len > (1 << 30) ? (1 << 30) : (int) len, count;
+        ADIO_Status status;
+        ADIO_ReadContig(st->inner, buf, n, MPI_BYTE, ADIO_EXPLICIT_OFFSET, off, &status, &err);
+        if (err != MPI_SUCCESS)
+            break;
+        MPI_Get_count(&status, MPI_BYTE, &count);
+        *got += count;
+        if (count < n)
+            break;
+        buf += n;
+        off += n;
+        len -= n;
+    }
+    return err;
+}
+
+/* Lays this process's logged bytes of [off, off+len) over buf; returns through *end the end
+ * (relative to off) of the last overlaid extent, 0 if none. */
+static int overlay(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, char *buf, ADIO_Offset got,
+                   ADIO_Offset * end)
+{
+    static const char myname[] = "ADIOI_BBLOG_READ";
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    struct bblog_idx_iter it;
+    struct bblog_extent e;
+    int rc;
+
+    *end = 0;
+    bblog_idx_iter_init(st->idx, &it, (uint64_t) off, (uint64_t) len);
+    while (bblog_idx_iter_next(&it, &e)) {
+        ADIO_Offset rel = (ADIO_Offset) e.off - off;
+        /* Bytes between the inner file's end and this extent are a hole: zeros. */
+        if (rel > got && rel > *end)
+            memset(buf + (got > *end ? got : *end), 0, rel - (got > *end ? got : *end));
+        rc = bblog_log_read(st->log, e.log_off, e.len, buf + rel);
+        if (rc != 0)
+            return ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot read back the log",
+                                      bblog_log_data_path(st->log));
+        *end = rel + (ADIO_Offset) e.len;
+        st->st.bytes_overlaid += e.len;
+    }
+    return MPI_SUCCESS;
+}
+
+void ADIOI_BBLOG_ReadContig(ADIO_File fd, void *buf, ADIOI_BBLOG_count_t count,
+                            MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                            ADIO_Status * status, int *error_code)
+{
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    MPI_Count size;
+    ADIO_Offset off = file_ptr_type == ADIO_INDIVIDUAL ? fd->fp_ind : offset, len, got, end;
+
+    MPI_Type_size_x(datatype, &size);
+    len = (ADIO_Offset) size * count;
+    st->st.read_calls++;
+    *error_code = read_inner(fd, off, len, buf, &got);
+    if (*error_code == MPI_SUCCESS && has_logged(st))
+        *error_code = overlay(fd, off, len, buf, got, &end);
+    else
+        end = 0;
+    if (*error_code != MPI_SUCCESS)
+        return;
+    if (end > got)
+        got = end;
+    ADIOI_BBLOG_SET_BYTES(status, got);
+    if (file_ptr_type == ADIO_INDIVIDUAL)
+        fd->fp_ind = off + got;
+    fd->fp_sys_posn = off + got;
+}
+
+void ADIOI_BBLOG_ReadStrided(ADIO_File fd, void *buf, ADIOI_BBLOG_count_t count,
+                             MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                             ADIO_Status * status, int *error_code)
+{
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+
+    if (!has_logged(st)) {
+        INNER_STRIDED(fd, st, ADIO_ReadStrided(st->inner, buf, count, datatype, file_ptr_type,
+                                               offset, status, error_code));
+        return;
+    }
+    /* One ReadContig (inner read + overlay) per contiguous piece of the access. */
+    ADIOI_GEN_ReadStrided_naive(fd, buf, count, datatype, file_ptr_type, offset, status,
+                                error_code);
+}
+
+void ADIOI_BBLOG_ReadStridedColl(ADIO_File fd, void *buf, ADIOI_BBLOG_count_t count,
+                                 MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                                 ADIO_Status * status, int *error_code)
+{
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    int mine = has_logged(st), any;
+
+    /* The inner two-phase read is collective: take it only if no process must overlay. */
+    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, fd->comm);
+    if (!any) {
+        INNER_STRIDED(fd, st, ADIO_ReadStridedColl(st->inner, buf, count, datatype,
+                                                   file_ptr_type, offset, status, error_code));
+        return;
+    }
+    ADIOI_GEN_ReadStrided_naive(fd, buf, count, datatype, file_ptr_type, offset, status,
+                                error_code);
+}
+
+void ADIOI_BBLOG_IreadContig(ADIO_File fd, void *buf, ADIOI_BBLOG_count_t count,
+                             MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                             ADIO_Request * request, int *error_code)
+{
+    ADIOI_FAKE_IreadContig(fd, buf, count, datatype, file_ptr_type, offset, request,
+                           error_code);
+}
+
+void ADIOI_BBLOG_IreadStrided(ADIO_File fd, void *buf, ADIOI_BBLOG_count_t count,
+                              MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                              ADIO_Request * request, int *error_code)
+{
+    ADIOI_FAKE_IreadStrided(fd, buf, count, datatype, file_ptr_type, offset, request,
+                            error_code);
+}
+
+void ADIOI_BBLOG_IreadStridedColl(ADIO_File fd, void *buf, ADIOI_BBLOG_count_t count,
+                                  MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                                  ADIO_Request * request, int *error_code)
+{
+    ADIO_Status status;
+    int bytes = 0;
+
+    ADIOI_BBLOG_ReadStridedColl(fd, buf, count, datatype, file_ptr_type, offset, &status,
+                                error_code);
+    if (*error_code == MPI_SUCCESS)
+        MPI_Get_count(&status, MPI_BYTE, &bytes);
+    MPIO_Completed_request_create(&fd, bytes, error_code, request);
+}

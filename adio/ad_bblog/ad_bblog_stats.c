@@ -1,0 +1,77 @@
+/*
+ * bblog_stats (BBLOG_STATS): at close, rank 0 writes one JSON object per file, on one line,
+ * to stderr or appended to the named file. Counters are summed over processes; times are the
+ * maximum over processes (the slowest one is what the application waits for); drains and
+ * rounds are collective, the same count on every process.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ad_bblog.h"
+#include "adioi.h"
+
+enum {
+    C_WRITE_CALLS, C_BYTES_LOGGED, C_RECORDS, C_EXTENTS_DRAINED,
+    C_BYTES_DRAINED, C_BYTES_THROUGH, C_WRITES_THROUGH, C_READ_CALLS, C_BYTES_OVERLAID,
+    C_AIO_SUBMITS, C_SYNC_WRITES, C_WAITS, C_NCOUNTERS
+};
+
+enum { T_APPEND, T_DRAIN, T_SYNC, T_LOG_SYNC, T_NTIMES };
+
+void ADIOI_BBLOG_Stats_report(ADIO_File fd)
+{
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    unsigned long long c[C_NCOUNTERS], csum[C_NCOUNTERS];
+    unsigned long long coll[2] = { st->st.drains, st->st.rounds }, collmax[2];
+    double t[T_NTIMES], tmax[T_NTIMES];
+    struct bblog_log_stats ls;
+    FILE *out;
+
+    memset(&ls, 0, sizeof(ls));
+    if (st->log)
+        bblog_log_get_stats(st->log, &ls);
+    c[C_WRITE_CALLS] = st->st.write_calls;
+    c[C_BYTES_LOGGED] = st->st.bytes_logged;
+    c[C_RECORDS] = ls.records;
+    c[C_EXTENTS_DRAINED] = st->st.extents_drained;
+    c[C_BYTES_DRAINED] = st->st.bytes_drained;
+    c[C_BYTES_THROUGH] = st->st.bytes_through;
+    c[C_WRITES_THROUGH] = st->st.writes_through;
+    c[C_READ_CALLS] = st->st.read_calls;
+    c[C_BYTES_OVERLAID] = st->st.bytes_overlaid;
+    c[C_AIO_SUBMITS] = ls.aio_submits;
+    c[C_SYNC_WRITES] = ls.sync_writes;
+    c[C_WAITS] = ls.waits;
+    t[T_APPEND] = st->st.t_append;
+    t[T_DRAIN] = st->st.t_drain;
+    t[T_SYNC] = st->st.t_sync;
+    t[T_LOG_SYNC] = ls.sync_seconds;
+    MPI_Reduce(c, csum, C_NCOUNTERS, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, fd->comm);
+    MPI_Reduce(coll, collmax, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, 0, fd->comm);
+    MPI_Reduce(t, tmax, T_NTIMES, MPI_DOUBLE, MPI_MAX, 0, fd->comm);
+    if (st->rank != 0)
+        return;
+    if (strcmp(st->hints.stats, "stderr") == 0) {
+        out = stderr;
+    } else if (!(out = fopen(st->hints.stats, "a"))) {
+        fprintf(stderr, "bblog: cannot append stats to %s (hint bblog_stats): %m\n",
+                st->hints.stats);
+        return;
+    }
+    fprintf(out, "{\"bblog_stats\": 1, \"file\": \"%s\", \"nprocs\": %d, \"log_dir\": \"%s\", "
+            "\"flush_buffer_size\": %lld, \"write_calls\": %llu, \"bytes_logged\": %llu, "
+            "\"records\": %llu, \"drains\": %llu, \"rounds\": %llu, "
+            "\"extents_drained\": %llu, \"bytes_drained\": %llu, \"bytes_through\": %llu, "
+            "\"writes_through\": %llu, \"read_calls\": %llu, \"bytes_overlaid\": %llu, "
+            "\"aio_submits\": %llu, \"pwrite_flushes\": %llu, \"staging_waits\": %llu, "
+            "\"max_time_append_s\": %.6f, \"max_time_drain_s\": %.6f, \"max_time_sync_s\": %.6f, "
+            "\"max_time_log_fsync_s\": %.6f, \"direct_io\": %d, \"libaio\": %d}\n",
+            st->pfs_path, st->nprocs, st->logdir, (long long) st->hints.flush_buffer_size,
+            csum[C_WRITE_CALLS], csum[C_BYTES_LOGGED], csum[C_RECORDS], collmax[0],
+            collmax[1], csum[C_EXTENTS_DRAINED], csum[C_BYTES_DRAINED],
+            csum[C_BYTES_THROUGH], csum[C_WRITES_THROUGH], csum[C_READ_CALLS],
+            csum[C_BYTES_OVERLAID], csum[C_AIO_SUBMITS], csum[C_SYNC_WRITES], csum[C_WAITS],
+            tmax[T_APPEND], tmax[T_DRAIN], tmax[T_SYNC], tmax[T_LOG_SYNC], ls.direct, ls.aio);
+    if (out != stderr)
+        fclose(out);
+}

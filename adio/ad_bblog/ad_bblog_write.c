@@ -1,0 +1,250 @@
+/*
+ * Writes. Every write, whatever its datatype, view, file pointer or collectiveness, ends up as
+ * flattened (offset, length) extents handed to ADIOI_BBLOG_Log_extent: the payload is copied
+ * into the log's staging buffer and the extent inserted in the index. That is the whole hot
+ * path; the PFS sees nothing until a drain.
+ *
+ * Writes go straight to the inner file instead when the log must not or cannot hold them:
+ * atomic mode, the shared-file-pointer file, and the burst buffer full (bblog_max_size reached
+ * or the log refused the append) for bytes that no logged extent covers. Bytes that a logged
+ * extent covers stay in the log even then: writing them through would let the drain (or a
+ * replay after a crash) put the older logged bytes back over the newer ones.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ad_bblog.h"
+#include "adioi.h"
+
+static int write_through(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void *buf)
+{
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    const char *p = buf;
+    ADIO_Status status;
+    int err = ADIOI_BBLOG_Inner_ready(fd);
+
+    while (err == MPI_SUCCESS && len > 0) {
+        int n = len > (1 << 30) ? (1 << 30) : (int) len;
+        ADIO_WriteContig(st->inner, (void *) p, n, MPI_BYTE, ADIO_EXPLICIT_OFFSET, off, &status,
+                         &err);
+        p += n;
+        off += n;
+        len -= n;
+        st->st.bytes_through += n;
+    }
+    st->st.writes_through++;
+    return err;
+}
+
+static int logged_overlap(struct ADIOI_BBLOG_state *st, ADIO_Offset off, ADIO_Offset len)
+{
+    struct bblog_idx_iter it;
+    struct bblog_extent e;
+
+    bblog_idx_iter_init(st->idx, &it, (uint64_t) off, (uint64_t) len);
+    return bblog_idx_iter_next(&it, &e);
+}
+
+static void warn_full(struct ADIOI_BBLOG_state *st, const char *why)
+{
+    if (st->bb_full_warned)
+        return;
+    st->bb_full_warned = 1;
+    fprintf(stderr, "bblog: warning: rank %d: burst buffer %s %s; writing %s directly to the "
+            "parallel file system from now on where it is safe\n", st->rank, st->logdir, why,
+            st->pfs_path);
+}
+
+static int create_log(ADIO_File fd, struct ADIOI_BBLOG_state *st)
+{
+    static const char myname[] = "ADIOI_BBLOG_LOG_EXTENT";
+    struct bblog_log_params p;
+    int rc;
+
+    memset(&p, 0, sizeof(p));
+    p.dir = st->logdir;
+    p.name = st->log_name;
+    p.pfs_path = st->pfs_path;
+    p.job_id = st->job;
+    p.rank = (uint32_t) st->rank;
+    p.nprocs = (uint32_t) st->nprocs;
+    rc = bblog_log_create(&p, &st->log);
+    if (rc != 0)
+        return ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot create log in", st->logdir);
+    bblog_log_set_gen(st->log, st->gen);
+    return MPI_SUCCESS;
+}
+
+int ADIOI_BBLOG_Log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void *buf)
+{
+    static const char myname[] = "ADIOI_BBLOG_LOG_EXTENT";
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    uint64_t data_off;
+    double t0;
+    int rc;
+
+    if (len <= 0)
+        return MPI_SUCCESS;
+    st->st.write_calls++;
+    if (st->log_failed || (st->hints.max_size > 0 && st->log_bytes + len > st->hints.max_size)) {
+        if (!logged_overlap(st, off, len)) {
+            warn_full(st, st->log_failed ? "failed" : "is full (bblog_max_size)");
+            return write_through(fd, off, len, buf);
+        }
+    }
+    if (!st->log && (rc = create_log(fd, st)) != MPI_SUCCESS)
+        return rc;
+    t0 = ADIOI_BBLOG_Now();
+    rc = bblog_log_append(st->log, (uint64_t) off, (uint64_t) len, buf, &data_off);
+    st->st.t_append += ADIOI_BBLOG_Now() - t0;
+    if (rc != 0) {
+        /* The log refused the bytes (device full, I/O error): they are not stored there. */
+        st->log_failed = 1;
+        warn_full(st, bblog_strerror(rc));
+        if (!logged_overlap(st, off, len))
+            return write_through(fd, off, len, buf);
+        return ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot log a write that overwrites "
+                                  "logged data; log", bblog_log_data_path(st->log));
+    }
+    rc = bblog_idx_insert(st->idx, (uint64_t) off, (uint64_t) len, data_off);
+    if (rc != 0)
+        return ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot index a logged write of",
+                                  st->pfs_path);
+    st->log_bytes += len;
+    st->st.bytes_logged += len;
+    return MPI_SUCCESS;
+}
+
+/* Offset in bytes of a contiguous access, as ROMIO's MPI layer computes it. */
+static ADIO_Offset contig_offset(ADIO_File fd, int file_ptr_type, ADIO_Offset offset)
+{
+    return file_ptr_type == ADIO_INDIVIDUAL ? fd->fp_ind : offset;
+}
+
+void ADIOI_BBLOG_WriteContig(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t count,
+                             MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                             ADIO_Status * status, int *error_code)
+{
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    MPI_Count size;
+    ADIO_Offset off = contig_offset(fd, file_ptr_type, offset), len;
+
+    MPI_Type_size_x(datatype, &size);
+    len = (ADIO_Offset) size * count;
+    if (st->passthrough || fd->atomicity) {
+        *error_code = ADIOI_BBLOG_Inner_ready(fd);
+        if (*error_code == MPI_SUCCESS)
+            ADIO_WriteContig(st->inner, (void *) buf, count, datatype, ADIO_EXPLICIT_OFFSET, off,
+                             status, error_code);
+        if (fd->atomicity)
+            st->st.bytes_through += len;
+    } else {
+        *error_code = ADIOI_BBLOG_Log_extent(fd, off, len, buf);
+        ADIOI_BBLOG_SET_BYTES(status, len);
+    }
+    if (*error_code == MPI_SUCCESS && file_ptr_type == ADIO_INDIVIDUAL) {
+        fd->fp_ind = off + len;
+        fd->fp_sys_posn = off + len;
+    }
+}
+
+/* Runs a strided operation on the inner file with the outer view and file pointer. */
+#define INNER_STRIDED(fd, st, call)                                          \
+    do {                                                                     \
+        *error_code = ADIOI_BBLOG_Inner_ready(fd);                           \
+        if (*error_code == MPI_SUCCESS) {                                    \
+            ADIOI_BBLOG_Inner_sync_view(fd);                                 \
+            call;                                                            \
+            (fd)->fp_ind = (st)->inner->fp_ind;                              \
+        }                                                                    \
+    } while (0)
+
+void ADIOI_BBLOG_WriteStrided(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t count,
+                              MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                              ADIO_Status * status, int *error_code)
+{
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+
+    if (st->passthrough || fd->atomicity) {
+        INNER_STRIDED(fd, st, ADIO_WriteStrided(st->inner, buf, count, datatype, file_ptr_type,
+                                                offset, status, error_code));
+        return;
+    }
+    /* ROMIO's naive strided writer walks the memory type and the file view together and calls
+     * our WriteContig once per contiguous piece: exactly the flattened extents to log. */
+    ADIOI_GEN_WriteStrided_naive(fd, buf, count, datatype, file_ptr_type, offset, status,
+                                 error_code);
+}
+
+void ADIOI_BBLOG_WriteStridedColl(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t count,
+                                  MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                                  ADIO_Status * status, int *error_code)
+{
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    int buf_contig, file_contig;
+
+    if (st->passthrough || fd->atomicity) {
+        INNER_STRIDED(fd, st, ADIO_WriteStridedColl(st->inner, buf, count, datatype,
+                                                    file_ptr_type, offset, status, error_code));
+        return;
+    }
+    if (st->hints.max_size > 0) {
+        /* A collective call is the one place where a full burst buffer can be drained without
+         * writing anything through: all processes are here. */
+        MPI_Count size;
+        long long need, any;
+        MPI_Type_size_x(datatype, &size);
+        need = st->log_bytes > 0 && st->log_bytes + (ADIO_Offset) size * count >
+            st->hints.max_size;
+        MPI_Allreduce(&need, &any, 1, MPI_LONG_LONG, MPI_MAX, fd->comm);
+        if (any && (*error_code = ADIOI_BBLOG_Drain(fd, 0)) != MPI_SUCCESS)
+            return;
+    }
+    ADIOI_Datatype_iscontig(datatype, &buf_contig);
+    ADIOI_Datatype_iscontig(fd->filetype, &file_contig);
+    if (buf_contig && file_contig) {
+        ADIO_Offset off = file_ptr_type == ADIO_INDIVIDUAL ? fd->fp_ind :
+            fd->disp + (ADIO_Offset) fd->etype_size * offset;
+        ADIOI_BBLOG_WriteContig(fd, buf, count, datatype, ADIO_EXPLICIT_OFFSET, off, status,
+                                error_code);
+        if (*error_code == MPI_SUCCESS && file_ptr_type == ADIO_INDIVIDUAL) {
+            MPI_Count size;
+            MPI_Type_size_x(datatype, &size);
+            fd->fp_ind = off + (ADIO_Offset) size * count;
+            fd->fp_sys_posn = fd->fp_ind;
+        }
+        return;
+    }
+    ADIOI_GEN_WriteStrided_naive(fd, buf, count, datatype, file_ptr_type, offset, status,
+                                 error_code);
+}
+
+void ADIOI_BBLOG_IwriteContig(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t count,
+                              MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                              ADIO_Request * request, int *error_code)
+{
+    /* Complete once logged: the log is the storage the request is about. */
+    ADIOI_FAKE_IwriteContig(fd, buf, count, datatype, file_ptr_type, offset, request,
+                            error_code);
+}
+
+void ADIOI_BBLOG_IwriteStrided(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t count,
+                               MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                               ADIO_Request * request, int *error_code)
+{
+    ADIOI_FAKE_IwriteStrided(fd, buf, count, datatype, file_ptr_type, offset, request,
+                             error_code);
+}
+
+void ADIOI_BBLOG_IwriteStridedColl(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t count,
+                                   MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                                   ADIO_Request * request, int *error_code)
+{
+    ADIO_Status status;
+    MPI_Count size;
+
+    ADIOI_BBLOG_WriteStridedColl(fd, buf, count, datatype, file_ptr_type, offset, &status,
+                                 error_code);
+    MPI_Type_size_x(datatype, &size);
+    MPIO_Completed_request_create(&fd, (MPI_Offset) size * count, error_code, request);
+}

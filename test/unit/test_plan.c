@@ -1,0 +1,435 @@
+/*
+ * Round planning (DESIGN.md section 6) against a brute-force model: for random per-process
+ * extent lists and budgets, the plan must cover every byte of every process exactly once, in
+ * consecutive rounds, with at most budget bytes per process per round, cutting only on extent
+ * boundaries (or inside an extent larger than the budget), and each round must end where the
+ * greedy sweep says: at the minimum over processes of the largest round each can take.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bblog_reorder.h"
+
+static uint64_t rnd_state;
+
+static uint64_t rnd(void)
+{
+    uint64_t z = (rnd_state += 0x9e3779b97f4a7c15ULL);
+
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static uint64_t rnd_below(uint64_t n)
+{
+    return rnd() % n;
+}
+
+#define MAXP 8
+#define MAXN 80
+
+struct procs {
+    struct bblog_seg seg[MAXP][MAXN];
+    const struct bblog_seg *lists[MAXP];
+    size_t counts[MAXP];
+    size_t nprocs;
+};
+
+/* Bytes of one process inside [a, b). */
+static uint64_t bytes_in(const struct bblog_seg *s, size_t n, uint64_t a, uint64_t b)
+{
+    uint64_t sum = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        uint64_t lo = s[i].off > a ? s[i].off : a;
+        uint64_t hi = s[i].off + s[i].len < b ? s[i].off + s[i].len : b;
+
+        if (hi > lo)
+            sum += hi - lo;
+    }
+    return sum;
+}
+
+/*
+ * The largest round [start, end) one process can take, from its definition: everything if the
+ * rest fits; a split of the first piece if that piece alone is over budget; otherwise the
+ * largest extent offset such that the bytes before it fit.
+ */
+static uint64_t model_fit(const struct bblog_seg *s, size_t n, uint64_t start, uint64_t budget)
+{
+    uint64_t best = 0;
+
+    if (bytes_in(s, n, start, UINT64_MAX) <= budget)
+        return UINT64_MAX;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t from;
+
+        if (s[i].len == 0 || s[i].off + s[i].len <= start)
+            continue;
+        from = s[i].off > start ? s[i].off : start;
+        if (s[i].off + s[i].len - from > budget)
+            return from + budget;
+        break;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (s[i].len > 0 && s[i].off > start && bytes_in(s, n, start, s[i].off) <= budget &&
+            s[i].off > best)
+            best = s[i].off;
+    }
+    assert_true(best > start);
+    return best;
+}
+
+/* Sorted extents with random gaps (often none), lengths (some over budget), zero lengths. */
+static void gen_procs(struct procs *p, size_t nprocs, uint64_t budget)
+{
+    p->nprocs = nprocs;
+    for (size_t q = 0; q < nprocs; q++) {
+        size_t n = rnd_below(4) == 0 ? 0 : rnd_below(MAXN);
+        uint64_t pos = rnd_below(500);
+
+        for (size_t i = 0; i < n; i++) {
+            uint64_t len = 1 + rnd_below(budget > 1 ? budget : 2);
+
+            if (rnd_below(10) == 0)
+                len = 0;
+            else if (rnd_below(12) == 0)
+                len = budget + rnd_below(4 * budget + 1);
+            if (rnd_below(3) != 0)
+                pos += rnd_below(3 * budget + 1);
+            p->seg[q][i].off = pos;
+            p->seg[q][i].len = len;
+            p->seg[q][i].src = rnd();
+            pos += len;
+        }
+        p->lists[q] = p->seg[q];
+        p->counts[q] = n;
+    }
+}
+
+/* Is x an offset or an end of some extent, or strictly inside one larger than the budget? */
+static int legal_cut(const struct procs *p, uint64_t x, uint64_t budget)
+{
+    for (size_t q = 0; q < p->nprocs; q++) {
+        for (size_t i = 0; i < p->counts[q]; i++) {
+            const struct bblog_seg *s = &p->seg[q][i];
+
+            if (s->len == 0)
+                continue;
+            if (x == s->off || x == s->off + s->len)
+                return 1;
+            if (s->len > budget && x > s->off && x < s->off + s->len)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+static void check_plan(const struct procs *p, uint64_t budget)
+{
+    uint64_t *cuts = (uint64_t *)&cuts;
+    size_t ncuts = 77;
+    uint64_t lo = UINT64_MAX, hi = 0, total = 0;
+
+    assert_int_equal(bblog_plan_rounds(p->lists, p->counts, p->nprocs, budget, &cuts, &ncuts),
+                     0);
+    for (size_t q = 0; q < p->nprocs; q++) {
+        for (size_t i = 0; i < p->counts[q]; i++) {
+            const struct bblog_seg *s = &p->seg[q][i];
+
+            if (s->len == 0)
+                continue;
+            lo = s->off < lo ? s->off : lo;
+            hi = s->off + s->len > hi ? s->off + s->len : hi;
+            total += s->len;
+        }
+    }
+    if (total == 0) {
+        assert_int_equal(ncuts, 0);
+        assert_null(cuts);
+        return;
+    }
+    assert_true(ncuts >= 2);
+    assert_int_equal(cuts[0], lo);
+    assert_int_equal(cuts[ncuts - 1], hi);
+    for (size_t r = 0; r + 1 < ncuts; r++) {
+        uint64_t in_round = 0;
+        uint64_t want = UINT64_MAX;
+
+        /* Consecutive, non-empty ranges: with cuts[0] = lo and the last = hi, every byte of
+         * every process lies in exactly one round. */
+        assert_true(cuts[r] < cuts[r + 1]);
+        for (size_t q = 0; q < p->nprocs; q++) {
+            uint64_t b = bytes_in(p->seg[q], p->counts[q], cuts[r], cuts[r + 1]);
+            uint64_t f = model_fit(p->seg[q], p->counts[q], cuts[r], budget);
+
+            assert_true(b <= budget);
+            in_round += b;
+            want = f < want ? f : want;
+        }
+        assert_true(in_round > 0);
+        /* Greedy: the round ends at the smallest of the processes' largest rounds. */
+        if (r + 2 < ncuts) {
+            assert_int_equal(cuts[r + 1], want);
+            assert_true(legal_cut(p, cuts[r + 1], budget));
+        } else {
+            assert_int_equal(want, UINT64_MAX);
+        }
+    }
+    /* Coverage, counted per process as well. */
+    for (size_t q = 0; q < p->nprocs; q++) {
+        uint64_t sum = 0, all = 0;
+
+        for (size_t r = 0; r + 1 < ncuts; r++)
+            sum += bytes_in(p->seg[q], p->counts[q], cuts[r], cuts[r + 1]);
+        for (size_t i = 0; i < p->counts[q]; i++)
+            all += p->seg[q][i].len;
+        assert_int_equal(sum, all);
+    }
+    free(cuts);
+}
+
+static void test_random_plans(void **state)
+{
+    struct procs *p = malloc(sizeof(*p));
+
+    (void)state;
+    assert_non_null(p);
+    for (uint64_t seed = 1; seed <= 1000; seed++) {
+        uint64_t budget;
+
+        rnd_state = seed * 104729;
+        budget = rnd_below(5) == 0 ? 1 + rnd_below(4) : 1 + rnd_below(300);
+        gen_procs(p, 1 + rnd_below(MAXP), budget);
+        check_plan(p, budget);
+    }
+    free(p);
+}
+
+/* round_end alone: against the model from random starts, cursor reused as starts grow. */
+static void test_round_end_model(void **state)
+{
+    struct procs *p = malloc(sizeof(*p));
+
+    (void)state;
+    assert_non_null(p);
+    for (uint64_t seed = 1; seed <= 200; seed++) {
+        uint64_t budget, start = 0;
+        size_t cursor = 0;
+
+        rnd_state = 0x77770000ULL + seed;
+        budget = 1 + rnd_below(200);
+        gen_procs(p, 1, budget);
+        for (int k = 0; k < 60; k++) {
+            const struct bblog_seg *s = p->seg[0];
+            size_t n = p->counts[0];
+            size_t fresh = 0;
+            uint64_t e = bblog_plan_round_end(s, n, &cursor, start, budget);
+
+            assert_int_equal(e, model_fit(s, n, start, budget));
+            assert_true(e > start);
+            /* A fresh cursor gives the same answer and the same position. */
+            assert_int_equal(bblog_plan_round_end(s, n, &fresh, start, budget), e);
+            assert_int_equal(fresh, cursor);
+            for (size_t i = 0; i < cursor; i++)
+                assert_true(s[i].off + s[i].len <= start);
+            if (cursor < n)
+                assert_true(s[cursor].off + s[cursor].len > start);
+            start += rnd_below(3 * budget + 1);
+        }
+    }
+    free(p);
+}
+
+static void expect_cuts(const struct bblog_seg *const *lists, const size_t *counts, size_t np,
+                        uint64_t budget, const uint64_t *exp, size_t nexp)
+{
+    uint64_t *cuts = NULL;
+    size_t ncuts = 0;
+
+    assert_int_equal(bblog_plan_rounds(lists, counts, np, budget, &cuts, &ncuts), 0);
+    assert_int_equal(ncuts, nexp);
+    for (size_t i = 0; i < nexp; i++)
+        assert_int_equal(cuts[i], exp[i]);
+    free(cuts);
+}
+
+static void test_straddle_and_split(void **state)
+{
+    /* P0's single extent is over budget and split; P1 fits whole in every round. */
+    const struct bblog_seg p0[] = { { 0, 100, 0 } };
+    const struct bblog_seg p1[] = { { 50, 10, 0 }, { 70, 10, 0 } };
+    const struct bblog_seg *lists[] = { p0, p1 };
+    const size_t counts[] = { 1, 2 };
+    const uint64_t exp[] = { 0, 30, 60, 90, 100 };
+
+    (void)state;
+    expect_cuts(lists, counts, 2, 30, exp, 5);
+}
+
+static void test_cut_between_extents(void **state)
+{
+    /* Three 10-byte extents, budget 25: the third does not fit and is not split. */
+    const struct bblog_seg p0[] = { { 0, 10, 0 }, { 10, 10, 0 }, { 20, 10, 0 } };
+    const struct bblog_seg *lists[] = { p0 };
+    const size_t counts[] = { 3 };
+    const uint64_t exp[] = { 0, 20, 30 };
+
+    (void)state;
+    expect_cuts(lists, counts, 1, 25, exp, 3);
+}
+
+static void test_split_after_gap(void **state)
+{
+    /* P1's extent starts after a gap: its largest round ends budget bytes into it. */
+    const struct bblog_seg p0[] = { { 0, 10, 0 } };
+    const struct bblog_seg p1[] = { { 50, 100, 0 } };
+    const struct bblog_seg *lists[] = { p0, p1 };
+    const size_t counts[] = { 1, 1 };
+    const uint64_t exp[] = { 0, 90, 130, 150 };
+
+    (void)state;
+    expect_cuts(lists, counts, 2, 40, exp, 4);
+}
+
+static void test_one_empty(void **state)
+{
+    const struct bblog_seg p1[] = { { 5, 10, 0 }, { 20, 10, 0 } };
+    const struct bblog_seg *lists[] = { NULL, p1, p1 };
+    const size_t counts[] = { 0, 2, 0 };
+    const uint64_t exp[] = { 5, 20, 30 };
+
+    (void)state;
+    expect_cuts(lists, counts, 3, 15, exp, 3);
+}
+
+static void test_all_empty(void **state)
+{
+    const struct bblog_seg z[] = { { 40, 0, 0 } };
+    const struct bblog_seg *lists[] = { NULL, z };
+    const size_t counts[] = { 0, 1 };
+    uint64_t *cuts = (uint64_t *)&cuts;
+    size_t ncuts = 3;
+
+    (void)state;
+    assert_int_equal(bblog_plan_rounds(lists, counts, 2, 10, &cuts, &ncuts), 0);
+    assert_null(cuts);
+    assert_int_equal(ncuts, 0);
+    cuts = (uint64_t *)&cuts;
+    ncuts = 3;
+    assert_int_equal(bblog_plan_rounds(NULL, NULL, 0, 10, &cuts, &ncuts), 0);
+    assert_null(cuts);
+    assert_int_equal(ncuts, 0);
+}
+
+static void test_one_huge_extent(void **state)
+{
+    /* 1 TB in 1 GiB rounds: 932 rounds, the last one short. */
+    const uint64_t len = 1000000000000ULL;
+    const uint64_t budget = 1ULL << 30;
+    const struct bblog_seg p0[] = { { 4096, len, 0 } };
+    const struct bblog_seg *lists[] = { p0 };
+    const size_t counts[] = { 1 };
+    uint64_t *cuts = NULL;
+    size_t ncuts = 0;
+
+    (void)state;
+    assert_int_equal(bblog_plan_rounds(lists, counts, 1, budget, &cuts, &ncuts), 0);
+    assert_int_equal(ncuts, (len + budget - 1) / budget + 1);
+    for (size_t i = 0; i + 1 < ncuts; i++)
+        assert_int_equal(cuts[i], 4096 + i * budget);
+    assert_int_equal(cuts[ncuts - 1], 4096 + len);
+    free(cuts);
+}
+
+static void test_budget_one(void **state)
+{
+    /* No process takes more than one byte per round; a round may span a gap of P0. */
+    const struct bblog_seg p0[] = { { 0, 3, 0 }, { 10, 2, 0 } };
+    const struct bblog_seg p1[] = { { 1, 1, 0 }, { 11, 4, 0 } };
+    const struct bblog_seg *lists[] = { p0, p1 };
+    const size_t counts[] = { 2, 2 };
+    const uint64_t exp[] = { 0, 1, 2, 10, 11, 12, 13, 14, 15 };
+    struct procs *p = calloc(1, sizeof(*p));
+
+    (void)state;
+    expect_cuts(lists, counts, 2, 1, exp, 9);
+    assert_non_null(p);
+    memcpy(p->seg[0], p0, sizeof(p0));
+    memcpy(p->seg[1], p1, sizeof(p1));
+    p->lists[0] = p->seg[0];
+    p->lists[1] = p->seg[1];
+    p->counts[0] = 2;
+    p->counts[1] = 2;
+    p->nprocs = 2;
+    check_plan(p, 1);
+    free(p);
+}
+
+static void test_budget_covers_all(void **state)
+{
+    const struct bblog_seg p0[] = { { 100, 10, 0 }, { 300, 10, 0 } };
+    const struct bblog_seg p1[] = { { 0, 10, 0 } };
+    const struct bblog_seg *lists[] = { p0, p1 };
+    const size_t counts[] = { 2, 1 };
+    const uint64_t exp[] = { 0, 310 };
+
+    (void)state;
+    expect_cuts(lists, counts, 2, 20, exp, 2);
+}
+
+static void test_invalid(void **state)
+{
+    const struct bblog_seg back[] = { { 10, 5, 0 }, { 0, 5, 0 } };
+    const struct bblog_seg over[] = { { 0, 10, 0 }, { 5, 5, 0 } };
+    const struct bblog_seg wrap[] = { { UINT64_MAX - 4, 10, 0 } };
+    const struct bblog_seg ok[] = { { 0, 10, 0 } };
+    const struct bblog_seg *lists[] = { ok };
+    size_t counts[] = { 2 };
+    uint64_t *cuts = NULL;
+    size_t ncuts = 0;
+
+    (void)state;
+    lists[0] = back;
+    assert_int_equal(bblog_plan_rounds(lists, counts, 1, 10, &cuts, &ncuts), EINVAL);
+    lists[0] = over;
+    assert_int_equal(bblog_plan_rounds(lists, counts, 1, 10, &cuts, &ncuts), EINVAL);
+    lists[0] = wrap;
+    counts[0] = 1;
+    assert_int_equal(bblog_plan_rounds(lists, counts, 1, 10, &cuts, &ncuts), EINVAL);
+    lists[0] = ok;
+    assert_int_equal(bblog_plan_rounds(lists, counts, 1, 0, &cuts, &ncuts), EINVAL);
+    assert_int_equal(bblog_plan_rounds(lists, counts, 1, 10, NULL, &ncuts), EINVAL);
+    assert_int_equal(bblog_plan_rounds(lists, counts, 1, 10, &cuts, NULL), EINVAL);
+    assert_int_equal(bblog_plan_rounds(NULL, counts, 1, 10, &cuts, &ncuts), EINVAL);
+    lists[0] = NULL;
+    assert_int_equal(bblog_plan_rounds(lists, counts, 1, 10, &cuts, &ncuts), EINVAL);
+    assert_null(cuts);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_straddle_and_split),
+        cmocka_unit_test(test_cut_between_extents),
+        cmocka_unit_test(test_split_after_gap),
+        cmocka_unit_test(test_one_empty),
+        cmocka_unit_test(test_all_empty),
+        cmocka_unit_test(test_one_huge_extent),
+        cmocka_unit_test(test_budget_one),
+        cmocka_unit_test(test_budget_covers_all),
+        cmocka_unit_test(test_invalid),
+        cmocka_unit_test(test_round_end_model),
+        cmocka_unit_test(test_random_plans),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

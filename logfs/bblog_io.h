@@ -1,0 +1,26 @@
+/*
+ * Helpers shared by the logfs sources (appender, scanner, checksums). Internal: not part of the
+ * API of bblog_log.h, and nothing outside logfs/ and its unit tests includes this header.
+ */
+#ifndef BBLOG_IO_H
+#define BBLOG_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * The one place that retries EINTR and completes short transfers: pwrite (is_write != 0) or
+ * pread of exactly len bytes at off. Returns 0 or an errno; *done (may be NULL) gets the bytes
+ * transferred. A read that meets the end of the file returns 0 with *done < len; a write that
+ * makes no progress returns EIO rather than spin.
+ */
+int bblog_io_full(int fd, void *buf, size_t len, uint64_t off, int is_write, size_t *done);
+
+/* fdatasync (data_only != 0) or fsync, retried on EINTR. Returns 0 or an errno. */
+int bblog_io_sync(int fd, int data_only);
+
+/* CRC32C by the portable slice-by-8 tables only, whatever the CPU offers: the reference the
+ * unit tests compare the accelerated bblog_crc32c with. Same conventions as bblog_crc32c. */
+uint32_t bblog_crc32c_sw(uint32_t crc, const void *buf, size_t len);
+
+#endif

@@ -1,0 +1,141 @@
+/*
+ * Crash recovery (DESIGN.md section 4): finding the logs a crashed job left behind, telling what
+ * each belongs to, and applying the undrained data of one parallel-file-system (PFS) file's
+ * logs to that file. Plain C, no MPI, built on the scanner of bblog_log.h. Functions return 0,
+ * a positive errno or a negative BBLOG_E* code, and fill a struct bblog_replay_err with the file
+ * at fault and why; none prints or exits (the bblog tool does the talking).
+ *
+ * Replay rules, decided here and relied on by the tool and its manual page:
+ * - The logs of one PFS file are those whose header names that path (exact string match).
+ *   Those with data to replay must share one job id, unless a job is named (then the other
+ *   jobs' logs are ignored), and one nprocs; no two of them may carry the same rank. Anything
+ *   else is BBLOG_EMISMATCH: replaying logs of two runs (or two opens of the file) over each
+ *   other would be ordered by nothing meaningful.
+ * - Logs that hold nothing to replay (fully drained, e.g. kept by an earlier open or an
+ *   earlier job with bblog_keep_logs) take no part in these checks: they are only counted.
+ * - Missing ranks are allowed (a rank that wrote nothing, or whose log was drained and
+ *   removed, leaves no log) and are reported.
+ * - A log whose scan ends in BBLOG_ECORRUPT (a bad record or payload followed by valid ones)
+ *   refuses the whole replay of its file before anything is written: its later data can't be
+ *   trusted, and skipping it could let older data of another rank win over it.
+ *   A log that ends in BBLOG_ETORN is accepted: the torn record is the unacknowledged last
+ *   append of a crash, and only it is dropped; such logs are reported.
+ * - Only records whose epoch equals their header's epoch are applied (older ones were drained
+ *   already; format header), in the order gen, then rank, then seq.
+ * - Replay writes the logged bytes and nothing else: it neither truncates nor extends the file
+ *   beyond the last logged byte, and leaves the logs in place. Running it twice gives the same
+ *   file: it is idempotent by construction, so a replay interrupted by another crash is simply
+ *   run again. The logs must not change while it runs (the job that wrote them is gone).
+ */
+#ifndef BBLOG_REPLAY_H
+#define BBLOG_REPLAY_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bblog_log.h"
+
+#define BBLOG_REPLAY_REASON_MAX 512
+
+/* Why a call failed: the file at fault (a log, a directory or the PFS file; "" when none) and a
+ * sentence saying what is wrong with it. rc repeats the return code. */
+struct bblog_replay_err {
+    int rc;
+    char path[PATH_MAX];
+    char reason[BBLOG_REPLAY_REASON_MAX];
+};
+
+/* One log as found on disk: its header and the outcome of a full scan (every record and
+ * payload checksum verified). The header fields are valid only when open_rc == 0. */
+struct bblog_replay_log {
+    char *meta_path;            /* malloc'ed path of BASE.meta */
+    int open_rc;                /* bblog_scan_open: 0, an errno, or a header error code */
+    uint32_t version, rank, nprocs;
+    uint64_t create_time_ns, epoch, file_id;
+    char job_id[BBLOG_JOB_ID_MAX + 1];
+    char *pfs_path;             /* malloc'ed, NULL when open_rc != 0 */
+    int scan_rc;                /* 0 clean end, BBLOG_ETORN, BBLOG_ECORRUPT or an errno */
+    uint64_t bad_pos;           /* meta-file byte of the bad slot when scan_rc < 0 */
+    uint64_t records;           /* valid records before the end or the bad slot */
+    uint64_t undrained_records; /* of those, records of the header's epoch */
+    uint64_t undrained_bytes;   /* their payload bytes */
+    uint32_t min_gen, max_gen;  /* over undrained records; both 0 when there are none */
+};
+
+struct bblog_replay_list {
+    struct bblog_replay_log *logs;
+    size_t n;
+};
+
+/* Opens and scans one log (META_PATH is its .meta file). Returns 0 when the log was examined,
+ * whatever its state (see open_rc and scan_rc), or ENOMEM; release *out with
+ * bblog_replay_log_release. */
+int bblog_replay_inspect(const char *meta_path, struct bblog_replay_log *out);
+void bblog_replay_log_release(struct bblog_replay_log *log);
+
+/*
+ * Finds the logs (files named *.meta) in DIR and in its per-user subdirectories DIR/bblog-UID
+ * made by bblog_log_userdir, inspects each, and sorts them by PFS path, job id, rank, then
+ * path (logs whose header can't be read last). Symbolic links are not followed; per-user
+ * subdirectories the caller may not read (other users') are skipped. Errors: those of
+ * opendir on DIR itself (err names DIR), ENOMEM.
+ */
+int bblog_replay_discover(const char *dir, struct bblog_replay_list *out,
+                          struct bblog_replay_err *err);
+void bblog_replay_list_free(struct bblog_replay_list *list);
+
+/* The distinct PFS paths of a list's readable logs, in list order; *paths (malloc'ed, free it)
+ * points into the list. Returns 0 or ENOMEM. */
+int bblog_replay_paths(const struct bblog_replay_list *list, const char ***paths, size_t *n);
+
+struct bblog_replay_opts {
+    const char *pfs_path;       /* replay the logs whose header names this file; required */
+    const char *job_id;         /* only this job's logs; NULL: the file's logs share one job */
+    const char *target;         /* write there instead of pfs_path; NULL: pfs_path */
+    size_t buffer_size;         /* gather buffer for the writes; 0: 4 MiB */
+    int dry_run;                /* verify and plan, write nothing */
+};
+
+/* A contiguous range of ranks [first, last] that have no log. */
+struct bblog_rank_range {
+    uint32_t first, last;
+};
+
+struct bblog_replay_report {
+    char job_id[BBLOG_JOB_ID_MAX + 1];
+    uint32_t nprocs;
+    size_t nlogs;                       /* logs replayed */
+    size_t nempty;                      /* logs of the file with nothing to replay, ignored */
+    struct bblog_rank_range *missing;   /* malloc'ed, ascending */
+    size_t nmissing_ranges;
+    uint64_t nmissing;                  /* ranks without a log */
+    size_t *torn;                       /* malloc'ed indices into the list: torn tails dropped */
+    size_t ntorn;
+    uint64_t records;                   /* undrained records applied */
+    uint64_t stale_records;             /* records of older (drained) epochs skipped */
+    uint64_t bytes_logged;              /* payload bytes of the applied records */
+    uint64_t extents;                   /* write extents after merging */
+    uint64_t bytes_written;             /* file bytes written (planned, in a dry run) */
+    uint64_t pwrites;                   /* write calls issued (0 in a dry run) */
+    uint64_t file_end;                  /* end of the last logged byte; 0 if nothing */
+    int created;                        /* the target did not exist and was created */
+};
+
+/*
+ * Replays the logs of LIST that belong to opts->pfs_path into opts->target (or the PFS path):
+ * selects and checks them as described at the top of this header, scans them all before
+ * writing anything, merges every undrained record into one sorted, coalesced, later-wins write
+ * list with bblog_reorder, then rescans each log and writes the pieces of its payloads that
+ * survived the merge, gathered into file-contiguous runs of up to buffer_size bytes. The
+ * target is opened O_WRONLY|O_CREAT (mode 0644 before the umask) only when there is something
+ * to write, and fsync'ed before success is returned. *rep is filled (release it with
+ * bblog_replay_report_free) on success and, as far as it got, on failure.
+ * Errors: ENOENT when no log of the file (and job) exists; BBLOG_EMISMATCH; BBLOG_ECORRUPT;
+ * errors of the target (err names it); ENOMEM.
+ */
+int bblog_replay_file(const struct bblog_replay_list *list, const struct bblog_replay_opts *opts,
+                      struct bblog_replay_report *rep, struct bblog_replay_err *err);
+void bblog_replay_report_free(struct bblog_replay_report *rep);
+
+#endif

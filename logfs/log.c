@@ -1,0 +1,885 @@
+/*
+ * The log appender (DESIGN.md section 4; on-disk layout in bblog_format.h).
+ *
+ * Data path. bblog_log_append checksums the caller's bytes and copies them into the filling
+ * staging buffer; nothing else happens unless that buffer fills. A full buffer is written
+ * asynchronously with libaio (one iocb per buffer) and the next buffer of the ring starts
+ * filling; an append waits only when the buffer it needs is still in flight. Without libaio
+ * (BBLOG_LOG_NO_AIO, or io_setup refused) a full buffer is written with pwrite on the spot.
+ *
+ * O_DIRECT. The data log is opened a second time with O_DIRECT when the file system takes it
+ * (decided once in create by an aligned test write). Then every write starts at a 4096-aligned
+ * log offset and has a multiple of 4096 bytes: full buffers do by construction (the staging
+ * size is rounded up to 4096 and buffers are filled back to back from offset 0); a partial
+ * buffer written by a flush is padded with zeros up to the next block, and the bytes of its
+ * last, partial block stay at the head of the staging buffer ("carry") so that the next write
+ * rewrites that block with more data after them. The logical size of the data log (data_end)
+ * is therefore tracked here and in the records, never taken from the file size, which may
+ * include padding. Rewriting a block is crash-safe: its old bytes are rewritten with the same
+ * values, so whatever mix of old and new sectors a crash leaves, the bytes that synced records
+ * point at are intact. All reads go through a second, buffered descriptor.
+ *
+ * Records. Each append encodes its 64-byte record into the record buffer at once (its CRC
+ * covers the payload CRC). Records are written to the meta log only after their payloads are
+ * durable (written and fdatasync'd), so a record that survives a crash always points at a
+ * payload that survived too: a crash can only ever leave a torn tail, never a record followed
+ * by a lost payload (which the scanner would have to call corruption). They are written at
+ * sync, and when the record buffer fills; the latter costs a data flush + fdatasync once per
+ * record buffer (a quarter of the staging size: 16384 records with the defaults).
+ *
+ * Failures. Any failed write, fdatasync or truncate makes the log sticky-failed: log->err keeps
+ * the first error, the API call that saw it returns it, and every later call returns
+ * BBLOG_ESTICKY. Bytes are never silently dropped: a write is only considered done when the
+ * kernel reported all its bytes written (short writes are completed, EINTR retried, in
+ * bblog_io_full).
+ *
+ * Invariants (between API calls):
+ * - st[cur] is the buffer the next append fills; if its state is ST_FILLING it holds log bytes
+ *   [start, start + fill) and start + fill == data_end. Full buffers have been submitted.
+ * - A buffer of any state with fill > 0 holds the log bytes [start, start + fill) (on disk
+ *   already unless filling or in flight), which lets reads be served from memory.
+ * - Buffers are submitted in log-offset order, submitted_end is the end of the last one; two
+ *   writes in flight never overlap, because the only rewritten block (the carry) is written
+ *   again only after every earlier write completed (flushes wait for all writes).
+ * - Records [0, rec_written) are on disk in slots 0, 1, ...; the rcount records in rbuf follow
+ *   them, in seq order; their payloads end at or before data_end.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libaio.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bblog_io.h"
+#include "bblog_log.h"
+
+/* Write-lifetime hints (Linux 4.13); older libc headers lack them. */
+#ifndef F_LINUX_SPECIFIC_BASE
+#define F_LINUX_SPECIFIC_BASE 1024
+#endif
+#ifndef F_SET_RW_HINT
+#define F_SET_RW_HINT (F_LINUX_SPECIFIC_BASE + 12)
+#endif
+#ifndef RWH_WRITE_LIFE_SHORT
+#define RWH_WRITE_LIFE_SHORT 2
+#endif
+
+/* O_DIRECT alignment of buffers, offsets and lengths: 4096 covers every logical block size in
+ * use (512 and 4096), so no probe of the device is needed. */
+#define ALIGN ((size_t) 4096)
+#define DEFAULT_STAGING_SIZE ((size_t) 4 << 20)
+#define DEFAULT_STAGING_COUNT 4u
+#define MAX_STAGING_COUNT 1024u
+#define MIN_RECORD_BUF ((size_t) 1024)
+/* crc-then-copy granularity: the chunk is still in L1/L2 when memcpy reads it again. */
+#define COPY_CHUNK ((size_t) 16384)
+
+enum stage_state { ST_FREE, ST_FILLING, ST_BUSY };
+
+struct stage {
+    unsigned char *buf;         /* ssize bytes, ALIGN-aligned */
+    uint64_t start;             /* data log offset of buf[0] */
+    size_t fill;                /* valid bytes in buf */
+    size_t wlen;                /* bytes of the current/last write (fill, padded under direct) */
+    enum stage_state state;
+    struct iocb cb;
+};
+
+struct bblog_log {
+    int dirfd;                  /* the log directory: creation, unlink and its fsync */
+    int fd_meta;
+    int fd_data;                /* writes: O_DIRECT when direct, else == fd_rdata */
+    int fd_rdata;               /* buffered: reads, truncation, unaligned remainders */
+    int direct, aio, aio_dead;  /* aio_dead: io_getevents failed, completions unknowable */
+    io_context_t ctx;
+    struct io_event *events;    /* nst entries */
+    struct stage *st;
+    unsigned nst, cur, nbusy;
+    size_t ssize;
+    uint64_t data_end;          /* logical size of the data log in this epoch */
+    uint64_t submitted_end;
+    unsigned char *rbuf;        /* pending encoded records */
+    size_t rcount, rcap;
+    uint64_t rec_written;       /* records on disk in this epoch */
+    uint64_t seq;               /* last sequence number handed out */
+    uint32_t gen;
+    int err, err_reported;
+    int data_dirty, meta_dirty, dir_synced;
+    struct bblog_log_header hdr;
+    char *meta_name, *data_name, *meta_path, *data_path;
+    struct bblog_log_stats stats;
+};
+
+int bblog_io_full(int fd, void *buf, size_t len, uint64_t off, int is_write, size_t *done)
+{
+    unsigned char *p = buf;
+    size_t got = 0;
+    int rc = 0;
+
+    if (off > (uint64_t) INT64_MAX || len > (uint64_t) INT64_MAX - off) {
+        rc = EOVERFLOW;
+        goto out;
+    }
+    while (got < len) {
+        ssize_t n = is_write ? pwrite(fd, p + got, len - got, (off_t) (off + got))
+                             : pread(fd, p + got, len - got, (off_t) (off + got));
+
+        if (n > 0) {
+            got += (size_t) n;
+        } else if (n == 0) {
+            /* End of file for a read; for a write, no progress and no error: give up
+             * rather than spin. */
+            if (is_write)
+                rc = EIO;
+            break;
+        } else if (errno != EINTR) {
+            rc = errno;
+            break;
+        }
+    }
+out:
+    if (done != NULL)
+        *done = got;
+    return rc;
+}
+
+int bblog_io_sync(int fd, int data_only)
+{
+    while ((data_only ? fdatasync(fd) : fsync(fd)) != 0)
+        if (errno != EINTR)
+            return errno;
+    return 0;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
+
+/* Records the first failure of a durable write; returns the error the caller must give up
+ * with (the first one). */
+static int fail(struct bblog_log *log, int rc)
+{
+    if (log->err == 0)
+        log->err = rc;
+    return log->err;
+}
+
+/* At the entry of an API call: 0, or the code to return on a failed log. */
+static int check_failed(struct bblog_log *log)
+{
+    if (log->err == 0)
+        return 0;
+    if (log->err_reported)
+        return BBLOG_ESTICKY;
+    log->err_reported = 1;
+    return log->err;
+}
+
+/* At the exit of an API call: once a failure was returned, later calls say BBLOG_ESTICKY. */
+static int leave(struct bblog_log *log, int rc)
+{
+    if (rc != 0 && log->err != 0)
+        log->err_reported = 1;
+    return rc;
+}
+
+/* Writes bytes [from, wlen) of b to the data log, synchronously. */
+static int stage_write(struct bblog_log *log, struct stage *b, size_t from)
+{
+    size_t done = 0;
+    int rc = bblog_io_full(log->fd_data, b->buf + from, b->wlen - from, b->start + from, 1, &done);
+
+    if (rc == EINVAL && log->direct && (from + done) % ALIGN != 0) {
+        /* A short write that stopped off a block boundary leaves a remainder O_DIRECT refuses;
+         * the buffered descriptor takes it (the kernel keeps its page cache coherent with
+         * direct I/O to the same range, and fdatasync covers both). */
+        from += done;
+        rc = bblog_io_full(log->fd_rdata, b->buf + from, b->wlen - from, b->start + from, 1,
+                           NULL);
+    }
+    return rc;
+}
+
+/* Starts the write of b's fill bytes (padded under O_DIRECT). */
+static int stage_submit(struct bblog_log *log, struct stage *b)
+{
+    size_t wlen = b->fill;
+    int rc;
+
+    if (log->direct) {
+        wlen = (b->fill + ALIGN - 1) & ~(ALIGN - 1);
+        memset(b->buf + b->fill, 0, wlen - b->fill);
+    }
+    b->wlen = wlen;
+    log->submitted_end = b->start + b->fill;
+    log->data_dirty = 1;
+    if (log->aio) {
+        struct iocb *cbp = &b->cb;
+
+        io_prep_pwrite(cbp, log->fd_data, b->buf, wlen, (long long) b->start);
+        cbp->data = b;
+        do
+            rc = io_submit(log->ctx, 1, &cbp);
+        while (rc == -EINTR);
+        if (rc == 1) {
+            b->state = ST_BUSY;
+            log->nbusy++;
+            log->stats.aio_submits++;
+            return 0;
+        }
+        /* EAGAIN (or nothing queued): the kernel is short of AIO resources right now. The
+         * buffer is written synchronously instead: slower, but nothing is lost. Anything else
+         * is a broken descriptor or context. */
+        if (rc < 0 && rc != -EAGAIN)
+            return fail(log, -rc);
+    }
+    log->stats.sync_writes++;
+    rc = stage_write(log, b, 0);
+    b->state = ST_FREE;
+    return rc != 0 ? fail(log, rc) : 0;
+}
+
+/* Collects at least min_nr completions and finishes them: a short write is completed
+ * synchronously, a failed one fails the log. */
+static int stage_reap(struct bblog_log *log, long min_nr)
+{
+    long n;
+    int rc = 0;
+
+    if (log->aio_dead)
+        return fail(log, EIO);
+    do
+        n = io_getevents(log->ctx, min_nr, (long) log->nbusy, log->events, NULL);
+    while (n == -EINTR);
+    if (n < 0) {
+        /* Without io_getevents the fate of the writes in flight cannot be known: the log is
+         * failed, and close relies on io_destroy to wait for them before freeing buffers. */
+        log->aio_dead = 1;
+        return fail(log, (int) -n);
+    }
+    for (long i = 0; i < n; i++) {
+        struct stage *b = log->events[i].data;
+        long res = (long) log->events[i].res;
+        int r = 0;
+
+        b->state = ST_FREE;
+        log->nbusy--;
+        if (res < 0)
+            r = (int) -res;
+        else if ((size_t) res < b->wlen)
+            r = stage_write(log, b, (size_t) res);
+        if (r != 0 && rc == 0)
+            rc = fail(log, r);
+    }
+    return rc;
+}
+
+/* Waits for every write in flight; returns the first error among them. */
+static int stage_wait_all(struct bblog_log *log)
+{
+    int rc = 0;
+
+    while (log->nbusy > 0 && !log->aio_dead) {
+        int r = stage_reap(log, (long) log->nbusy);
+
+        if (r != 0 && rc == 0)
+            rc = r;
+    }
+    if (log->aio_dead && rc == 0)
+        rc = fail(log, EIO);
+    return rc;
+}
+
+/* Makes st[cur] a filling buffer, waiting for its previous write if still in flight. */
+static int stage_acquire(struct bblog_log *log)
+{
+    struct stage *b = &log->st[log->cur];
+
+    if (b->state == ST_FILLING)
+        return 0;
+    if (b->state == ST_BUSY) {
+        log->stats.waits++;
+        while (b->state == ST_BUSY) {
+            int rc = stage_reap(log, 1);
+
+            if (rc != 0)
+                return rc;
+        }
+    }
+    b->state = ST_FILLING;
+    b->start = log->data_end;
+    b->fill = 0;
+    return 0;
+}
+
+/* Writes out the filling buffer, even partial, and waits for every write: afterwards all of
+ * [0, data_end) has been written. Under O_DIRECT the partial last block is carried over. */
+static int stage_flush(struct bblog_log *log)
+{
+    struct stage *b = &log->st[log->cur];
+    int submitted = 0;
+    int rc = 0, r;
+
+    if (b->state == ST_FILLING && b->start + b->fill > log->submitted_end) {
+        rc = stage_submit(log, b);
+        submitted = 1;
+    }
+    r = stage_wait_all(log);
+    if (rc == 0)
+        rc = r;
+    if (rc == 0 && submitted && log->direct) {
+        size_t keep = b->fill % ALIGN;
+        size_t drop = b->fill - keep;
+
+        if (keep > 0) {
+            memmove(b->buf, b->buf + drop, keep);
+            b->start += drop;
+            b->fill = keep;
+            b->state = ST_FILLING;
+        }
+    }
+    return rc;
+}
+
+/* Makes every appended payload durable: written (stage_flush), then fdatasync'd. */
+static int payloads_durable(struct bblog_log *log)
+{
+    int rc = stage_flush(log);
+
+    if (rc == 0 && log->data_dirty) {
+        rc = bblog_io_sync(log->fd_data, 1);
+        if (rc != 0)
+            return fail(log, rc);
+        log->data_dirty = 0;
+    }
+    return rc;
+}
+
+/* Writes the pending records after those on disk. Only call when their payloads are durable
+ * (payloads_durable), so that no record can ever be on disk without its payload. */
+static int records_write(struct bblog_log *log)
+{
+    int rc;
+
+    if (log->rcount == 0)
+        return 0;
+    rc = bblog_io_full(log->fd_meta, log->rbuf, log->rcount * BBLOG_RECORD_SIZE,
+                       BBLOG_HEADER_SIZE + log->rec_written * BBLOG_RECORD_SIZE, 1, NULL);
+    if (rc != 0)
+        return fail(log, rc);
+    log->rec_written += log->rcount;
+    log->rcount = 0;
+    log->meta_dirty = 1;
+    return 0;
+}
+
+/* crc32c of n bytes of src, copied to dst chunk by chunk while the chunk is still in cache:
+ * the caller's bytes cross the memory bus once. */
+static uint32_t copy_crc(unsigned char *dst, const unsigned char *src, size_t n, uint32_t crc)
+{
+    while (n > 0) {
+        size_t k = n < COPY_CHUNK ? n : COPY_CHUNK;
+
+        crc = bblog_crc32c(crc, src, k);
+        memcpy(dst, src, k);
+        dst += k;
+        src += k;
+        n -= k;
+    }
+    return crc;
+}
+
+int bblog_log_append(struct bblog_log *log, uint64_t off, uint64_t len, const void *buf,
+                     uint64_t *data_off)
+{
+    const unsigned char *src = buf;
+    struct bblog_log_record r;
+    uint64_t rem = len;
+    uint32_t crc = 0;
+    double t0;
+    int rc;
+
+    if (log == NULL)
+        return BBLOG_EINVAL;
+    rc = check_failed(log);
+    if (rc != 0)
+        return rc;
+    if (len == 0) {
+        if (data_off != NULL)
+            *data_off = log->data_end;
+        return 0;
+    }
+    if (buf == NULL || len > UINT64_MAX - off || len > (uint64_t) INT64_MAX - log->data_end)
+        return BBLOG_EINVAL;
+
+    t0 = now();
+    if (log->rcount == log->rcap) {
+        rc = payloads_durable(log);
+        if (rc == 0)
+            rc = records_write(log);
+        if (rc != 0)
+            goto out;
+    }
+    r.data_off = log->data_end;
+    while (rem > 0) {
+        struct stage *b;
+        size_t n;
+
+        rc = stage_acquire(log);
+        if (rc != 0)
+            goto out;
+        b = &log->st[log->cur];
+        n = log->ssize - b->fill;
+        if (n > rem)
+            n = (size_t) rem;
+        crc = copy_crc(b->buf + b->fill, src, n, crc);
+        b->fill += n;
+        src += n;
+        rem -= n;
+        log->data_end += n;
+        if (b->fill == log->ssize) {
+            log->cur = (log->cur + 1) % log->nst;
+            rc = stage_submit(log, b);
+            if (rc != 0)
+                goto out;
+        }
+    }
+    r.seq = ++log->seq;
+    r.off = off;
+    r.len = len;
+    r.epoch = log->hdr.epoch;
+    r.gen = log->gen;
+    r.flags = 0;
+    bblog_record_encode(&r, crc, log->rbuf + log->rcount * BBLOG_RECORD_SIZE);
+    log->rcount++;
+    log->stats.bytes_appended += len;
+    log->stats.records++;
+    if (data_off != NULL)
+        *data_off = r.data_off;
+out:
+    log->stats.append_seconds += now() - t0;
+    return leave(log, rc);
+}
+
+/*
+ * Durability order, and why:
+ * 1. complete every data write (including the padded tail block under O_DIRECT);
+ * 2. fdatasync the data log: the payloads reach stable storage;
+ * 3. only then write the pending records: the kernel may write the meta log's pages back at any
+ *    moment after pwrite, so a record written before step 2 could survive a crash that its
+ *    payload did not, and replay would meet a record with a bad payload in the middle of the
+ *    log (corruption) instead of a torn tail;
+ * 4. fdatasync the meta log: the records are durable, and sync may return;
+ * 5. once per log, fsync the directory, so that the two names survive a crash too.
+ */
+int bblog_log_sync(struct bblog_log *log)
+{
+    double t0;
+    int rc;
+
+    if (log == NULL)
+        return BBLOG_EINVAL;
+    rc = check_failed(log);
+    if (rc != 0)
+        return rc;
+    t0 = now();
+    rc = payloads_durable(log);
+    if (rc == 0)
+        rc = records_write(log);
+    if (rc == 0 && log->meta_dirty) {
+        rc = bblog_io_sync(log->fd_meta, 1);
+        if (rc != 0)
+            rc = fail(log, rc);
+        else
+            log->meta_dirty = 0;
+    }
+    if (rc == 0 && !log->dir_synced) {
+        rc = bblog_io_sync(log->dirfd, 0);
+        if (rc != 0)
+            rc = fail(log, rc);
+        else
+            log->dir_synced = 1;
+    }
+    log->stats.sync_seconds += now() - t0;
+    return leave(log, rc);
+}
+
+/*
+ * Bytes still in a staging buffer (filling, in flight, or written but not yet reused) are
+ * copied from memory: a buffer is not modified while the kernel writes it, so no wait is
+ * needed. Every other byte belongs to a write that completed before its buffer was reused, and
+ * is read from the file through the buffered descriptor.
+ */
+int bblog_log_read(struct bblog_log *log, uint64_t data_off, uint64_t len, void *buf)
+{
+    unsigned char *dst = buf;
+    uint64_t pos = data_off, end;
+    int rc;
+
+    if (log == NULL)
+        return BBLOG_EINVAL;
+    rc = check_failed(log);
+    if (rc != 0)
+        return rc;
+    if (len == 0)
+        return 0;
+    if (buf == NULL || data_off > log->data_end || len > log->data_end - data_off)
+        return BBLOG_EINVAL;
+    end = data_off + len;
+    while (pos < end) {
+        const struct stage *hit = NULL;
+        uint64_t next = end, n;
+
+        for (unsigned i = 0; i < log->nst; i++) {
+            const struct stage *b = &log->st[i];
+
+            if (b->fill == 0)
+                continue;
+            if (b->start <= pos && pos < b->start + b->fill) {
+                hit = b;
+                break;
+            }
+            if (b->start > pos && b->start < next)
+                next = b->start;
+        }
+        if (hit != NULL) {
+            n = hit->start + hit->fill - pos;
+            if (n > end - pos)
+                n = end - pos;
+            memcpy(dst, hit->buf + (pos - hit->start), (size_t) n);
+        } else {
+            size_t done = 0;
+
+            n = next - pos;
+            rc = bblog_io_full(log->fd_rdata, dst, (size_t) n, pos, 0, &done);
+            /* Short: the file ends before data_end, which only an outside truncation does. */
+            if (rc == 0 && done < n)
+                rc = EIO;
+            if (rc != 0)
+                return rc;
+        }
+        dst += n;
+        pos += n;
+    }
+    return 0;
+}
+
+/*
+ * Order, and why:
+ * 1. wait for every write in flight: none may land after the truncation below (it would
+ *    re-extend the emptied data log); staged bytes and pending records are dropped, they are
+ *    drained;
+ * 2. write the header with epoch + 1, fdatasync the meta log: from then on replay ignores
+ *    every record of the drained epoch, whatever happens next. Truncating first would not do:
+ *    if the truncation of the data log reached the disk but not that of the meta log, the
+ *    drained records would be left pointing at missing payloads in the still current epoch;
+ * 3. truncate both files to an empty log;
+ * 4. fdatasync the meta log again: the truncation must be durable before records of the new
+ *    epoch are written over the old slots, or a crash could leave old records after new ones
+ *    (a break in seq that the scanner must call corruption).
+ */
+int bblog_log_mark_drained(struct bblog_log *log)
+{
+    unsigned char hbuf[BBLOG_HEADER_SIZE];
+    int rc;
+
+    if (log == NULL)
+        return BBLOG_EINVAL;
+    rc = check_failed(log);
+    if (rc != 0)
+        return rc;
+    rc = stage_wait_all(log);
+    if (rc != 0)
+        goto out;
+    log->hdr.epoch++;
+    bblog_header_encode(&log->hdr, hbuf);
+    rc = bblog_io_full(log->fd_meta, hbuf, sizeof hbuf, 0, 1, NULL);
+    if (rc == 0)
+        rc = bblog_io_sync(log->fd_meta, 1);
+    if (rc == 0 && ftruncate(log->fd_meta, BBLOG_HEADER_SIZE) != 0)
+        rc = errno;
+    if (rc == 0 && ftruncate(log->fd_rdata, 0) != 0)
+        rc = errno;
+    if (rc == 0)
+        rc = bblog_io_sync(log->fd_meta, 1);
+    if (rc != 0) {
+        rc = fail(log, rc);
+        goto out;
+    }
+    for (unsigned i = 0; i < log->nst; i++) {
+        log->st[i].state = ST_FREE;
+        log->st[i].start = 0;
+        log->st[i].fill = 0;
+    }
+    log->data_end = 0;
+    log->submitted_end = 0;
+    log->rcount = 0;
+    log->rec_written = 0;
+    log->data_dirty = 0;
+    log->meta_dirty = 0;
+out:
+    return leave(log, rc);
+}
+
+void bblog_log_set_gen(struct bblog_log *log, uint32_t gen)
+{
+    log->gen = gen;
+}
+
+void bblog_log_get_stats(const struct bblog_log *log, struct bblog_log_stats *st)
+{
+    *st = log->stats;
+    st->data_size = log->data_end;
+    st->epoch = log->hdr.epoch;
+    st->direct = log->direct;
+    st->aio = log->aio;
+}
+
+const char *bblog_log_meta_path(const struct bblog_log *log)
+{
+    return log->meta_path;
+}
+
+const char *bblog_log_data_path(const struct bblog_log *log)
+{
+    return log->data_path;
+}
+
+/* Releases everything and unlinks the names asked for. Returns the first error. */
+static int log_destroy(struct bblog_log *log, int unlink_meta, int unlink_data)
+{
+    int rc = 0;
+
+    if (log->aio)
+        io_destroy(log->ctx);   /* also waits for any write io_getevents could not report */
+    if (log->fd_data >= 0 && log->fd_data != log->fd_rdata && close(log->fd_data) != 0)
+        rc = errno;
+    if (log->fd_rdata >= 0 && close(log->fd_rdata) != 0 && rc == 0)
+        rc = errno;
+    if (log->fd_meta >= 0 && close(log->fd_meta) != 0 && rc == 0)
+        rc = errno;
+    if (unlink_meta && unlinkat(log->dirfd, log->meta_name, 0) != 0 && rc == 0)
+        rc = errno;
+    if (unlink_data && unlinkat(log->dirfd, log->data_name, 0) != 0 && rc == 0)
+        rc = errno;
+    if (log->dirfd >= 0)
+        close(log->dirfd);
+    if (log->st != NULL)
+        for (unsigned i = 0; i < log->nst; i++)
+            free(log->st[i].buf);
+    free(log->st);
+    free(log->events);
+    free(log->rbuf);
+    free(log->meta_name);
+    free(log->data_name);
+    free(log->meta_path);
+    free(log->data_path);
+    free(log);
+    return rc;
+}
+
+int bblog_log_close(struct bblog_log *log, int remove)
+{
+    int rc, r;
+
+    if (log == NULL)
+        return 0;
+    if (log->err != 0)
+        rc = check_failed(log);
+    else if (!remove)
+        rc = bblog_log_sync(log);   /* kept logs are complete and durable */
+    else
+        rc = 0;
+    r = stage_wait_all(log);
+    if (rc == 0 && r != 0)
+        rc = leave(log, r);
+    r = log_destroy(log, remove, remove);
+    return rc != 0 ? rc : r;
+}
+
+/* A short write-lifetime hint: the logs live until the next drain. It is advice, so a kernel or
+ * file system that does not take it (EINVAL, ENOTTY, EOPNOTSUPP...) changes nothing. */
+static void set_rw_hint(int fd)
+{
+    uint64_t hint = RWH_WRITE_LIFE_SHORT;
+
+    (void) fcntl(fd, F_SET_RW_HINT, &hint);
+}
+
+static char *concat3(const char *a, const char *b, const char *c)
+{
+    size_t la = strlen(a), lb = strlen(b), lc = strlen(c);
+    char *s = malloc(la + lb + lc + 1);
+
+    if (s != NULL) {
+        memcpy(s, a, la);
+        memcpy(s + la, b, lb);
+        memcpy(s + la + lb, c, lc + 1);
+    }
+    return s;
+}
+
+/*
+ * Opens the data log a second time with O_DIRECT and checks that an aligned write of the first
+ * block goes through; on success the descriptor becomes the write descriptor. O_DIRECT is
+ * simply not used when the open or the test write says EINVAL (or the open fails otherwise:
+ * the buffered path still works); other write errors (ENOSPC, EIO) are real and returned.
+ */
+static int probe_direct(struct bblog_log *log)
+{
+    struct stat a, b;
+    int fd, rc = 0;
+
+    fd = openat(log->dirfd, log->data_name, O_WRONLY | O_DIRECT | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    /* The name was just created O_EXCL in our directory; make sure it is still that file. */
+    if (fstat(fd, &a) != 0 || fstat(log->fd_rdata, &b) != 0) {
+        rc = errno;
+        goto fail;
+    }
+    if (a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+        rc = EEXIST;
+        goto fail;
+    }
+    memset(log->st[0].buf, 0, ALIGN);
+    rc = bblog_io_full(fd, log->st[0].buf, ALIGN, 0, 1, NULL);
+    if (rc == EINVAL) {
+        rc = 0;
+        goto fail;
+    }
+    if (rc == 0 && ftruncate(log->fd_rdata, 0) != 0)
+        rc = errno;
+    if (rc != 0)
+        goto fail;
+    log->fd_data = fd;
+    log->direct = 1;
+    return 0;
+fail:
+    close(fd);
+    return rc;
+}
+
+int bblog_log_create(const struct bblog_log_params *p, struct bblog_log **out)
+{
+    const int oflags = O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+    unsigned char hbuf[BBLOG_HEADER_SIZE];
+    struct bblog_log *log = NULL;
+    const char *job_id;
+    size_t ssize;
+    unsigned nst;
+    struct timespec ts;
+    int created_meta = 0, created_data = 0;
+    int rc = 0;
+
+    if (out == NULL || p == NULL || p->dir == NULL || p->name == NULL || p->pfs_path == NULL)
+        return BBLOG_EINVAL;
+    *out = NULL;
+    job_id = p->job_id != NULL ? p->job_id : "";
+    if (p->name[0] == '\0' || strchr(p->name, '/') != NULL
+        || strlen(p->pfs_path) >= BBLOG_PATH_MAX || strlen(job_id) >= BBLOG_JOB_ID_MAX
+        || p->nprocs == 0 || p->rank >= p->nprocs || p->staging_count > MAX_STAGING_COUNT
+        || p->staging_size > ((size_t) 1 << 40))
+        return BBLOG_EINVAL;
+    ssize = p->staging_size != 0 ? p->staging_size : DEFAULT_STAGING_SIZE;
+    ssize = (ssize + ALIGN - 1) & ~(ALIGN - 1);
+    nst = p->staging_count != 0 ? p->staging_count : DEFAULT_STAGING_COUNT;
+    if (nst < 2)
+        nst = 2;
+
+    log = calloc(1, sizeof *log);
+    if (log == NULL)
+        return ENOMEM;
+    log->dirfd = log->fd_meta = log->fd_data = log->fd_rdata = -1;
+    log->ssize = ssize;
+    log->nst = nst;
+    log->rcap = ssize / 4 / BBLOG_RECORD_SIZE;
+    if (log->rcap < MIN_RECORD_BUF / BBLOG_RECORD_SIZE)
+        log->rcap = MIN_RECORD_BUF / BBLOG_RECORD_SIZE;
+    log->meta_name = concat3(p->name, ".meta", "");
+    log->data_name = concat3(p->name, ".data", "");
+    log->meta_path = concat3(p->dir, "/", log->meta_name != NULL ? log->meta_name : "");
+    log->data_path = concat3(p->dir, "/", log->data_name != NULL ? log->data_name : "");
+    log->st = calloc(nst, sizeof *log->st);
+    log->events = calloc(nst, sizeof *log->events);
+    log->rbuf = malloc(log->rcap * BBLOG_RECORD_SIZE);
+    if (log->meta_name == NULL || log->data_name == NULL || log->meta_path == NULL
+        || log->data_path == NULL || log->st == NULL || log->events == NULL
+        || log->rbuf == NULL) {
+        rc = ENOMEM;
+        goto fail;
+    }
+    for (unsigned i = 0; i < nst; i++) {
+        void *mem;
+
+        rc = posix_memalign(&mem, ALIGN, ssize);
+        if (rc != 0)
+            goto fail;
+        log->st[i].buf = mem;
+        log->st[i].state = ST_FREE;
+    }
+
+    log->dirfd = open(p->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (log->dirfd < 0) {
+        rc = errno;
+        goto fail;
+    }
+    log->fd_meta = openat(log->dirfd, log->meta_name, oflags, 0600);
+    if (log->fd_meta < 0) {
+        rc = errno;
+        goto fail;
+    }
+    created_meta = 1;
+    log->fd_rdata = openat(log->dirfd, log->data_name, oflags, 0600);
+    if (log->fd_rdata < 0) {
+        rc = errno;
+        goto fail;
+    }
+    created_data = 1;
+    log->fd_data = log->fd_rdata;
+    set_rw_hint(log->fd_meta);
+    set_rw_hint(log->fd_rdata);
+    if (!(p->flags & BBLOG_LOG_NO_DIRECT)) {
+        rc = probe_direct(log);
+        if (rc != 0)
+            goto fail;
+    }
+    /* One iocb per staging buffer can be in flight. io_setup fails where AIO is unavailable
+     * (ENOSYS) or the system-wide aio-max-nr is exhausted (EAGAIN): pwrite then. */
+    if (!(p->flags & BBLOG_LOG_NO_AIO) && io_setup((int) nst, &log->ctx) == 0)
+        log->aio = 1;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    log->hdr.version = BBLOG_FORMAT_VERSION;
+    log->hdr.rank = p->rank;
+    log->hdr.nprocs = p->nprocs;
+    log->hdr.create_time_ns = (uint64_t) ts.tv_sec * UINT64_C(1000000000) + (uint64_t) ts.tv_nsec;
+    log->hdr.epoch = 0;
+    log->hdr.file_id = bblog_fnv1a64(p->pfs_path);
+    strcpy(log->hdr.job_id, job_id);
+    strcpy(log->hdr.pfs_path, p->pfs_path);
+    bblog_header_encode(&log->hdr, hbuf);
+    /* Not synced here: the first bblog_log_sync makes it durable before it returns. */
+    rc = bblog_io_full(log->fd_meta, hbuf, sizeof hbuf, 0, 1, NULL);
+    if (rc != 0)
+        goto fail;
+    *out = log;
+    return 0;
+
+fail:
+    /* A failed create leaves nothing behind: the names it created (O_EXCL, in this very
+     * directory, so ours) are removed, and only those. */
+    log_destroy(log, created_meta, created_data);
+    return rc;
+}

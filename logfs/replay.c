@@ -1,0 +1,928 @@
+/*
+ * Crash recovery: discovery of logs, their inspection, and replay of one PFS file's undrained
+ * records (bblog_replay.h states the rules). The scanner (scan.c) verifies every checksum; this
+ * file decides what to apply, in which order, and writes it.
+ *
+ * Replay works in two passes so that nothing is written unless every log of the file is sound,
+ * and so that the memory it needs is the record list, not the payloads:
+ *   pass 1  scan each log with the scanner (which verifies every record and payload checksum),
+ *           keep its undrained records (off, len, gen, rank, seq, data_off), refuse on
+ *           corruption; give each record a "virtual source" range, its payload's position in
+ *           the concatenation of all kept payloads, so that one bblog_reorder over all records
+ *           (in gen, rank, seq order) tells which piece of which payload ends up at each byte;
+ *   pass 2  walk the merged list in file order, read each piece from its data log, and gather
+ *           file-contiguous pieces, whichever ranks they come from, into one pwrite of up to
+ *           the buffer size: an N-1 strided file comes back in a few large writes.
+ * One merge over all generations gives the same bytes as replaying generation by generation,
+ * because (gen, rank, seq) is a total order and the merge is later-wins; it writes each file
+ * byte once instead of once per generation that touched it.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "bblog_io.h"
+#include "bblog_reorder.h"
+#include "bblog_replay.h"
+
+#define REPLAY_DEFAULT_BUFFER   ((size_t) 4 << 20)
+
+static void set_err(struct bblog_replay_err *err, int rc, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void set_err(struct bblog_replay_err *err, int rc, const char *path, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!err)
+        return;
+    err->rc = rc;
+    snprintf(err->path, sizeof err->path, "%s", path ? path : "");
+    va_start(ap, fmt);
+    vsnprintf(err->reason, sizeof err->reason, fmt, ap);
+    va_end(ap);
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+
+    return n > m && memcmp(s + n - m, suffix, m) == 0;
+}
+
+/* ---- inspection and discovery ----------------------------------------------------------- */
+
+void bblog_replay_log_release(struct bblog_replay_log *log)
+{
+    free(log->meta_path);
+    free(log->pfs_path);
+    memset(log, 0, sizeof *log);
+}
+
+int bblog_replay_inspect(const char *meta_path, struct bblog_replay_log *out)
+{
+    struct bblog_scan *s = NULL;
+    const struct bblog_log_header *h;
+    struct bblog_log_record r;
+    const void *payload;
+    int rc = 0, n;
+
+    memset(out, 0, sizeof *out);
+    out->meta_path = strdup(meta_path);
+    if (!out->meta_path)
+        return ENOMEM;
+    out->open_rc = bblog_scan_open(meta_path, &s);
+    if (out->open_rc != 0)
+        return 0;
+
+    h = bblog_scan_header(s);
+    out->version = h->version;
+    out->rank = h->rank;
+    out->nprocs = h->nprocs;
+    out->create_time_ns = h->create_time_ns;
+    out->epoch = h->epoch;
+    out->file_id = h->file_id;
+    memcpy(out->job_id, h->job_id, sizeof out->job_id);
+    out->job_id[BBLOG_JOB_ID_MAX] = '\0';
+    out->pfs_path = strdup(h->pfs_path);
+    if (!out->pfs_path) {
+        rc = ENOMEM;
+        goto out_close;
+    }
+    while ((n = bblog_scan_next(s, &r, &payload)) == 1) {
+        out->records++;
+        if (r.epoch != out->epoch)
+            continue;
+        if (out->undrained_records == 0 || r.gen < out->min_gen)
+            out->min_gen = r.gen;
+        if (out->undrained_records == 0 || r.gen > out->max_gen)
+            out->max_gen = r.gen;
+        out->undrained_records++;
+        out->undrained_bytes += r.len;
+    }
+    out->scan_rc = n;
+    if (n < 0)
+        out->bad_pos = bblog_scan_bad_pos(s);
+
+out_close:
+    bblog_scan_close(s);
+    if (rc != 0)
+        bblog_replay_log_release(out);
+    return rc;
+}
+
+void bblog_replay_list_free(struct bblog_replay_list *list)
+{
+    for (size_t i = 0; i < list->n; i++)
+        bblog_replay_log_release(&list->logs[i]);
+    free(list->logs);
+    list->logs = NULL;
+    list->n = 0;
+}
+
+/* "bblog-" followed by digits only: the per-user directories bblog_log_userdir makes. */
+static int is_userdir_name(const char *name)
+{
+    const char *p = name + 6;
+
+    if (strncmp(name, "bblog-", 6) != 0 || *p == '\0')
+        return 0;
+    for (; *p; p++)
+        if (*p < '0' || *p > '9')
+            return 0;
+    return 1;
+}
+
+static int list_push(struct bblog_replay_list *list, size_t *cap, const char *meta_path)
+{
+    int rc;
+
+    if (list->n == *cap) {
+        size_t ncap = *cap ? 2 * *cap : 16;
+        struct bblog_replay_log *v = realloc(list->logs, ncap * sizeof *v);
+
+        if (!v)
+            return ENOMEM;
+        list->logs = v;
+        *cap = ncap;
+    }
+    rc = bblog_replay_inspect(meta_path, &list->logs[list->n]);
+    if (rc == 0)
+        list->n++;
+    return rc;
+}
+
+/* Adds the logs of DIR; at the top level also descends into per-user subdirectories, which
+ * are skipped when unreadable (they belong to other users). lstat, not stat: a symbolic link
+ * planted in a shared directory must not lead the tool elsewhere. */
+static int discover_dir(const char *dir, int top, struct bblog_replay_list *list, size_t *cap,
+                        struct bblog_replay_err *err)
+{
+    DIR *d;
+    struct dirent *de;
+    char *path = NULL;
+    int rc = 0;
+
+    d = opendir(dir);
+    if (!d) {
+        rc = errno;
+        if (!top && rc == EACCES)
+            return 0;
+        set_err(err, rc, dir, "can't read the log directory: %s", strerror(rc));
+        return rc;
+    }
+    for (;;) {
+        struct stat st;
+
+        errno = 0;
+        de = readdir(d);
+        if (!de) {
+            rc = errno;
+            if (rc != 0)
+                set_err(err, rc, dir, "can't read the log directory: %s", strerror(rc));
+            break;
+        }
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        free(path);
+        if (asprintf(&path, "%s/%s", dir, de->d_name) < 0) {
+            path = NULL;
+            rc = ENOMEM;
+            break;
+        }
+        if (lstat(path, &st) != 0)
+            continue;           /* removed since readdir: nothing to list */
+        if (S_ISREG(st.st_mode) && ends_with(de->d_name, ".meta"))
+            rc = list_push(list, cap, path);
+        else if (top && S_ISDIR(st.st_mode) && is_userdir_name(de->d_name))
+            rc = discover_dir(path, 0, list, cap, err);
+        if (rc != 0)
+            break;
+    }
+    if (rc == ENOMEM)
+        set_err(err, rc, dir, "out of memory while listing the logs");
+    free(path);
+    closedir(d);
+    return rc;
+}
+
+static int cmp_str(const char *a, const char *b)
+{
+    return strcmp(a ? a : "", b ? b : "");
+}
+
+static int cmp_listed(const void *pa, const void *pb)
+{
+    const struct bblog_replay_log *a = pa, *b = pb;
+    int c;
+
+    if ((a->open_rc != 0) != (b->open_rc != 0))
+        return a->open_rc != 0 ? 1 : -1;
+    if (a->open_rc == 0) {
+        if ((c = cmp_str(a->pfs_path, b->pfs_path)) != 0)
+            return c;
+        if ((c = strcmp(a->job_id, b->job_id)) != 0)
+            return c;
+        if (a->rank != b->rank)
+            return a->rank < b->rank ? -1 : 1;
+    }
+    return strcmp(a->meta_path, b->meta_path);
+}
+
+int bblog_replay_discover(const char *dir, struct bblog_replay_list *out,
+                          struct bblog_replay_err *err)
+{
+    size_t cap = 0;
+    int rc;
+
+    out->logs = NULL;
+    out->n = 0;
+    rc = discover_dir(dir, 1, out, &cap, err);
+    if (rc != 0) {
+        bblog_replay_list_free(out);
+        return rc;
+    }
+    if (out->n > 1)
+        qsort(out->logs, out->n, sizeof *out->logs, cmp_listed);
+    return 0;
+}
+
+int bblog_replay_paths(const struct bblog_replay_list *list, const char ***paths, size_t *n)
+{
+    const char **v = NULL;
+    size_t k = 0;
+
+    *paths = NULL;
+    *n = 0;
+    if (list->n > 0) {
+        v = malloc(list->n * sizeof *v);
+        if (!v)
+            return ENOMEM;
+    }
+    for (size_t i = 0; i < list->n; i++) {
+        const char *p = list->logs[i].pfs_path;
+        size_t j;
+
+        if (list->logs[i].open_rc != 0 || !p)
+            continue;
+        for (j = 0; j < k && strcmp(v[j], p) != 0; j++)
+            ;
+        if (j == k)
+            v[k++] = p;
+    }
+    *paths = v;
+    *n = k;
+    return 0;
+}
+
+/* ---- replay ----------------------------------------------------------------------------- */
+
+/* One undrained record kept for replay. */
+struct rrec {
+    uint64_t off, len, seq, data_off;
+    uint64_t vsrc;              /* payload position in the concatenation of all kept payloads */
+    uint32_t gen, rank;
+    size_t log;                 /* index of its log in the selection */
+};
+
+/* One log taking part in the replay. */
+struct rlog {
+    const struct bblog_replay_log *log;
+    size_t index;               /* in the caller's list */
+    char *data_path;            /* BASE.data beside the .meta file */
+    int fd;                     /* BASE.data, opened on demand by pass 2; -1 when closed */
+    struct stat meta_st, data_st;       /* both files as pass 1 found them */
+};
+
+/* Gathers file-contiguous pieces into one buffer, so that a run of pieces costs one pwrite
+ * whichever logs they come from. */
+struct wbuf {
+    int fd;
+    unsigned char *buf;
+    size_t cap, used;
+    uint64_t off;               /* file offset of buf[0] */
+    uint64_t pwrites;
+};
+
+static int cmp_rlog_rank(const void *pa, const void *pb)
+{
+    const struct rlog *a = pa, *b = pb;
+
+    if (a->log->rank != b->log->rank)
+        return a->log->rank < b->log->rank ? -1 : 1;
+    return strcmp(a->log->meta_path, b->log->meta_path);
+}
+
+/* Replay order (bblog_format.h): gen, then rank, then seq. */
+static int cmp_rrec_order(const void *pa, const void *pb)
+{
+    const struct rrec *a = pa, *b = pb;
+
+    if (a->gen != b->gen)
+        return a->gen < b->gen ? -1 : 1;
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    if (a->seq != b->seq)
+        return a->seq < b->seq ? -1 : 1;
+    return 0;
+}
+
+void bblog_replay_report_free(struct bblog_replay_report *rep)
+{
+    free(rep->missing);
+    free(rep->torn);
+    memset(rep, 0, sizeof *rep);
+}
+
+/* Whether a log takes part in the checks and the replay: it has undrained records, or it
+ * ended in a way (corruption, a read error) that must refuse its file. A fully drained log,
+ * e.g. one an earlier open or an earlier job kept with bblog_keep_logs, holds nothing to apply
+ * and is only counted. */
+static int has_data(const struct bblog_replay_log *l)
+{
+    return l->undrained_records > 0 || (l->scan_rc != 0 && l->scan_rc != BBLOG_ETORN);
+}
+
+static int cmp_u32(const void *pa, const void *pb)
+{
+    uint32_t a = *(const uint32_t *) pa, b = *(const uint32_t *) pb;
+
+    return a < b ? -1 : a > b;
+}
+
+/* Ranks of [0, nprocs) that have no log of the job: the gaps between the sorted ranks. */
+static int find_missing(uint32_t *ranks, size_t n, struct bblog_replay_report *rep)
+{
+    uint32_t next = 0;
+
+    qsort(ranks, n, sizeof *ranks, cmp_u32);
+    rep->missing = malloc((n + 1) * sizeof *rep->missing);
+    if (!rep->missing)
+        return ENOMEM;
+    for (size_t i = 0; i <= n; i++) {
+        uint32_t upto = i < n ? ranks[i] : rep->nprocs;
+
+        if (upto > next) {
+            rep->missing[rep->nmissing_ranges].first = next;
+            rep->missing[rep->nmissing_ranges].last = upto - 1;
+            rep->nmissing_ranges++;
+            rep->nmissing += upto - next;
+        }
+        if (i < n && upto >= next)
+            next = upto + 1;
+    }
+    return 0;
+}
+
+/*
+ * Picks the logs of opts->pfs_path (and job) that have data, checks that they form one process
+ * set, fills the report's job, nprocs, counts and missing ranks, and returns them sorted by
+ * rank in *sel (none when every log of the file is drained).
+ */
+static int select_logs(const struct bblog_replay_list *list, const struct bblog_replay_opts *o,
+                       struct rlog **sel, size_t *nsel, struct bblog_replay_report *rep,
+                       struct bblog_replay_err *err)
+{
+    struct rlog *v = NULL;
+    uint32_t *ranks = NULL;
+    size_t n = 0, ncand = 0, nranks = 0;
+    const struct bblog_replay_log *first = NULL;
+    int rc = 0;
+
+    if (list->n > 0) {
+        v = calloc(list->n, sizeof *v);
+        ranks = malloc(list->n * sizeof *ranks);
+        if (!v || !ranks) {
+            rc = ENOMEM;
+            set_err(err, rc, o->pfs_path, "out of memory");
+            goto out;
+        }
+    }
+    for (size_t i = 0; i < list->n; i++) {
+        const struct bblog_replay_log *l = &list->logs[i];
+
+        if (l->open_rc != 0 || strcmp(l->pfs_path, o->pfs_path) != 0)
+            continue;
+        if (o->job_id && strcmp(l->job_id, o->job_id) != 0)
+            continue;
+        if (!first)
+            first = l;
+        ncand++;
+        if (!has_data(l))
+            continue;
+        v[n].log = l;
+        v[n].index = i;
+        v[n].fd = -1;
+        n++;
+    }
+    if (ncand == 0) {
+        rc = ENOENT;
+        if (o->job_id)
+            set_err(err, rc, o->pfs_path, "no log of this file belongs to job '%s'", o->job_id);
+        else
+            set_err(err, rc, o->pfs_path, "no log of this file was found");
+        goto out;
+    }
+    rep->nempty = ncand - n;
+    if (n == 0) {
+        snprintf(rep->job_id, sizeof rep->job_id, "%s", first->job_id);
+        rep->nprocs = first->nprocs;
+        goto out;
+    }
+    for (size_t i = 1; i < n; i++) {
+        const struct bblog_replay_log *a = v[0].log, *b = v[i].log;
+
+        if (strcmp(a->job_id, b->job_id) != 0) {
+            rc = BBLOG_EMISMATCH;
+            set_err(err, rc, b->meta_path,
+                    "log belongs to job '%s', but %s belongs to job '%s': logs of two runs of "
+                    "the same file can't be ordered against each other", b->job_id,
+                    a->meta_path, a->job_id);
+            goto out;
+        }
+        if (a->nprocs != b->nprocs) {
+            rc = BBLOG_EMISMATCH;
+            set_err(err, rc, b->meta_path,
+                    "log was written by a job of %u processes, but %s by one of %u", b->nprocs,
+                    a->meta_path, a->nprocs);
+            goto out;
+        }
+    }
+    qsort(v, n, sizeof *v, cmp_rlog_rank);
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].log->rank >= v[i].log->nprocs) {
+            rc = BBLOG_EBADHDR;
+            set_err(err, rc, v[i].log->meta_path, "header names rank %u of only %u processes",
+                    v[i].log->rank, v[i].log->nprocs);
+            goto out;
+        }
+        if (i > 0 && v[i].log->rank == v[i - 1].log->rank) {
+            rc = BBLOG_EMISMATCH;
+            set_err(err, rc, v[i].log->meta_path,
+                    "log holds undrained data of rank %u of job '%s', and so does %s: the "
+                    "replay order would be undefined", v[i].log->rank, v[i].log->job_id,
+                    v[i - 1].log->meta_path);
+            goto out;
+        }
+    }
+    snprintf(rep->job_id, sizeof rep->job_id, "%s", v[0].log->job_id);
+    rep->nprocs = v[0].log->nprocs;
+    rep->nlogs = n;
+    /* A drained log of the same job and process set still shows its rank was there. */
+    for (size_t i = 0; i < list->n; i++) {
+        const struct bblog_replay_log *l = &list->logs[i];
+
+        if (l->open_rc == 0 && strcmp(l->pfs_path, o->pfs_path) == 0 &&
+            strcmp(l->job_id, rep->job_id) == 0 && l->nprocs == rep->nprocs)
+            ranks[nranks++] = l->rank;
+    }
+    rc = find_missing(ranks, nranks, rep);
+    if (rc != 0)
+        set_err(err, rc, o->pfs_path, "out of memory");
+out:
+    free(ranks);
+    if (rc != 0 || n == 0) {
+        free(v);
+        v = NULL;
+        n = 0;
+    }
+    *sel = v;
+    *nsel = n;
+    return rc;
+}
+
+/* The replay state shared by both passes. */
+struct replay {
+    const struct bblog_replay_opts *o;
+    const char *target;
+    struct bblog_replay_report *rep;
+    struct bblog_replay_err *err;
+    struct rlog *sel;
+    size_t nsel;
+    struct rrec *recs;          /* in pass-1 order, so vsrc ascends with the index */
+    size_t nrecs, cap;
+};
+
+static void close_data_logs(struct replay *R)
+{
+    for (size_t i = 0; i < R->nsel; i++) {
+        if (R->sel[i].fd >= 0)
+            close(R->sel[i].fd);
+        R->sel[i].fd = -1;
+    }
+}
+
+/* Stats both files of a selected log. */
+static int stat_log(const struct rlog *rl, struct stat *meta, struct stat *data)
+{
+    if (stat(rl->log->meta_path, meta) != 0 || stat(rl->data_path, data) != 0)
+        return errno;
+    return 0;
+}
+
+static int same_file_state(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+/* Opens a selected log for scanning and checks that its header is still the one that
+ * selected it. */
+static int reopen_log(struct replay *R, const struct rlog *rl, struct bblog_scan **s)
+{
+    const struct bblog_replay_log *l = rl->log;
+    const struct bblog_log_header *h;
+    int rc;
+
+    rc = bblog_scan_open(l->meta_path, s);
+    if (rc != 0) {
+        set_err(R->err, rc, l->meta_path, "can't open the log: %s", bblog_strerror(rc));
+        return rc;
+    }
+    h = bblog_scan_header(*s);
+    if (h->rank != l->rank || h->nprocs != l->nprocs || h->epoch != l->epoch ||
+        strcmp(h->job_id, l->job_id) != 0 || strcmp(h->pfs_path, l->pfs_path) != 0) {
+        rc = BBLOG_EMISMATCH;
+        set_err(R->err, rc, l->meta_path,
+                "log header changed since the log was listed: is a job still writing to it?");
+        bblog_scan_close(*s);
+        *s = NULL;
+    }
+    return rc;
+}
+
+static int keep_record(struct replay *R, size_t li, const struct bblog_log_record *r,
+                       uint64_t *vsrc)
+{
+    const struct bblog_replay_log *l = R->sel[li].log;
+    int rc;
+
+    if (r->len == 0 || r->off > (uint64_t) INT64_MAX - r->len) {
+        rc = EOVERFLOW;
+        set_err(R->err, rc, l->meta_path,
+                "record %llu (meta byte %llu) names file bytes [%llu, +%llu), which no file can "
+                "hold", (unsigned long long) r->seq, (unsigned long long) r->slot,
+                (unsigned long long) r->off, (unsigned long long) r->len);
+        return rc;
+    }
+    if (R->nrecs == R->cap) {
+        size_t ncap = R->cap ? 2 * R->cap : 1024;
+        struct rrec *nv = realloc(R->recs, ncap * sizeof *nv);
+
+        if (!nv) {
+            set_err(R->err, ENOMEM, l->meta_path, "out of memory for the record list");
+            return ENOMEM;
+        }
+        R->recs = nv;
+        R->cap = ncap;
+    }
+    R->recs[R->nrecs++] = (struct rrec) {
+        .off = r->off, .len = r->len, .seq = r->seq, .data_off = r->data_off, .vsrc = *vsrc,
+        .gen = r->gen, .rank = l->rank, .log = li,
+    };
+    *vsrc += r->len;
+    R->rep->records++;
+    R->rep->bytes_logged += r->len;
+    if (r->off + r->len > R->rep->file_end)
+        R->rep->file_end = r->off + r->len;
+    return 0;
+}
+
+/*
+ * Pass 1: scans every selected log to its end with the scanner, which verifies each record and
+ * payload checksum; keeps the undrained records; refuses on anything but a clean end or a torn
+ * tail. Writes nothing. Each log's files are stat'ed first, so that pass 2 can tell whether
+ * they changed after being verified.
+ */
+static int verify_pass(struct replay *R)
+{
+    uint64_t vsrc = 0;
+    int rc = 0;
+
+    R->rep->torn = malloc(R->nsel * sizeof *R->rep->torn);
+    if (!R->rep->torn) {
+        set_err(R->err, ENOMEM, R->o->pfs_path, "out of memory");
+        return ENOMEM;
+    }
+    for (size_t i = 0; i < R->nsel && rc == 0; i++) {
+        struct rlog *rl = &R->sel[i];
+        const struct bblog_replay_log *l = rl->log;
+        struct bblog_scan *s = NULL;
+        struct bblog_log_record r;
+        const void *payload;
+        size_t n_meta = strlen(l->meta_path);
+        int n;
+
+        rl->data_path = strdup(l->meta_path);
+        if (!rl->data_path) {
+            rc = ENOMEM;
+            set_err(R->err, rc, l->meta_path, "out of memory");
+            break;
+        }
+        if (ends_with(rl->data_path, ".meta"))
+            memcpy(rl->data_path + n_meta - 5, ".data", 5);
+        rc = stat_log(rl, &rl->meta_st, &rl->data_st);
+        if (rc != 0) {
+            set_err(R->err, rc, l->meta_path, "can't stat the log or its .data file: %s",
+                    strerror(rc));
+            break;
+        }
+        rc = reopen_log(R, rl, &s);
+        if (rc != 0)
+            break;
+        while ((n = bblog_scan_next(s, &r, &payload)) == 1) {
+            if (r.epoch != l->epoch) {
+                R->rep->stale_records++;
+                continue;
+            }
+            rc = keep_record(R, i, &r, &vsrc);
+            if (rc != 0)
+                break;
+        }
+        if (rc == 0 && n == BBLOG_ETORN) {
+            R->rep->torn[R->rep->ntorn++] = rl->index;
+        } else if (rc == 0 && n == BBLOG_ECORRUPT) {
+            rc = n;
+            set_err(R->err, rc, l->meta_path,
+                    "log is corrupt at meta byte %llu: a record or payload fails its checksum and "
+                    "valid records follow it, so nothing after it can be trusted; %s was not "
+                    "written", (unsigned long long) bblog_scan_bad_pos(s), R->target);
+        } else if (rc == 0 && n != 0) {
+            rc = n;
+            set_err(R->err, rc, l->meta_path, "reading the log failed: %s; %s was not written",
+                    bblog_strerror(rc), R->target);
+        }
+        bblog_scan_close(s);
+    }
+    return rc;
+}
+
+/* Merges all kept records, in replay order, into one sorted, coalesced, later-wins list. */
+static int merge(struct replay *R, struct bblog_seg **out, size_t *nout)
+{
+    struct rrec *ord = NULL;
+    struct bblog_seg *segs = NULL;
+    struct bblog_req *reqs = NULL;
+    int rc = ENOMEM;
+
+    ord = malloc(R->nrecs * sizeof *ord);
+    segs = malloc(R->nrecs * sizeof *segs);
+    reqs = malloc(R->nrecs * sizeof *reqs);
+    if (!ord || !segs || !reqs)
+        goto out;
+    memcpy(ord, R->recs, R->nrecs * sizeof *ord);
+    qsort(ord, R->nrecs, sizeof *ord, cmp_rrec_order);
+    for (size_t i = 0; i < R->nrecs; i++) {
+        segs[i] = (struct bblog_seg) { .off = ord[i].off, .len = ord[i].len, .src = ord[i].vsrc };
+        reqs[i] = (struct bblog_req) { .segs = &segs[i], .nsegs = 1 };
+    }
+    rc = bblog_reorder(reqs, R->nrecs, out, nout);
+out:
+    if (rc != 0)
+        set_err(R->err, rc, R->o->pfs_path, "merging the logged extents failed: %s",
+                bblog_strerror(rc));
+    free(reqs);
+    free(segs);
+    free(ord);
+    return rc;
+}
+
+/* The kept record whose virtual source range holds v (records are in ascending vsrc order and
+ * tile [0, total) without gaps). */
+static size_t rec_at(const struct rrec *recs, size_t n, uint64_t v)
+{
+    size_t lo = 0, hi = n;
+
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (recs[mid].vsrc <= v)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static int wbuf_flush(struct replay *R, struct wbuf *w)
+{
+    int rc = 0;
+
+    if (w->used > 0) {
+        rc = bblog_io_full(w->fd, w->buf, w->used, w->off, 1, NULL);
+        w->pwrites++;
+        if (rc != 0)
+            set_err(R->err, rc, R->target,
+                    "writing the replayed data failed: %s; the file is partly replayed: fix the "
+                    "cause and replay again", strerror(rc));
+    }
+    w->used = 0;
+    return rc;
+}
+
+/* The data log of selected log I, opened on first use. When the process runs out of file
+ * descriptors (thousands of ranks), the cached ones are closed and the open is retried. */
+static int data_fd(struct replay *R, size_t i, int *fd)
+{
+    struct rlog *rl = &R->sel[i];
+
+    if (rl->fd < 0) {
+        rl->fd = open(rl->data_path, O_RDONLY | O_CLOEXEC);
+        if (rl->fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+            close_data_logs(R);
+            rl->fd = open(rl->data_path, O_RDONLY | O_CLOEXEC);
+        }
+        if (rl->fd < 0) {
+            int rc = errno;
+
+            set_err(R->err, rc, rl->data_path, "can't open the data log: %s", strerror(rc));
+            return rc;
+        }
+    }
+    *fd = rl->fd;
+    return 0;
+}
+
+/* Appends file bytes [off, off+n), found at data_off in log I's data file, to the write run. */
+static int gather(struct replay *R, struct wbuf *w, size_t i, uint64_t data_off, uint64_t off,
+                  uint64_t n)
+{
+    int rc = 0, fd = -1;
+
+    while (n > 0 && rc == 0) {
+        size_t chunk, done;
+
+        if (w->used > 0 && (off != w->off + w->used || w->used == w->cap)) {
+            rc = wbuf_flush(R, w);
+            if (rc != 0)
+                break;
+        }
+        if (w->used == 0)
+            w->off = off;
+        chunk = n < w->cap - w->used ? (size_t) n : w->cap - w->used;
+        rc = data_fd(R, i, &fd);
+        if (rc != 0)
+            break;
+        rc = bblog_io_full(fd, w->buf + w->used, chunk, data_off, 0, &done);
+        if (rc == 0 && done < chunk)
+            rc = BBLOG_EMISMATCH;
+        if (rc != 0) {
+            set_err(R->err, rc, R->sel[i].data_path,
+                    "reading the data log failed: %s; %s is partly replayed: replay again once "
+                    "nothing writes to the logs", rc == BBLOG_EMISMATCH ? "it got shorter after "
+                    "it was verified" : strerror(rc), R->target);
+            break;
+        }
+        w->used += chunk;
+        off += chunk;
+        data_off += chunk;
+        n -= chunk;
+    }
+    return rc;
+}
+
+/*
+ * Pass 2: walks the merged extents in file order and gathers their bytes, read from the data
+ * logs at the positions pass 1 recorded, into file-contiguous runs of up to w->cap bytes, one
+ * pwrite each. Reading in file order needs random access to the payloads, which the scanner
+ * does not give; pass 1 verified these bytes with the scanner, and both files of every log
+ * must look exactly as they did then when the writes are done, or the replay fails.
+ */
+static int apply_pass(struct replay *R, const struct bblog_seg *segs, size_t nseg,
+                      struct wbuf *w)
+{
+    int rc = 0;
+
+    for (size_t j = 0; j < nseg && rc == 0; j++) {
+        uint64_t off = segs[j].off, v = segs[j].src, n = segs[j].len;
+        size_t k = rec_at(R->recs, R->nrecs, v);
+
+        /* A merged extent may span records whose sources happen to be adjacent. */
+        while (n > 0 && rc == 0) {
+            const struct rrec *r = &R->recs[k++];
+            uint64_t piece = r->vsrc + r->len - v;
+
+            if (piece > n)
+                piece = n;
+            rc = gather(R, w, r->log, r->data_off + (v - r->vsrc), off, piece);
+            off += piece;
+            v += piece;
+            n -= piece;
+        }
+    }
+    if (rc == 0)
+        rc = wbuf_flush(R, w);
+    for (size_t i = 0; i < R->nsel && rc == 0; i++) {
+        struct stat meta, data;
+
+        rc = stat_log(&R->sel[i], &meta, &data);
+        if (rc == 0 && (!same_file_state(&meta, &R->sel[i].meta_st) ||
+                        !same_file_state(&data, &R->sel[i].data_st)))
+            rc = BBLOG_EMISMATCH;
+        if (rc != 0)
+            set_err(R->err, rc, R->sel[i].log->meta_path,
+                    "log changed during the replay (%s); %s is partly replayed: replay again "
+                    "once nothing writes to the logs", rc == BBLOG_EMISMATCH ? "it was modified"
+                    : strerror(rc), R->target);
+    }
+    return rc;
+}
+
+/* Opens the target, creating it with mode 0644 if it does not exist, and says which. */
+static int open_target(const char *path, int *created, int *fd)
+{
+    *created = 0;
+    *fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (*fd >= 0) {
+        *created = 1;
+        return 0;
+    }
+    if (errno != EEXIST)
+        return errno;
+    *fd = open(path, O_WRONLY | O_CLOEXEC);
+    return *fd >= 0 ? 0 : errno;
+}
+
+int bblog_replay_file(const struct bblog_replay_list *list, const struct bblog_replay_opts *opts,
+                      struct bblog_replay_report *rep, struct bblog_replay_err *err)
+{
+    struct replay R = { .o = opts, .rep = rep, .err = err };
+    struct bblog_seg *merged = NULL;
+    size_t nmerged = 0;
+    struct wbuf w = { .fd = -1 };
+    int rc;
+
+    memset(rep, 0, sizeof *rep);
+    if (err) {
+        err->rc = 0;
+        err->path[0] = '\0';
+        err->reason[0] = '\0';
+    }
+    if (!opts || !opts->pfs_path || !list) {
+        rc = BBLOG_EINVAL;
+        set_err(err, rc, NULL, "no PFS file named to replay");
+        return rc;
+    }
+    R.target = opts->target ? opts->target : opts->pfs_path;
+
+    rc = select_logs(list, opts, &R.sel, &R.nsel, rep, err);
+    if (rc != 0 || R.nsel == 0)
+        goto out;
+    rc = verify_pass(&R);
+    if (rc != 0 || R.nrecs == 0)
+        goto out;
+    rc = merge(&R, &merged, &nmerged);
+    if (rc != 0)
+        goto out;
+    rep->extents = nmerged;
+    for (size_t i = 0; i < nmerged; i++)
+        rep->bytes_written += merged[i].len;
+    if (opts->dry_run)
+        goto out;
+
+    w.cap = opts->buffer_size ? opts->buffer_size : REPLAY_DEFAULT_BUFFER;
+    w.buf = malloc(w.cap);
+    if (!w.buf) {
+        rc = ENOMEM;
+        set_err(err, rc, R.target, "out of memory for a %zu-byte write buffer", w.cap);
+        goto out;
+    }
+    rc = open_target(R.target, &rep->created, &w.fd);
+    if (rc != 0) {
+        set_err(err, rc, R.target, "can't open the file to replay into: %s", strerror(rc));
+        goto out_buf;
+    }
+    rc = apply_pass(&R, merged, nmerged, &w);
+    /* The replay is done only when its data is durable on the PFS: the logs are the only other
+     * copy, and the user may remove them once bblog reports success. */
+    if (rc == 0) {
+        rc = bblog_io_sync(w.fd, 0);
+        if (rc != 0)
+            set_err(err, rc, R.target, "fsync after replay failed: %s; replay again",
+                    strerror(rc));
+    }
+    if (close(w.fd) != 0 && rc == 0) {
+        rc = errno;
+        set_err(err, rc, R.target, "close after replay failed: %s; replay again", strerror(rc));
+    }
+    rep->pwrites = w.pwrites;
+out_buf:
+    free(w.buf);
+out:
+    close_data_logs(&R);
+    for (size_t i = 0; i < R.nsel; i++)
+        free(R.sel[i].data_path);
+    free(merged);
+    free(R.recs);
+    free(R.sel);
+    return rc;
+}

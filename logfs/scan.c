@@ -1,0 +1,276 @@
+/*
+ * The log scanner (DESIGN.md section 4; layout in bblog_format.h): reads a log pair back,
+ * record by record, and hands out only payloads whose CRC matches the record that a valid
+ * rec_crc vouches for. It never trusts a length before checking it against the file it points
+ * into, so corrupt input cannot make it allocate or read absurd amounts.
+ *
+ * How a bad slot is classified. The writer writes payloads, then records, in order, so a crash
+ * can only damage the end of the log. A bad slot (partial, all zeros, failing its CRC, or whose
+ * payload is missing or fails its CRC) is therefore a torn tail (BBLOG_ETORN) when no valid
+ * record follows it, and corruption (BBLOG_ECORRUPT) when one does: the bytes after it were
+ * written, so the bad slot was damaged after the fact. Two exceptions that need no look-ahead:
+ * - an all-zero slot ends the log (format header): torn, whatever follows, since file systems
+ *   may extend a file with zeros whose contents never arrived;
+ * - a record whose rec_crc is valid but whose contents are impossible (len 0, seq not the
+ *   previous + 1, epoch after the header's) is corruption: the writer never produces one, and
+ *   a torn write does not produce a valid CRC. A payload that lies (partly) past the end of
+ *   the data log is classified like a payload failing its CRC, since that is what a data log
+ *   that lost its tail looks like.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bblog_io.h"
+#include "bblog_log.h"
+
+/* Meta log bytes read per pread: 1024 slots. */
+#define CHUNK ((size_t) 65536)
+#define RS BBLOG_RECORD_SIZE
+
+/* Payload verdicts of payload_check besides errnos. */
+#define PAYLOAD_OK 0
+#define PAYLOAD_BAD (-1)
+
+struct bblog_scan {
+    int fd_meta, fd_data;
+    uint64_t meta_size, data_size;      /* as found at open */
+    struct bblog_log_header hdr;
+    uint64_t pos;                       /* next slot */
+    uint64_t next_seq;                  /* 0 before the first record */
+    int err;                            /* sticky result once the scan stopped */
+    uint64_t bad_pos;
+    unsigned char *chunk;               /* meta bytes [chunk_off, chunk_off + chunk_len) */
+    uint64_t chunk_off;
+    size_t chunk_len;
+    unsigned char *payload;
+    size_t payload_cap;
+};
+
+/* Copies slot pos (pos + RS <= meta_size) to out. */
+static int slot_read(struct bblog_scan *s, uint64_t pos, unsigned char *out)
+{
+    if (pos < s->chunk_off || pos + RS > s->chunk_off + s->chunk_len) {
+        uint64_t want = s->meta_size - pos;
+        size_t done = 0;
+        int rc;
+
+        if (want > CHUNK)
+            want = CHUNK;
+        rc = bblog_io_full(s->fd_meta, s->chunk, (size_t) want, pos, 0, &done);
+        if (rc != 0)
+            return rc;
+        s->chunk_off = pos;
+        s->chunk_len = done;
+        /* The file shrank under us: whatever is missing now reads as a torn tail. */
+        if (done < RS)
+            memset(s->chunk, 0, RS);
+    }
+    memcpy(out, s->chunk + (pos - s->chunk_off), RS);
+    return 0;
+}
+
+/* PAYLOAD_OK when r's payload lies inside the data log and matches crc, PAYLOAD_BAD when not,
+ * or an errno from reading it. */
+static int payload_check(struct bblog_scan *s, const struct bblog_log_record *r, uint32_t crc)
+{
+    size_t done = 0;
+    int rc;
+
+    /* The bounds check comes before any allocation: len is bounded by a real file size. */
+    if (r->len == 0 || r->data_off > s->data_size || r->len > s->data_size - r->data_off
+        || r->len > SIZE_MAX)
+        return PAYLOAD_BAD;
+    if (r->len > s->payload_cap) {
+        unsigned char *p = realloc(s->payload, (size_t) r->len);
+
+        if (p == NULL)
+            return ENOMEM;
+        s->payload = p;
+        s->payload_cap = (size_t) r->len;
+    }
+    rc = bblog_io_full(s->fd_data, s->payload, (size_t) r->len, r->data_off, 0, &done);
+    if (rc != 0)
+        return rc;
+    if (done < r->len || bblog_crc32c(0, s->payload, (size_t) r->len) != crc)
+        return PAYLOAD_BAD;
+    return PAYLOAD_OK;
+}
+
+static int all_zero(const unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != 0)
+            return 0;
+    return 1;
+}
+
+/* Stops the scan at slot pos with result rc, which every later call repeats. */
+static int scan_stop(struct bblog_scan *s, uint64_t pos, int rc)
+{
+    s->err = rc;
+    s->bad_pos = pos;
+    return rc;
+}
+
+/* The slot at pos is bad: torn if no valid record (good rec_crc, payload present and matching)
+ * follows it, corrupt if one does. */
+static int scan_bad(struct bblog_scan *s, uint64_t pos)
+{
+    unsigned char slot[RS];
+    struct bblog_log_record r;
+    uint32_t crc;
+
+    for (uint64_t q = pos + RS; q + RS <= s->meta_size; q += RS) {
+        int rc = slot_read(s, q, slot);
+
+        if (rc != 0)
+            return scan_stop(s, pos, rc);
+        if (all_zero(slot, RS) || bblog_record_decode(slot, &r, &crc) != 0)
+            continue;
+        rc = payload_check(s, &r, crc);
+        if (rc == PAYLOAD_OK)
+            return scan_stop(s, pos, BBLOG_ECORRUPT);
+        if (rc != PAYLOAD_BAD)
+            return scan_stop(s, pos, rc);
+    }
+    return scan_stop(s, pos, BBLOG_ETORN);
+}
+
+int bblog_scan_next(struct bblog_scan *s, struct bblog_log_record *rec, const void **payload)
+{
+    unsigned char slot[RS];
+    struct bblog_log_record r;
+    uint64_t pos = s->pos;
+    uint32_t crc;
+    int rc;
+
+    if (s->err != 0)
+        return s->err;
+    if (pos == s->meta_size)
+        return 0;
+    if (s->meta_size - pos < RS)
+        return scan_stop(s, pos, BBLOG_ETORN);
+    rc = slot_read(s, pos, slot);
+    if (rc != 0)
+        return scan_stop(s, pos, rc);
+    if (all_zero(slot, RS))
+        return scan_stop(s, pos, BBLOG_ETORN);
+    if (bblog_record_decode(slot, &r, &crc) != 0)
+        return scan_bad(s, pos);
+    if (r.len == 0 || r.epoch > s->hdr.epoch || r.seq == 0
+        || (s->next_seq != 0 && r.seq != s->next_seq))
+        return scan_stop(s, pos, BBLOG_ECORRUPT);
+    rc = payload_check(s, &r, crc);
+    if (rc == PAYLOAD_BAD)
+        return scan_bad(s, pos);
+    if (rc != PAYLOAD_OK)
+        return scan_stop(s, pos, rc);
+    r.slot = pos;
+    *rec = r;
+    *payload = s->payload;
+    s->pos = pos + RS;
+    s->next_seq = r.seq + 1;
+    return 1;
+}
+
+int bblog_scan_open(const char *meta_path, struct bblog_scan **out)
+{
+    static const char suffix[] = ".meta";
+    unsigned char hbuf[BBLOG_HEADER_SIZE];
+    struct bblog_scan *s = NULL;
+    char *data_path = NULL;
+    struct stat sb;
+    size_t len, done = 0;
+    int rc = 0;
+
+    if (out == NULL || meta_path == NULL)
+        return BBLOG_EINVAL;
+    *out = NULL;
+    len = strlen(meta_path);
+    if (len < sizeof suffix || strcmp(meta_path + len - (sizeof suffix - 1), suffix) != 0)
+        return BBLOG_EINVAL;
+    s = calloc(1, sizeof *s);
+    data_path = malloc(len + 1);
+    if (s == NULL || data_path == NULL) {
+        rc = ENOMEM;
+        goto fail;
+    }
+    s->fd_meta = s->fd_data = -1;
+    memcpy(data_path, meta_path, len - (sizeof suffix - 1));
+    strcpy(data_path + len - (sizeof suffix - 1), ".data");
+
+    s->fd_meta = open(meta_path, O_RDONLY | O_CLOEXEC);
+    if (s->fd_meta < 0 || fstat(s->fd_meta, &sb) != 0) {
+        rc = errno;
+        goto fail;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        rc = BBLOG_EBADMAGIC;
+        goto fail;
+    }
+    s->meta_size = (uint64_t) sb.st_size;
+    memset(hbuf, 0, sizeof hbuf);
+    rc = bblog_io_full(s->fd_meta, hbuf, sizeof hbuf, 0, 0, &done);
+    if (rc != 0)
+        goto fail;
+    /* The decoder checks magic, then version, then CRC, then values; a file cut inside the
+     * header reads as zeros past its end, so it fails one of them, and is called a bad header
+     * unless it already fails as no log at all. */
+    rc = bblog_header_decode(hbuf, &s->hdr);
+    if (done < sizeof hbuf && rc != BBLOG_EBADMAGIC && rc != BBLOG_EENDIAN
+        && (rc != BBLOG_EVERSION || done < BBLOG_H_VERSION + 4))
+        rc = BBLOG_EBADHDR;
+    if (rc != 0)
+        goto fail;
+
+    s->fd_data = open(data_path, O_RDONLY | O_CLOEXEC);
+    if (s->fd_data < 0 || fstat(s->fd_data, &sb) != 0) {
+        rc = errno;
+        goto fail;
+    }
+    s->data_size = (uint64_t) sb.st_size;
+    s->chunk = malloc(CHUNK);
+    if (s->chunk == NULL) {
+        rc = ENOMEM;
+        goto fail;
+    }
+    s->pos = BBLOG_HEADER_SIZE;
+    free(data_path);
+    *out = s;
+    return 0;
+
+fail:
+    free(data_path);
+    bblog_scan_close(s);
+    return rc;
+}
+
+const struct bblog_log_header *bblog_scan_header(const struct bblog_scan *s)
+{
+    return &s->hdr;
+}
+
+uint64_t bblog_scan_bad_pos(const struct bblog_scan *s)
+{
+    return s->bad_pos;
+}
+
+void bblog_scan_close(struct bblog_scan *s)
+{
+    if (s == NULL)
+        return;
+    if (s->fd_meta >= 0)
+        close(s->fd_meta);
+    if (s->fd_data >= 0)
+        close(s->fd_data);
+    free(s->chunk);
+    free(s->payload);
+    free(s);
+}

@@ -1,0 +1,47 @@
+#!/bin/sh
+# test-all.sh: builds everything from nothing and runs every test bblog has.
+#   1. Debian packages (scripts/install-deps.sh);
+#   2. MPICH 4.0.2 with the bblog driver grafted in (scripts/build-mpi.sh, cached);
+#   3. the core with warnings as errors: `make check` (unit tests, the bblog tool test, and the
+#      MPI differential suite on the MPI of step 2);
+#   4. the core again under AddressSanitizer + UBSan: `make check` of the unit tests;
+#   5. `make distcheck` (the tarball builds and passes its checks).
+# Build trees go under ${BBLOG_BUILD:-/var/tmp/bblog-build}; the MPI under ${BBLOG_CACHE:-/var/cache/bblog}.
+# Exits non-zero as soon as a step fails; the last line says what passed.
+set -eu
+
+here=$(cd "$(dirname "$0")/.." && pwd -P)
+build=${BBLOG_BUILD:-/var/tmp/bblog-build}
+jobs=${BBLOG_JOBS:-2}
+
+step() { printf '\n==== %s\n' "$*"; }
+
+step "packages"
+"$here/scripts/install-deps.sh"
+
+step "MPICH with bblog"
+"$here/scripts/build-mpi.sh"
+
+step "autogen"
+(cd "$here" && ./autogen.sh >/dev/null 2>&1) || (cd "$here" && ./autogen.sh)
+
+step "core: build and make check (-Werror; unit, tool and MPI tests)"
+rm -rf "$build/werror" && mkdir -p "$build/werror"
+cd "$build/werror"
+"$here/configure" -q --enable-werror --with-bblog-mpi
+make -s -j"$jobs"
+make -s -j"$jobs" check || { cat test-suite.log 2>/dev/null | tail -100; exit 1; }
+
+step "core: make check under AddressSanitizer + UBSan"
+rm -rf "$build/san" && mkdir -p "$build/san"
+cd "$build/san"
+"$here/configure" -q --enable-werror --enable-sanitizers
+make -s -j"$jobs"
+make -s -j"$jobs" check || { cat test-suite.log 2>/dev/null | tail -100; exit 1; }
+
+step "make distcheck"
+cd "$build/werror"
+make -s distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror >distcheck.log 2>&1 ||
+    { tail -60 distcheck.log; exit 1; }
+
+step "all tests passed"

@@ -1,0 +1,448 @@
+#!/bin/bash
+# MPI differential tests of bblog (DESIGN.md section 8).
+#
+# Compiles test/mpi/t_*.c with the mpicc of the bblog MPI (the environment script of the MPICH
+# built with the driver grafted in), then runs every program, for each rank count of its case,
+# three ways into a fresh directory:
+#   ufs    ufs:$dir/ufs.out      plain ROMIO, the reference
+#   bblog  bblog:$dir/bb.out     the driver, by prefix
+#   force  $dir/force.out        the driver, by ROMIO_FSTYPE_FORCE=bblog:
+# each with BBLOG_DIR set to a fresh burst-buffer directory on /dev/shm. A leg passes when the
+# program exits 0 (it checks what it can itself), its files equal the ufs leg's byte for byte
+# (cmp), the burst-buffer directory holds no file afterwards (logs go at close unless
+# bblog_keep_logs=true), and no hidden shared-file-pointer file is left next to the output.
+# Error-path cases (t_errors) run through bblog only; a subset runs under valgrind.
+#
+# Usage: run-diff.sh [PATTERN...]   only cases whose name matches one of the shell patterns.
+# Environment:
+#   BBLOG_ENV_SCRIPT  the MPI's environment script
+#                     (default /var/cache/bblog/current/bin/bblog-env.sh)
+#   CI                when set, a missing MPI or valgrind is a failure instead of a skip
+#   MPITEST_BUILD     where the programs are compiled (default test/mpi/build under $PWD when
+#                     run by make check, else a temporary directory)
+#   MPITEST_KEEP=1    keep the work directory even when everything passed
+#   MPITEST_TIMEOUT   seconds per mpiexec (default 120)
+# Exit: 0 all passed; 1 something failed; 77 no bblog MPI and CI unset (skip).
+set -u
+
+env_script=${BBLOG_ENV_SCRIPT:-/var/cache/bblog/current/bin/bblog-env.sh}
+tmo=${MPITEST_TIMEOUT:-120}
+
+if [ ! -r "$env_script" ]; then
+    if [ -n "${CI:-}" ]; then
+        echo "run-diff: no bblog MPI: $env_script not found (CI is set, so this fails)" >&2
+        exit 1
+    fi
+    echo "run-diff: no bblog MPI: $env_script not found; skipping"
+    exit 77
+fi
+# shellcheck source=/dev/null
+. "$env_script"
+for tool in mpicc mpiexec cmp; do
+    if ! command -v "$tool" >/dev/null 2>&1; then
+        echo "run-diff: $tool not found after sourcing $env_script" >&2
+        exit 1
+    fi
+done
+
+# Sources: $srcdir (set by automake's test harness) or this script's directory.
+if [ -n "${srcdir:-}" ] && [ -f "$srcdir/test/mpi/common.h" ]; then
+    src=$(cd "$srcdir/test/mpi" && pwd)
+else
+    src=$(cd "$(dirname "$0")" && pwd)
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/bblog-mpitest.XXXXXX") || exit 1
+if [ -n "${MPITEST_BUILD:-}" ]; then
+    bin=$MPITEST_BUILD
+elif [ -n "${srcdir:-}" ]; then
+    bin=$PWD/test/mpi/build
+else
+    bin=$work/bin
+fi
+mkdir -p "$bin" || exit 1
+
+programs="t_contig t_strided t_noncontig t_view t_overlap t_raw t_size t_atomic t_shared
+          t_nonblock t_manyfiles t_delete t_empty t_bigdata t_hints t_errors"
+cflags="-std=gnu11 -O2 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+        -Wno-unused-parameter -Werror"
+
+echo "run-diff: MPI: $(command -v mpicc) ($env_script)"
+echo "run-diff: sources $src, programs in $bin, work in $work"
+# shellcheck disable=SC2086
+if ! mpicc $cflags -I"$src" -c "$src/common.c" -o "$bin/common.o"; then
+    echo "run-diff: cannot compile common.c" >&2
+    exit 1
+fi
+for p in $programs; do
+    # shellcheck disable=SC2086
+    if ! mpicc $cflags -I"$src" "$src/$p.c" "$bin/common.o" -o "$bin/$p"; then
+        echo "run-diff: cannot compile $p.c" >&2
+        exit 1
+    fi
+done
+
+passed=0
+failed=0
+failures=
+keep_work=${MPITEST_KEEP:-}
+
+report() { # STATUS NAME RANKS MODE [REASON]
+    local status=$1 name=$2 ranks=$3 mode=$4
+    shift 4
+    if [ "$status" = PASS ]; then
+        passed=$((passed + 1))
+        echo "PASS $name $ranks $mode"
+    else
+        failed=$((failed + 1))
+        failures="$failures
+  $name $ranks $mode: $*"
+        keep_work=1
+        echo "FAIL $name $ranks $mode: $*"
+    fi
+}
+
+# Prints the last lines of a log, indented.
+show_log() {
+    [ -s "$1" ] && tail -n 25 "$1" | sed 's/^/    | /'
+}
+
+# Describes how two files differ (sizes, first differing bytes, count of differing bytes).
+describe_diff() {
+    local a=$1 b=$2 n
+    n=$(cmp -l "$a" "$b" 2>/dev/null | wc -l)
+    echo "    $(basename "$a"): $(stat -c %s "$a") bytes, $(basename "$b"): $(stat -c %s "$b") bytes," \
+        "$n differing bytes in the common part; cmp -l (offset+1, octal ufs, octal other):"
+    cmp -l "$a" "$b" 2>&1 | head -n 8 | sed 's/^/    /'
+}
+
+# Whether a read-only directory can be prepared for t_errors: "mount" (root, in a private mount
+# namespace), "chmod" (non-root: permissions apply), or "" (cannot: root without CAP_SYS_ADMIN).
+ro_method=
+if [ "$(id -u)" != 0 ]; then
+    ro_method=chmod
+elif command -v unshare >/dev/null 2>&1 &&
+    unshare -m sh -c "mount -t tmpfs -o ro,size=64k bblog-ro '$work' && umount '$work'" \
+        >/dev/null 2>&1; then
+    ro_method=mount
+fi
+
+# run_leg DIR MODE [ENV=VAL...] -- MPIEXEC-ARGS...
+# Runs one mpiexec (-launcher fork, under timeout) with a fresh burst-buffer directory as
+# BBLOG_DIR and the given variables; sets leg_rc, leg_bb, leg_log. With leg_ro set and
+# ro_method=mount, runs in a private mount namespace where leg_ro is a read-only tmpfs.
+run_leg() {
+    local dir=$1 mode=$2
+    shift 2
+    local -a envs=()
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do
+        envs+=("$1")
+        shift
+    done
+    shift
+    leg_bb=$(mktemp -d /dev/shm/bblog-bb.XXXXXX) || return 1
+    leg_log=$dir/$mode.log
+    local -a wrap=()
+    if [ -n "${leg_ro:-}" ] && [ "$ro_method" = mount ]; then
+        wrap=(unshare -m sh -c 'mount -t tmpfs -o ro,size=64k bblog-ro "$0" && exec "$@"'
+              "$leg_ro")
+    fi
+    local t0
+    t0=$(date +%s%N)
+    (
+        unset ROMIO_FSTYPE_FORCE TEST_HINTS TEST_RO_DIR
+        export BBLOG_DIR="$leg_bb"
+        for e in "${envs[@]}"; do
+            export "${e?}"
+        done
+        exec "${wrap[@]}" timeout -k 10 "$tmo" mpiexec -launcher fork "$@"
+    ) >"$leg_log" 2>&1
+    leg_rc=$?
+    echo "$(( ($(date +%s%N) - t0) / 1000000 )) $dir $mode" >>"$work/timings"
+}
+
+# Files of a leg, named by their suffix after the base name: "*" for the base file itself,
+# "*.00" for base.00 and so on; one per line, sorted.
+suffixes() {
+    local dir=$1 base=$2 f
+    for f in "$dir/$base" "$dir/$base".*; do
+        [ -e "$f" ] && echo "*${f#"$dir/$base"}"
+    done | sort
+}
+
+# check_leg DIR BASE KEEP: checks common to every leg; sets leg_why (empty if all is well).
+check_leg() {
+    local dir=$1 base=$2 keep=$3 why= left hidden
+    if [ "$leg_rc" = 124 ] || [ "$leg_rc" = 137 ]; then
+        why="timeout after $tmo s"
+    elif [ "$leg_rc" != 0 ]; then
+        why="exit status $leg_rc"
+    fi
+    left=$(find "$leg_bb" -type f 2>/dev/null | head -n 5)
+    if [ "$keep" = 0 ] && [ -n "$left" ]; then
+        why="${why:+$why; }log files left in the burst buffer: $(echo $left)"
+    fi
+    hidden=$(cd "$dir" && ls -A | grep -F ".$base" | grep '^\.' | head -n 5)
+    if [ -n "$hidden" ]; then
+        why="${why:+$why; }hidden files left: $(echo $hidden)"
+    fi
+    leg_why=$why
+}
+
+# With bblog_keep_logs=true: logs must be there, in a 0700 per-user directory, files 0600
+# (DESIGN.md section 4). Prints the problems, one per line.
+check_kept_logs() {
+    local bb=$1 udir bad
+    udir=$bb/bblog-$(id -u)
+    if [ ! -d "$udir" ]; then
+        echo "bblog_keep_logs=true but no $udir"
+        return
+    fi
+    [ "$(stat -c %a "$udir")" = 700 ] || echo "$udir has mode $(stat -c %a "$udir"), not 700"
+    [ -n "$(find "$udir" -type f | head -n 1)" ] ||
+        echo "bblog_keep_logs=true but no log file in $udir"
+    bad=$(find "$udir" -type f ! -perm 0600 | head -n 3)
+    [ -z "$bad" ] || echo "log files not mode 0600: $(echo $bad)"
+}
+
+# bblog_stats=FILE: one JSON object per file opened, appended by rank 0 (hint specification).
+# Prints the problem, if any.
+check_stats() {
+    local f=$1 want=$2
+    if [ ! -s "$f" ]; then
+        echo "bblog_stats=$f: no statistics written"
+        return
+    fi
+    command -v python3 >/dev/null 2>&1 || return
+    python3 - "$f" "$want" <<'PY'
+import json, sys
+text = open(sys.argv[1]).read()
+dec, pos, objs = json.JSONDecoder(), 0, []
+try:
+    while True:
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+        if pos >= len(text):
+            break
+        obj, pos = dec.raw_decode(text, pos)
+        objs.append(obj)
+except ValueError as e:
+    print("bblog_stats: not a sequence of JSON objects (%s)" % e)
+    sys.exit(0)
+if len(objs) != int(sys.argv[2]) or not all(isinstance(o, dict) for o in objs):
+    print("bblog_stats: %d JSON values, expected %s objects" % (len(objs), sys.argv[2]))
+PY
+}
+
+# A differential case: run_case NAME PROG N HINTS [OPTION]
+# OPTION: keep (bblog_keep_logs=true is in HINTS: logs must remain), stats=N (bblog_stats to a
+# file, N objects expected), valgrind (the bblog leg runs under valgrind, no force leg).
+run_case() {
+    local name=$1 prog=$2 n=$3 hints=$4 opt=${5:-}
+    local dir=$work/$name.$n keep=0 ref_ok=0 mode target base why s want got hint_leg
+    local -a envs pre
+    [ "$opt" = keep ] && keep=1
+    mkdir -p "$dir"
+    local modes="ufs bblog force"
+    [ "$opt" = valgrind ] && modes="ufs bblog"
+    for mode in $modes; do
+        pre=()
+        hint_leg=$hints
+        case $mode in
+        ufs) base=ufs.out target=ufs:$dir/ufs.out envs=() ;;
+        bblog) base=bb.out target=bblog:$dir/bb.out envs=() ;;
+        force) base=force.out target=$dir/force.out envs=(ROMIO_FSTYPE_FORCE=bblog:) ;;
+        esac
+        if [ "$opt" = valgrind ] && [ "$mode" = bblog ]; then
+            pre=(valgrind -q --error-exitcode=1 --suppressions="$src/valgrind.supp")
+            mode=bblog+valgrind
+        fi
+        case $opt in
+        stats=*) hint_leg="${hints:+$hints;}bblog_stats=$dir/$mode.stats" ;;
+        esac
+        [ -n "$hint_leg" ] && envs+=("TEST_HINTS=$hint_leg")
+        rm -f "$dir/$mode.diff"
+        run_leg "$dir" "$mode" "${envs[@]}" -- -n "$n" "${pre[@]}" "$bin/$prog" "$target"
+        check_leg "$dir" "$base" "$keep"
+        why=$leg_why
+        if [ "$mode" != ufs ]; then
+            local extra=
+            [ "$keep" = 1 ] && extra=$(check_kept_logs "$leg_bb")
+            case $opt in
+            stats=*) extra="$extra$(check_stats "$dir/$mode.stats" "${opt#stats=}")" ;;
+            esac
+            [ -n "$extra" ] && why="${why:+$why; }$(echo $extra)"
+        fi
+        if [ "$mode" = ufs ]; then
+            [ -z "$why" ] && ref_ok=1
+        elif [ "$ref_ok" = 1 ]; then
+            want=$(suffixes "$dir" ufs.out)
+            got=$(suffixes "$dir" "$base")
+            if [ "$want" != "$got" ]; then
+                why="${why:+$why; }files differ from ufs: ufs has [$(echo $want)], $mode has [$(echo $got)]"
+            else
+                while IFS= read -r s; do
+                    s=${s#\*}
+                    if ! cmp -s "$dir/ufs.out$s" "$dir/$base$s"; then
+                        why="${why:+$why; }$base$s differs from ufs.out$s"
+                        describe_diff "$dir/ufs.out$s" "$dir/$base$s" >>"$dir/$mode.diff"
+                    fi
+                done <<<"$want"
+            fi
+        else
+            why="${why:+$why; }no reference (the ufs leg failed)"
+        fi
+        if [ -z "$why" ]; then
+            report PASS "$name" "$n" "$mode"
+        else
+            report FAIL "$name" "$n" "$mode" "$why"
+            [ -s "$dir/$mode.diff" ] && head -n 40 "$dir/$mode.diff"
+            show_log "$leg_log"
+        fi
+        rm -rf "$leg_bb"
+    done
+}
+
+# An error-path case, through bblog only: run_err NAME N EXPECT [ENV=VAL...]
+# EXPECT empty: the built-in cases of t_errors (with a read-only directory if one can be made);
+# else an MPI error class name the open must fail with, because of the given BBLOG_* variables.
+run_err() {
+    local name=$1 n=$2 expect=$3
+    shift 3
+    local dir=$work/$name.$n
+    local -a args=()
+    mkdir -p "$dir"
+    leg_ro=
+    if [ -z "$expect" ]; then
+        if [ -n "$ro_method" ]; then
+            leg_ro=$dir/ro
+            mkdir -p "$leg_ro"
+            [ "$ro_method" = chmod ] && chmod 0555 "$leg_ro"
+            set -- "$@" "TEST_RO_DIR=$leg_ro"
+        else
+            echo "NOTE $name $n: running as root without mount rights: read-only bblog_dir" \
+                "not checked"
+        fi
+    else
+        args=("env:$expect")
+    fi
+    run_leg "$dir" bblog "$@" -- -n "$n" "$bin/t_errors" "bblog:$dir/bb.out" "${args[@]}"
+    leg_ro=
+    check_leg "$dir" bb.out 0
+    if [ -z "$leg_why" ]; then
+        report PASS "$name" "$n" bblog
+    else
+        report FAIL "$name" "$n" bblog "$leg_why"
+        show_log "$leg_log"
+    fi
+    grep -h '^t_errors: note' "$leg_log" | sed "s/^t_errors: note: /NOTE $name $n: /"
+    rm -rf "$leg_bb"
+}
+
+# Hints differing between ranks through the environment: MPMD launch, one rank per value.
+run_err_mpmd() {
+    local name=$1 key=$2 v0=$3 v1=$4 expect=$5
+    local dir=$work/$name.2
+    mkdir -p "$dir"
+    run_leg "$dir" bblog -- -n 1 -env "$key" "$v0" "$bin/t_errors" "bblog:$dir/bb.out" \
+        "env:$expect" : -n 1 -env "$key" "$v1" "$bin/t_errors" "bblog:$dir/bb.out" "env:$expect"
+    check_leg "$dir" bb.out 0
+    if [ -z "$leg_why" ]; then
+        report PASS "$name" 2 bblog
+    else
+        report FAIL "$name" 2 bblog "$leg_why"
+        show_log "$leg_log"
+    fi
+    rm -rf "$leg_bb"
+}
+
+selected() {
+    local pat
+    [ ${#patterns[@]} -eq 0 ] && return 0
+    for pat in "${patterns[@]}"; do
+        # shellcheck disable=SC2053
+        [[ $1 == $pat ]] && return 0
+    done
+    return 1
+}
+
+patterns=("$@")
+small="bblog_flush_buffer_size=64k"
+tiny="bblog_max_size=256k"
+
+# name            program      ranks        hints / option
+cases=(
+    "t_contig        t_contig     1 2 4"
+    "t_strided       t_strided    2 4 8"
+    "t_noncontig     t_noncontig  1 2 3 4 8"
+    "t_view          t_view       1 3"
+    "t_overlap       t_overlap    2 3 4"
+    "t_raw           t_raw        1 2 4"
+    "t_size          t_size       1 2 3"
+    "t_atomic        t_atomic     2 4"
+    "t_shared        t_shared     1 2 4"
+    "t_nonblock      t_nonblock   2 3"
+    "t_manyfiles     t_manyfiles  2 4"
+    "t_delete        t_delete     1 2"
+    "t_empty         t_empty      1 3"
+    "t_hints         t_hints      3 8"
+)
+for c in "${cases[@]}"; do
+    read -r name prog ranks <<<"$c"
+    selected "$name" || continue
+    for n in $ranks; do
+        run_case "$name" "$prog" "$n" ""
+    done
+done
+
+# Budgets smaller than the data: many drain rounds, burst buffer overflow, sync to the log only.
+selected "t_bigdata[flush64k]" && run_case "t_bigdata[flush64k]" t_bigdata 2 "$small"
+selected "t_bigdata[max256k]" && run_case "t_bigdata[max256k]" t_bigdata 3 "$tiny"
+selected "t_bigdata[flush64k,max256k,syncbb]" &&
+    run_case "t_bigdata[flush64k,max256k,syncbb]" t_bigdata 4 "$small;$tiny;bblog_sync=bb"
+selected "t_strided[flush64k]" && run_case "t_strided[flush64k]" t_strided 4 "$small"
+# Kept logs and statistics (t_contig opens its file twice: write, then check).
+selected "t_contig[keep,stats]" &&
+    run_case "t_contig[keep,stats]" t_contig 2 "bblog_keep_logs=true" keep
+selected "t_contig[stats]" && run_case "t_contig[stats]" t_contig 2 "" stats=2
+
+# Error paths.
+if selected t_errors; then
+    run_err t_errors 2 ""
+    run_err t_errors 3 ""
+fi
+if selected "t_errors[env]"; then
+    run_err "t_errors[env-flush-garbage]" 2 MPI_ERR_INFO_VALUE BBLOG_FLUSH_BUFFER_SIZE=12q
+    run_err "t_errors[env-sync-bogus]" 2 MPI_ERR_INFO_VALUE BBLOG_SYNC=bogus
+    run_err "t_errors[env-dir-missing]" 2 MPI_ERR_NO_SUCH_FILE "BBLOG_DIR=$work/no-such-dir"
+    run_err "t_errors[env-flush-valid]" 2 MPI_SUCCESS BBLOG_FLUSH_BUFFER_SIZE=64k
+    run_err_mpmd "t_errors[env-flush-differs]" BBLOG_FLUSH_BUFFER_SIZE 64k 128k MPI_ERR_NOT_SAME
+fi
+
+# Valgrind on 2 ranks, bblog leg.
+if selected valgrind; then
+    if command -v valgrind >/dev/null 2>&1; then
+        for p in t_noncontig t_raw t_size t_overlap; do
+            run_case "$p[valgrind]" "$p" 2 "" valgrind
+        done
+    elif [ -n "${CI:-}" ]; then
+        report FAIL valgrind - - "valgrind not installed (scripts/install-deps.sh)"
+    else
+        echo "NOTE valgrind not installed: valgrind subset not run"
+    fi
+fi
+
+if [ -s "$work/timings" ]; then
+    echo "run-diff: slowest runs (ms):"
+    sort -rn "$work/timings" | head -n 8 | sed "s|$work/||; s/^/  /"
+fi
+if [ -n "$failures" ]; then
+    echo "failed:$failures"
+fi
+if [ -z "$keep_work" ]; then
+    rm -rf "$work"
+else
+    echo "run-diff: work directory kept: $work"
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]

@@ -1,0 +1,256 @@
+/*
+ * Error paths of bblog's MPI_File_open (the hint specification, DESIGN.md section 7). Run only
+ * through bblog; not differential. Every case is checked on every rank: the error class, that all
+ * ranks agree (a collective open that fails on some ranks only would hang the others later), and
+ * for bad values that the message names the key and the value.
+ *
+ *   t_errors FILE             invalid hint values, bblog_dir missing / a regular file /
+ *                             read-only ($TEST_RO_DIR, prepared by the runner), hints that differ
+ *                             between ranks, valid spellings as controls; then FILE is written.
+ *   t_errors FILE env:CLASS   open FILE once; it must fail with CLASS (e.g. MPI_ERR_INFO_VALUE)
+ *                             because of BBLOG_* variables the runner set; `env:MPI_SUCCESS`
+ *                             expects success.
+ */
+#include "common.h"
+
+#include <errno.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct bad {
+    const char *key, *val;
+};
+
+/* Values the specification rejects with MPI_ERR_INFO_VALUE. */
+static const struct bad bad_values[] = {
+    {"bblog_flush_buffer_size", "garbage"},
+    {"bblog_flush_buffer_size", "12q"},
+    {"bblog_flush_buffer_size", "64kk"},
+    {"bblog_flush_buffer_size", "0"},
+    {"bblog_flush_buffer_size", "-1"},
+    {"bblog_flush_buffer_size", "-64k"},
+    {"bblog_flush_buffer_size", "4095"}, /* below the 4k minimum */
+    {"bblog_flush_buffer_size", "99999999999999999999999"},
+    {"bblog_max_size", "garbage"},
+    {"bblog_max_size", "-1"},
+    {"bblog_max_size", "1x"},
+    {"bblog_max_size", "99999999999g"},
+    {"bblog_mapping", "node"},           /* not supported yet */
+    {"bblog_mapping", "bogus"},
+    {"bblog_drain", "bogus"},
+    {"bblog_sync", "bogus"},
+    {"bblog_close", "bb"},               /* not supported yet */
+    {"bblog_close", "bogus"},
+    {"bblog_keep_logs", "maybe"},
+};
+
+/* Spellings the specification accepts: controls, so that a driver failing every open with
+ * hints does not pass the cases above. */
+static const struct bad good_values[] = {
+    {"bblog_flush_buffer_size", "4k"},   {"bblog_flush_buffer_size", "4096"},
+    {"bblog_flush_buffer_size", "1M"},   {"bblog_max_size", "0"},
+    {"bblog_max_size", "256K"},          {"bblog_mapping", "process"},
+    {"bblog_drain", "on_demand"},        {"bblog_sync", "bb"},
+    {"bblog_close", "pfs"},              {"bblog_keep_logs", "false"},
+};
+
+static int class_by_name(const char *s)
+{
+    static const int all[] = {MPI_SUCCESS,       MPI_ERR_INFO_VALUE, MPI_ERR_NOT_SAME,
+                              MPI_ERR_NO_SUCH_FILE, MPI_ERR_ACCESS,  MPI_ERR_BAD_FILE};
+
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (strcmp(tst_class_name(all[i]), s) == 0)
+            return all[i];
+    return -1;
+}
+
+/* Opens fname on all ranks with `info` added to TEST_HINTS and checks the outcome: error class
+ * `want` on every rank (MPI_SUCCESS: the open must work, then the file is closed). Needles, if
+ * given, must appear in the error message. A mixed outcome is reported and the job aborted:
+ * the ranks that succeeded cannot close the file without the others. */
+static void expect_open(const char *fname, MPI_Info info, int want, const char *label,
+                        const char *needle1, const char *needle2)
+{
+    MPI_File fh = MPI_FILE_NULL;
+    int rc = tst_open_rc(MPI_COMM_WORLD, fname, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh);
+    int cls = tst_err_class(rc), ok = rc == MPI_SUCCESS, all_ok = 0, any_ok = 0;
+    char msg[MPI_MAX_ERROR_STRING + 1] = "";
+
+    if (!ok)
+        snprintf(msg, sizeof msg, "%s", tst_err_string(rc));
+    CHECK(cls == want, "%s: open gave [%s] %s; expected %s", label, tst_class_name(cls), msg,
+          tst_class_name(want));
+    if (!ok && needle1)
+        CHECK(strstr(msg, needle1) != NULL, "%s: error message does not name '%s': %s", label,
+              needle1, msg);
+    if (!ok && needle2)
+        CHECK(strstr(msg, needle2) != NULL, "%s: error message does not name '%s': %s", label,
+              needle2, msg);
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    MPI_Allreduce(&ok, &any_ok, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    if (any_ok && !all_ok) {
+        CHECK(0, "%s: open succeeded on some ranks and failed on others", label);
+        tst_abort();
+    }
+    if (ok)
+        CHECK_MPI(MPI_File_close(&fh));
+}
+
+/* Whether the PFS file exists (plain path). */
+static int exists(const char *fname)
+{
+    struct stat sb;
+
+    return stat(tst_plain_path(fname), &sb) == 0;
+}
+
+static void remove_plain(const char *fname)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (tst_rank == 0)
+        unlink(tst_plain_path(fname));
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* Directory part of the plain path of fname (static buffer). */
+static const char *dir_of(const char *fname)
+{
+    static char d[4096];
+    const char *p = tst_plain_path(fname), *slash = strrchr(p, '/');
+
+    if (!slash)
+        return ".";
+    snprintf(d, sizeof d, "%.*s", (int)(slash - p), p);
+    return d;
+}
+
+static void one_hint(const char *fname, const char *key, const char *val, int want,
+                     const char *label)
+{
+    MPI_Info info;
+
+    MPI_Info_create(&info);
+    MPI_Info_set(info, key, val);
+    expect_open(fname, info, want, label, want == MPI_ERR_INFO_VALUE ? key : NULL,
+                want == MPI_ERR_INFO_VALUE ? val : NULL);
+    MPI_Info_free(&info);
+}
+
+static void dir_cases(const char *fname)
+{
+    char path[4096], label[256];
+    const char *ro = getenv("TEST_RO_DIR");
+
+    /* Missing directory: MPI_ERR_NO_SUCH_FILE, and the file is not created. */
+    snprintf(path, sizeof path, "%s/no-such-dir/bb", dir_of(fname));
+    one_hint(fname, "bblog_dir", path, MPI_ERR_NO_SUCH_FILE, "bblog_dir missing");
+    CHECK(!exists(fname), "bblog_dir missing: %s was created although the open failed",
+          tst_plain_path(fname));
+    remove_plain(fname);
+
+    /* A regular file where the directory should be: MPI_ERR_BAD_FILE. */
+    snprintf(path, sizeof path, "%s/not-a-dir", dir_of(fname));
+    if (tst_rank == 0) {
+        FILE *f = fopen(path, "w");
+        CHECK(f != NULL, "cannot create %s: %s", path, strerror(errno));
+        if (f)
+            fclose(f);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    one_hint(fname, "bblog_dir", path, MPI_ERR_BAD_FILE, "bblog_dir is a regular file");
+    if (tst_rank == 0)
+        printf("t_errors: note: after the failed open with bblog_dir a regular file, %s %s\n",
+               tst_plain_path(fname), exists(fname) ? "exists" : "does not exist");
+    remove_plain(fname);
+    if (tst_rank == 0)
+        unlink(path);
+
+    /* Read-only directory (a read-only mount: root ignores permission bits). */
+    if (ro && *ro) {
+        snprintf(label, sizeof label, "bblog_dir read-only (%s)", ro);
+        one_hint(fname, "bblog_dir", ro, MPI_ERR_ACCESS, label);
+        if (tst_rank == 0)
+            printf("t_errors: note: after the failed open with a read-only bblog_dir, %s %s\n",
+                   tst_plain_path(fname), exists(fname) ? "exists" : "does not exist");
+        remove_plain(fname);
+    } else if (tst_rank == 0) {
+        printf("t_errors: note: TEST_RO_DIR not set, read-only bblog_dir not checked\n");
+    }
+}
+
+static void mismatch_cases(const char *fname)
+{
+    static const struct {
+        const char *key, *v0, *vother;
+        int want;
+    } mm[] = {
+        {"bblog_flush_buffer_size", "64k", "128k", MPI_ERR_NOT_SAME},
+        {"bblog_sync", "pfs", "bb", MPI_ERR_NOT_SAME},
+        {"bblog_flush_buffer_size", "64k", "65536", MPI_SUCCESS}, /* equal values */
+    };
+
+    if (tst_size < 2) {
+        if (tst_rank == 0)
+            printf("t_errors: note: 1 rank, hints differing between ranks not checked\n");
+        return;
+    }
+    for (size_t i = 0; i < sizeof mm / sizeof mm[0]; i++) {
+        char label[200];
+        snprintf(label, sizeof label, "%s = %s on rank 0, %s elsewhere", mm[i].key, mm[i].v0,
+                 mm[i].vother);
+        one_hint(fname, mm[i].key, tst_rank == 0 ? mm[i].v0 : mm[i].vother, mm[i].want, label);
+        remove_plain(fname);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    const char *name = tst_init(&argc, &argv);
+    char *scratch = tst_name(name, ".err");
+    struct tst_image img;
+    MPI_File fh;
+    MPI_Status st;
+
+    if (argc > 2 && strncmp(argv[2], "env:", 4) == 0) {
+        int want = class_by_name(argv[2] + 4);
+        REQUIRE(want >= 0, "unknown class %s", argv[2] + 4);
+        expect_open(name, MPI_INFO_NULL, want, argv[2], NULL, NULL);
+        return tst_finalize();
+    }
+    REQUIRE(tst_is_bblog(name), "t_errors runs only through bblog (got %s)", name);
+
+    for (size_t i = 0; i < sizeof bad_values / sizeof bad_values[0]; i++) {
+        char label[200];
+        snprintf(label, sizeof label, "%s=%s", bad_values[i].key, bad_values[i].val);
+        one_hint(scratch, bad_values[i].key, bad_values[i].val, MPI_ERR_INFO_VALUE, label);
+        if (tst_rank == 0 && exists(scratch))
+            printf("t_errors: note: after the failed open with %s, %s exists\n", label,
+                   tst_plain_path(scratch));
+        remove_plain(scratch);
+    }
+    for (size_t i = 0; i < sizeof good_values / sizeof good_values[0]; i++) {
+        char label[200];
+        snprintf(label, sizeof label, "valid %s=%s", good_values[i].key, good_values[i].val);
+        one_hint(scratch, good_values[i].key, good_values[i].val, MPI_SUCCESS, label);
+        remove_plain(scratch);
+    }
+    dir_cases(scratch);
+    mismatch_cases(scratch);
+
+    /* After all that, the driver still works. */
+    tst_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
+    {
+        unsigned char buf[3000];
+        tst_fill(buf, sizeof buf, tst_rank * 3000, tst_rank, 0);
+        CHECK_MPI(MPI_File_write_at_all(fh, tst_rank * 3000, buf, 3000, MPI_BYTE, &st));
+    }
+    CHECK_MPI(MPI_File_close(&fh));
+    tst_img_init(&img);
+    for (int r = 0; r < tst_size; r++)
+        tst_img_write(&img, r * 3000, 3000, r, 0);
+    tst_check_file(MPI_COMM_WORLD, name, &img);
+    tst_img_free(&img);
+    free(scratch);
+    return tst_finalize();
+}

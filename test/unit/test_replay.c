@@ -1,0 +1,724 @@
+/*
+ * Replay end to end: simulated ranks write real logs (bblog_log_create), drain, crash, tear and
+ * corrupt them (test/unit/simlog.c); the replayed PFS file is compared byte for byte with the
+ * brute-force model of the simulation.
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bblog_replay.h"
+#include "simlog.h"
+
+#define NPROCS 4
+#define NO_RANK UINT32_MAX
+
+struct fixture {
+    char dir[64];
+    char pfs[128];              /* the PFS file the simulated job writes */
+};
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    return remove(path);
+}
+
+static int setup(void **state)
+{
+    struct fixture *f = calloc(1, sizeof *f);
+
+    if (!f)
+        return -1;
+    snprintf(f->dir, sizeof f->dir, "/tmp/bblog-test-replay-XXXXXX");
+    if (!mkdtemp(f->dir)) {
+        free(f);
+        return -1;
+    }
+    snprintf(f->pfs, sizeof f->pfs, "%s/pfs.out", f->dir);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+
+    nftw(f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    free(f);
+    return 0;
+}
+
+/* Replays PFS's logs found in DIR; returns bblog_replay_file's code. */
+static int replay(const char *dir, const char *pfs, const char *job, size_t bufsize,
+                  int dry_run, struct bblog_replay_report *rep, struct bblog_replay_err *err)
+{
+    struct bblog_replay_list list;
+    struct bblog_replay_opts o = {
+        .pfs_path = pfs, .job_id = job, .buffer_size = bufsize, .dry_run = dry_run,
+    };
+    int rc;
+
+    rc = bblog_replay_discover(dir, &list, err);
+    assert_int_equal(rc, 0);
+    rc = bblog_replay_file(&list, &o, rep, err);
+    bblog_replay_list_free(&list);
+    return rc;
+}
+
+static void assert_file_is(const char *path, const unsigned char *want, size_t want_len)
+{
+    unsigned char *got;
+    size_t len;
+
+    assert_int_equal(sim_read_file(path, &got, &len), 0);
+    assert_int_equal(len, want_len);
+    if (len > 0)
+        assert_memory_equal(got, want, len);
+    free(got);
+}
+
+static void assert_matches_model(const struct sim *s, const char *path)
+{
+    unsigned char *want;
+    size_t len;
+
+    assert_int_equal(sim_expected(s, &want, &len), 0);
+    assert_file_is(path, want, len);
+    free(want);
+}
+
+/*
+ * The scenario of the issue: four ranks, overlapping extents inside a generation (ordered by
+ * rank) and across generations (ordered by gen), a rank overwriting itself (ordered by seq), a
+ * drain in the middle, a torn tail on rank 3. Replayed twice: the same file.
+ */
+static void test_four_ranks_overlap(void **state)
+{
+    struct fixture *f = *state;
+    struct bblog_replay_report rep;
+    struct bblog_replay_err err;
+    unsigned char *first;
+    size_t first_len;
+    struct sim s;
+
+    assert_int_equal(sim_open(&s, f->dir, "job1", f->pfs, "job-1", NPROCS, 42), 0);
+    /* gen 0: each rank's extent overlaps its neighbours'; rank 1 rewrites part of its own. */
+    for (uint32_t r = 0; r < NPROCS; r++)
+        assert_int_equal(sim_write(&s, r, r * 3000, 5000), 0);
+    assert_int_equal(sim_write(&s, 1, 3500, 100), 0);
+    sim_set_gen(&s, 1);
+    for (uint32_t r = 0; r < NPROCS; r++)
+        assert_int_equal(sim_write(&s, NPROCS - 1 - r, 1000 + r * 700, 2000), 0);
+    assert_int_equal(sim_drain(&s, NO_RANK), 0);
+    /* gens 2 and 3, after the drain: overwrite drained bytes, extend the file, leave holes. */
+    sim_set_gen(&s, 2);
+    for (uint32_t r = 0; r < NPROCS; r++) {
+        assert_int_equal(sim_write(&s, r, 2000 + r * 50, 300), 0);
+        assert_int_equal(sim_write(&s, r, 40000 + r * 4096, 4096), 0);
+    }
+    sim_set_gen(&s, 3);
+    assert_int_equal(sim_write(&s, 3, 0, 64), 0);
+    assert_int_equal(sim_write(&s, 0, 40000, 10000), 0);
+    assert_int_equal(sim_write(&s, 2, 41000, 512), 0);
+    assert_int_equal(sim_write(&s, 3, 60000, 1000), 0);      /* torn below */
+    assert_int_equal(sim_crash(&s), 0);
+    assert_int_equal(sim_tear(&s, 3), 0);
+
+    assert_int_equal(replay(f->dir, f->pfs, NULL, 0, 0, &rep, &err), 0);
+    assert_int_equal(rep.nlogs, NPROCS);
+    assert_int_equal(rep.nprocs, NPROCS);
+    assert_string_equal(rep.job_id, "job-1");
+    assert_int_equal(rep.nmissing, 0);
+    assert_int_equal(rep.records, 4 * 2 + 3);
+    assert_int_equal(rep.ntorn, 1);
+    assert_int_equal(rep.created, 0);
+    assert_int_equal(rep.file_end, 40000 + 3 * 4096 + 4096);
+    assert_true(rep.pwrites >= 1 && rep.pwrites <= rep.extents);
+    assert_matches_model(&s, f->pfs);
+    bblog_replay_report_free(&rep);
+
+    /* Idempotent: a second replay (as after a crash during the first) changes nothing. */
+    assert_int_equal(sim_read_file(f->pfs, &first, &first_len), 0);
+    assert_int_equal(replay(f->dir, f->pfs, NULL, 0, 0, &rep, &err), 0);
+    assert_file_is(f->pfs, first, first_len);
+    bblog_replay_report_free(&rep);
+    free(first);
+    sim_free(&s);
+}
+
+/* The torn log is the one reported, by its index in the list. */
+static void test_torn_reported(void **state)
+{
+    struct fixture *f = *state;
+    struct bblog_replay_list list;
+    struct bblog_replay_opts o = { .pfs_path = f->pfs };
+    struct bblog_replay_report rep;
+    struct bblog_replay_err err;
+    struct sim s;
+
+    assert_int_equal(sim_open(&s, f->dir, "t", f->pfs, "job-t", NPROCS, 7), 0);
+    for (uint32_t r = 0; r < NPROCS; r++) {
+        assert_int_equal(sim_write(&s, r, r * 100, 100), 0);
+        assert_int_equal(sim_write(&s, r, 1000 + r * 100, 100), 0);
+    }
+    assert_int_equal(sim_crash(&s), 0);
+    assert_int_equal(sim_tear(&s, 2), 0);
+    assert_int_equal(bblog_replay_discover(f->dir, &list, &err), 0);
+    assert_int_equal(list.n, NPROCS);
+    for (size_t i = 0; i < list.n; i++) {
+        assert_int_equal(list.logs[i].open_rc, 0);
+        assert_int_equal(list.logs[i].rank, i);         /* sorted by rank */
+        assert_int_equal(list.logs[i].scan_rc, i == 2 ? BBLOG_ETORN : 0);
+        assert_int_equal(list.logs[i].undrained_records, i == 2 ? 1 : 2);
+        assert_int_equal(list.logs[i].undrained_bytes, i == 2 ? 100 : 200);
+    }
+    assert_int_equal(bblog_replay_file(&list, &o, &rep, &err), 0);
+    assert_int_equal(rep.ntorn, 1);
+    assert_string_equal(list.logs[rep.torn[0]].meta_path, s.meta_paths[2]);
+    assert_int_equal(rep.created, 1);
+    assert_matches_model(&s, f->pfs);
+    bblog_replay_report_free(&rep);
+    bblog_replay_list_free(&list);
+    sim_free(&s);
+}
+
+/*
+ * Randomized against the model (fixed seeds): random overlapping extents over several gens,
+ * random drains (some with a rank stuck between the epoch bump and the truncation), a random
+ * torn tail, small random gather buffers so that flushes and direct writes both happen.
+ */
+static void test_random_against_model(void **state)
+{
+    struct fixture *f = *state;
+    uint64_t x = 20240611;
+
+    for (int round = 0; round < 16; round++) {
+        struct bblog_replay_report rep;
+        struct bblog_replay_err err;
+        char tag[32], pfs[160];
+        uint32_t stuck = NO_RANK;
+        struct sim s;
+
+        snprintf(tag, sizeof tag, "rnd%d", round);
+        snprintf(pfs, sizeof pfs, "%s/pfs.rnd%d", f->dir, round);
+        assert_int_equal(sim_open(&s, f->dir, tag, pfs, tag, NPROCS, (uint64_t) round + 1), 0);
+        for (uint32_t gen = 0; gen < 6; gen++) {
+            int writes = 2 + (int) (x % 12);
+
+            sim_set_gen(&s, gen);
+            for (int i = 0; i < writes; i++) {
+                uint32_t rank;
+                uint64_t off, len;
+
+                x = x * 6364136223846793005u + 1442695040888963407u;
+                rank = (uint32_t) (x >> 60) % NPROCS;
+                off = (x >> 20) % 65536;
+                len = 1 + (x >> 40) % 6000;
+                if (rank == stuck)
+                    rank = (rank + 1) % NPROCS;
+                assert_int_equal(sim_write(&s, rank, off, len), 0);
+            }
+            if (gen == 2 || (gen == 4 && (x >> 33) % 2)) {
+                uint32_t st = stuck == NO_RANK && (x >> 35) % 3 == 0 ? (uint32_t) (x >> 37) %
+                              NPROCS : NO_RANK;
+
+                assert_int_equal(sim_drain(&s, st), 0);
+                if (st != NO_RANK)
+                    stuck = st;
+            }
+        }
+        assert_int_equal(sim_crash(&s), 0);
+        /* Every third round, tear the first rank from round % NPROCS on that has undrained
+         * records (ENOENT: it has none). */
+        for (uint32_t k = 0; round % 3 == 0 && k < NPROCS; k++) {
+            uint32_t r = ((uint32_t) round + k) % NPROCS;
+            int rc = r != stuck ? sim_tear(&s, r) : ENOENT;
+
+            if (rc == 0)
+                break;
+            if (rc != ENOENT)
+                fail_msg("round %d: tearing rank %u: %s", round, r, bblog_strerror(rc));
+        }
+        x = x * 6364136223846793005u + 1442695040888963407u;
+        assert_int_equal(replay(f->dir, pfs, NULL, 512 + (size_t) (x >> 50) % 16384, 0, &rep,
+                                &err), 0);
+        assert_matches_model(&s, pfs);
+        bblog_replay_report_free(&rep);
+        sim_free(&s);
+    }
+}
+
+/* Mid-log corruption, in a record slot or in a payload: refused before anything is written,
+ * the error names the log, and the PFS file (absent, or holding drained data) is untouched. */
+static void check_corrupt(struct fixture *f, int payload, int drained)
+{
+    struct bblog_replay_report rep;
+    struct bblog_replay_err err;
+    unsigned char *before = NULL;
+    size_t before_len = 0;
+    struct sim s;
+
+    assert_int_equal(sim_open(&s, f->dir, payload ? "cp" : "cr", f->pfs, "job-c", NPROCS, 9),
+                     0);
+    if (drained) {
+        for (uint32_t r = 0; r < NPROCS; r++)
+            assert_int_equal(sim_write(&s, r, r * 512, 512), 0);
+        assert_int_equal(sim_drain(&s, NO_RANK), 0);
+        sim_set_gen(&s, 1);
+    }
+    for (uint32_t r = 0; r < NPROCS; r++)
+        for (int i = 0; i < 4; i++)
+            assert_int_equal(sim_write(&s, r, (uint64_t) (i * NPROCS + r) * 256, 300), 0);
+    assert_int_equal(sim_crash(&s), 0);
+    assert_int_equal(sim_corrupt(&s, 1, 1, payload), 0);
+    if (drained)
+        assert_int_equal(sim_read_file(f->pfs, &before, &before_len), 0);
+
+    assert_int_equal(replay(f->dir, f->pfs, NULL, 0, 0, &rep, &err), BBLOG_ECORRUPT);
+    assert_int_equal(err.rc, BBLOG_ECORRUPT);
+    assert_string_equal(err.path, s.meta_paths[1]);
+    assert_non_null(strstr(err.reason, "corrupt"));
+    if (drained) {
+        assert_file_is(f->pfs, before, before_len);
+    } else {
+        assert_int_equal(access(f->pfs, F_OK), -1);
+        assert_int_equal(errno, ENOENT);
+    }
+    bblog_replay_report_free(&rep);
+    free(before);
+    sim_free(&s);
+}
+
+static void test_corrupt_record_refused(void **state)
+{
+    check_corrupt(*state, 0, 0);
+}
+
+static void test_corrupt_payload_refused(void **state)
+{
+    check_corrupt(*state, 1, 1);
+}
+
+/* Logs of two jobs for one path: refused unless a job is named; naming one replays only it. */
+static void test_two_jobs(void **state)
+{
+    struct fixture *f = *state;
+    struct bblog_replay_report rep;
+    struct bblog_replay_err err;
+    struct sim a, b;
+
+    assert_int_equal(sim_open(&a, f->dir, "ja", f->pfs, "job-A", NPROCS, 1), 0);
+    assert_int_equal(sim_open(&b, f->dir, "jb", f->pfs, "job-B", NPROCS, 2), 0);
+    for (uint32_t r = 0; r < NPROCS; r++) {
+        assert_int_equal(sim_write(&a, r, r * 1000, 1500), 0);
+        assert_int_equal(sim_write(&b, r, r * 1000 + 200, 900), 0);
+    }
+    assert_int_equal(sim_crash(&a), 0);
+    assert_int_equal(sim_crash(&b), 0);
+
+    assert_int_equal(replay(f->dir, f->pfs, NULL, 0, 0, &rep, &err), BBLOG_EMISMATCH);
+    assert_true(strcmp(err.path, a.meta_paths[0]) == 0 || strcmp(err.path, b.meta_paths[0]) == 0);
+    assert_non_null(strstr(err.reason, "job-A"));
+    assert_non_null(strstr(err.reason, "job-B"));
+    assert_int_equal(access(f->pfs, F_OK), -1);
+    bblog_replay_report_free(&rep);
+
+    assert_int_equal(replay(f->dir, f->pfs, "job-B", 0, 0, &rep, &err), 0);
+    assert_int_equal(rep.nlogs, NPROCS);
+    assert_matches_model(&b, f->pfs);
+    bblog_replay_report_free(&rep);
+
+    assert_int_equal(replay(f->dir, f->pfs, "job-C", 0, 0, &rep, &err), ENOENT);
+    assert_string_equal(err.path, f->pfs);
+    bblog_replay_report_free(&rep);
+    sim_free(&a);
+    sim_free(&b);
+}
+
+/* Fully drained logs (an earlier job's, or an earlier open's in the same job, kept with
+ * bblog_keep_logs) hold nothing to replay: they neither refuse the replay nor count as
+ * replayed, but they do count as present ranks. */
+static void test_drained_logs_ignored(void **state)
+{
+    struct fixture *f = *state;
+    struct bblog_replay_report rep;
+    struct bblog_replay_err err;
+    struct sim old_job, old_open, s;
+
+    assert_int_equal(sim_open(&old_job, f->dir, "old", f->pfs, "job-OLD", 8, 1), 0);
+    assert_int_equal(sim_open(&old_open, f->dir, "o1", f->pfs, "job-NEW", NPROCS, 2), 0);
+    assert_int_equal(sim_open(&s, f->dir, "o2", f->pfs, "job-NEW", NPROCS, 3), 0);
+    for (uint32_t r = 0; r < NPROCS; r++) {
+        assert_int_equal(sim_write(&old_job, r, r * 1024, 1024), 0);
+        assert_int_equal(sim_write(&old_open, r, r * 1024 + 512, 1024), 0);
+    }
+    assert_int_equal(sim_drain(&old_job, NO_RANK), 0);
+    assert_int_equal(sim_drain(&old_open, NO_RANK), 0);
+    assert_int_equal(sim_crash(&old_job), 0);
+    assert_int_equal(sim_crash(&old_open), 0);
+    /* The crashed open covers every byte the drained ones wrote, so its model is the file. */
+    for (uint32_t r = 0; r < NPROCS - 1; r++)
+        assert_int_equal(sim_write(&s, r, r * 2048, 2048), 0);
+    assert_int_equal(sim_write(&s, 0, 100, 10), 0);
+    assert_int_equal(sim_crash(&s), 0);
+    assert_int_equal(sim_remove(&s, NPROCS - 1), 0);
+
+    assert_int_equal(replay(f->dir, f->pfs, NULL, 0, 0, &rep, &err), 0);
+    assert_int_equal(rep.nlogs, NPROCS - 1);
+    assert_int_equal(rep.nempty, 8 + NPROCS);
+    assert_string_equal(rep.job_id, "job-NEW");
+    assert_int_equal(rep.nmissing, 0);      /* rank 3's drained log of the earlier open */
+    assert_matches_model(&s, f->pfs);
+    bblog_replay_report_free(&rep);
+
+    /* Nothing but drained logs: nothing to do, and the file is not touched. */
+    assert_int_equal(replay(f->dir, f->pfs, "job-OLD", 0, 0, &rep, &err), 0);
+    assert_int_equal(rep.records, 0);
+    assert_int_equal(rep.nlogs, 0);
+    assert_int_equal(rep.nempty, 8);
+    assert_int_equal(rep.pwrites, 0);
+    assert_matches_model(&s, f->pfs);
+    bblog_replay_report_free(&rep);
+    sim_free(&old_job);
+    sim_free(&old_open);
+    sim_free(&s);
+}
+
+/* Same job and file, but the logs disagree on the process set: refused. */
+static void test_process_set_mismatch(void **state)
+{
+    struct fixture *f = *state;
+    struct bblog_replay_report rep;
+    struct bblog_replay_err err;
+    struct sim a, b;
+
+    /* nprocs differs */
+    assert_int_equal(sim_open(&a, f->dir, "n4", f->pfs, "job-N", 4, 1), 0);
+    assert_int_equal(sim_open(&b, f->dir, "n8", f->pfs, "job-N", 8, 2), 0);
+    assert_int_equal(sim_write(&a, 0, 0, 10), 0);
+    assert_int_equal(sim_write(&b, 5, 0, 10), 0);
+    assert_int_equal(sim_crash(&a), 0);
+    assert_int_equal(sim_crash(&b), 0);
+    assert_int_equal(replay(f->dir, f->pfs, NULL, 0, 0, &rep, &err), BBLOG_EMISMATCH);
+    assert_non_null(strstr(err.reason, "processes"));
+    bblog_replay_report_free(&rep);
+    for (uint32_t r = 0; r < 8; r++)
+        assert_int_equal(sim_remove(&b, r), 0);
+    sim_free(&b);
+
+    /* the same ranks twice */
+    assert_int_equal(sim_open(&b, f->dir, "dup", f->pfs, "job-N", 4, 2), 0);
+    assert_int_equal(sim_write(&b, 0, 5, 10), 0);
+    assert_int_equal(sim_crash(&b), 0);
+    assert_int_equal(replay(f->dir, f->pfs, NULL, 0, 0, &rep, &err), BBLOG_EMISMATCH);
+    assert_non_null(strstr(err.reason, "and so does"));
+    assert_int_equal(access(f->pfs, F_OK), -1);
+    bblog_replay_report_free(&rep);
+    sim_free(&a);
+    sim_free(&b);
+}
+
+/* A rank without a log is allowed and reported; a rank stuck between the epoch bump and the
+ * truncation of its drain keeps drained records that must not be re-applied over the newer
+ * data another rank wrote to the same bytes. */
+static void test_missing_rank_and_stale_epoch(void **state)
+{
+    struct fixture *f = *state;
+    struct bblog_replay_report rep;
+    struct bblog_replay_err err;
+    struct sim s;
+
+    assert_int_equal(sim_open(&s, f->dir, "st", f->pfs, "job-S", NPROCS, 5), 0);
+    for (uint32_t r = 0; r < NPROCS; r++)
+        assert_int_equal(sim_write(&s, r, r * 4096, 4096), 0);
+    assert_int_equal(sim_drain(&s, 1), 0);          /* rank 1 keeps its drained record */
+    sim_set_gen(&s, 1);
+    assert_int_equal(sim_write(&s, 0, 4096, 4096), 0);      /* over rank 1's drained bytes */
+    assert_int_equal(sim_write(&s, 3, 100, 50), 0);
+    assert_int_equal(sim_write(&s, 2, 9000, 50), 0);
+    assert_int_equal(sim_crash(&s), 0);
+    assert_int_equal(sim_remove(&s, 2), 0);
+
+    assert_int_equal(replay(f->dir, f->pfs, NULL, 0, 0, &rep, &err), 0);
+    assert_int_equal(rep.nlogs, 2);          /* rank 1 has only drained records */
+    assert_int_equal(rep.nempty, 1);
+    assert_int_equal(rep.nmissing, 1);
+    assert_int_equal(rep.nmissing_ranges, 1);
+    assert_int_equal(rep.missing[0].first, 2);
+    assert_int_equal(rep.missing[0].last, 2);
+    assert_int_equal(rep.records, 2);
+    assert_matches_model(&s, f->pfs);
+    bblog_replay_report_free(&rep);
+    sim_free(&s);
+}
+
+/* A log pair written by hand with the format's encoders: a header of epoch HDR_EPOCH and the
+ * given records, whose payload bytes are (seed + i). The format allows a writer to keep the
+ * records of drained epochs (the truncation after the epoch bump is optional), so a log can
+ * mix drained and undrained records; the driver's appender never leaves one. */
+struct craft_rec {
+    uint64_t off, len, epoch;
+    uint32_t gen;
+    unsigned char seed;
+};
+
+static void craft_log(const char *dir, const char *name, const char *pfs, uint32_t rank,
+                      uint32_t nprocs, uint64_t hdr_epoch, const struct craft_rec *recs,
+                      size_t n)
+{
+    struct bblog_log_header h = { .version = BBLOG_FORMAT_VERSION, .rank = rank,
+                                  .nprocs = nprocs, .epoch = hdr_epoch };
+    unsigned char hbuf[BBLOG_HEADER_SIZE], slot[BBLOG_RECORD_SIZE], payload[4096];
+    char path[256];
+    uint64_t data_off = 0;
+    int fm, fd;
+
+    snprintf(h.job_id, sizeof h.job_id, "job-craft");
+    snprintf(h.pfs_path, sizeof h.pfs_path, "%s", pfs);
+    h.file_id = bblog_fnv1a64(pfs);
+    bblog_header_encode(&h, hbuf);
+    snprintf(path, sizeof path, "%s/%s.meta", dir, name);
+    fm = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    snprintf(path, sizeof path, "%s/%s.data", dir, name);
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    assert_true(fm >= 0 && fd >= 0);
+    assert_int_equal(write(fm, hbuf, sizeof hbuf), sizeof hbuf);
+    for (size_t i = 0; i < n; i++) {
+        struct bblog_log_record r = {
+            .seq = i + 1, .off = recs[i].off, .len = recs[i].len, .data_off = data_off,
+            .epoch = recs[i].epoch, .gen = recs[i].gen,
+        };
+
+        assert_true(recs[i].len <= sizeof payload);
+        for (uint64_t b = 0; b < recs[i].len; b++)
+            payload[b] = (unsigned char) (recs[i].seed + b);
+        assert_int_equal(write(fd, payload, recs[i].len), recs[i].len);
+        bblog_record_encode(&r, bblog_crc32c(0, payload, recs[i].len), slot);
+        assert_int_equal(write(fm, slot, sizeof slot), sizeof slot);
+        data_off += recs[i].len;
+    }
+    close(fm);
+    close(fd);
+}
+
+/* Records of drained epochs are skipped even where they would win or extend the file; the
+ * others apply in (gen, rank, seq) order. */
+static void test_mixed_epochs(void **state)
+{
+    struct fixture *f = *state;
+    const struct craft_rec r0[] = {
+        { .off = 0, .len = 100, .epoch = 2, .gen = 5, .seed = 10 },         /* drained */
+        { .off = 50, .len = 30, .epoch = 3, .gen = 6, .seed = 20 },         /* 1st */
+        { .off = 60, .len = 10, .epoch = 3, .gen = 7, .seed = 30 },         /* 3rd */
+    };
+    const struct craft_rec r1[] = {
+        { .off = 200, .len = 100, .epoch = 2, .gen = 4, .seed = 40 },       /* drained */
+        { .off = 65, .len = 40, .epoch = 3, .gen = 6, .seed = 50 },         /* 2nd */
+    };
+    const struct craft_rec *order[] = { &r0[1], &r1[1], &r0[2] };
+    const struct craft_rec r2[] = {
+        { .off = 0, .len = 300, .epoch = 3, .gen = 9, .seed = 70 },         /* all drained */
+    };
+    unsigned char want[105] = { 0 };
+    struct bblog_replay_report rep;
+    struct bblog_replay_err err;
+
+    craft_log(f->dir, "c0", f->pfs, 0, 3, 3, r0, 3);
+    craft_log(f->dir, "c1", f->pfs, 1, 3, 3, r1, 2);
+    craft_log(f->dir, "c2", f->pfs, 2, 3, 4, r2, 1);
+    for (size_t i = 0; i < 3; i++)
+        for (uint64_t b = 0; b < order[i]->len; b++)
+            want[order[i]->off + b] = (unsigned char) (order[i]->seed + b);
+    assert_int_equal(replay(f->dir, f->pfs, NULL, 0, 0, &rep, &err), 0);
+    assert_int_equal(rep.records, 3);
+    assert_int_equal(rep.stale_records, 2);
+    assert_int_equal(rep.nlogs, 2);
+    assert_int_equal(rep.nempty, 1);
+    assert_int_equal(rep.file_end, sizeof want);
+    assert_file_is(f->pfs, want, sizeof want);
+    bblog_replay_report_free(&rep);
+}
+
+/* Only the named file's logs are replayed; the others' files are not touched. */
+static void test_file_filter(void **state)
+{
+    struct fixture *f = *state;
+    struct bblog_replay_list list;
+    struct bblog_replay_report rep;
+    struct bblog_replay_err err;
+    char other[160];
+    const char **paths;
+    size_t npaths;
+    struct sim a, b;
+
+    snprintf(other, sizeof other, "%s/other.out", f->dir);
+    assert_int_equal(sim_open(&a, f->dir, "fa", f->pfs, "job-F", NPROCS, 3), 0);
+    assert_int_equal(sim_open(&b, f->dir, "fb", other, "job-F", 2, 4), 0);
+    for (uint32_t r = 0; r < NPROCS; r++)
+        assert_int_equal(sim_write(&a, r, r * 10, 25), 0);
+    assert_int_equal(sim_write(&b, 1, 0, 99), 0);
+    assert_int_equal(sim_crash(&a), 0);
+    assert_int_equal(sim_crash(&b), 0);
+
+    assert_int_equal(bblog_replay_discover(f->dir, &list, &err), 0);
+    assert_int_equal(list.n, NPROCS + 2);
+    assert_int_equal(bblog_replay_paths(&list, &paths, &npaths), 0);
+    assert_int_equal(npaths, 2);
+    assert_true((strcmp(paths[0], f->pfs) == 0 && strcmp(paths[1], other) == 0) ||
+                (strcmp(paths[1], f->pfs) == 0 && strcmp(paths[0], other) == 0));
+    free(paths);
+    bblog_replay_list_free(&list);
+
+    assert_int_equal(replay(f->dir, f->pfs, NULL, 0, 0, &rep, &err), 0);
+    assert_int_equal(rep.nlogs, NPROCS);
+    assert_matches_model(&a, f->pfs);
+    assert_int_equal(access(other, F_OK), -1);
+    bblog_replay_report_free(&rep);
+
+    assert_int_equal(replay(f->dir, other, NULL, 0, 0, &rep, &err), 0);
+    assert_int_equal(rep.nlogs, 1);          /* rank 0 wrote nothing: an empty log */
+    assert_int_equal(rep.nempty, 1);
+    assert_int_equal(rep.nmissing, 0);
+    assert_int_equal(rep.nprocs, 2);
+    assert_matches_model(&b, other);
+    bblog_replay_report_free(&rep);
+    sim_free(&a);
+    sim_free(&b);
+}
+
+/* Logs in DIR and in DIR/bblog-UID are both found; a .meta file that is no log is listed as
+ * such and sorted last; a symbolic link is not followed. */
+static void test_discovery(void **state)
+{
+    struct fixture *f = *state;
+    struct bblog_replay_list list;
+    struct bblog_replay_report rep;
+    struct bblog_replay_err err;
+    char udir[256], junk[320], link[320];
+    struct sim a, b;
+    int fd;
+
+    assert_int_equal(bblog_log_userdir(f->dir, udir, sizeof udir), 0);
+    assert_int_equal(sim_open(&a, f->dir, "top", f->pfs, "job-D", NPROCS, 1), 0);
+    assert_int_equal(sim_open(&b, udir, "sub", f->pfs, "job-E", NPROCS, 2), 0);
+    assert_int_equal(sim_write(&b, 0, 0, 10), 0);
+    assert_int_equal(sim_crash(&a), 0);
+    assert_int_equal(sim_crash(&b), 0);
+    snprintf(junk, sizeof junk, "%s/notes.meta", f->dir);
+    fd = open(junk, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "hello, not a log\n", 17), 17);
+    close(fd);
+    snprintf(link, sizeof link, "%s/link.meta", f->dir);
+    assert_int_equal(symlink(b.meta_paths[1], link), 0);
+
+    assert_int_equal(bblog_replay_discover(f->dir, &list, &err), 0);
+    assert_int_equal(list.n, 2 * NPROCS + 1);
+    for (size_t i = 0; i < 2 * NPROCS; i++) {
+        assert_int_equal(list.logs[i].open_rc, 0);
+        assert_string_equal(list.logs[i].job_id, i < NPROCS ? "job-D" : "job-E");
+        assert_int_equal(list.logs[i].rank, i % NPROCS);
+        assert_string_equal(list.logs[i].meta_path, i < NPROCS ? a.meta_paths[i]
+                                                               : b.meta_paths[i - NPROCS]);
+    }
+    assert_int_equal(list.logs[2 * NPROCS].open_rc, BBLOG_EBADMAGIC);
+    assert_string_equal(list.logs[2 * NPROCS].meta_path, junk);
+    bblog_replay_list_free(&list);
+
+    assert_int_equal(replay(f->dir, f->pfs, "job-E", 0, 0, &rep, &err), 0);
+    assert_matches_model(&b, f->pfs);
+    bblog_replay_report_free(&rep);
+
+    assert_int_equal(bblog_replay_discover("/nonexistent/bblog", &list, &err), ENOENT);
+    assert_string_equal(err.path, "/nonexistent/bblog");
+    sim_free(&a);
+    sim_free(&b);
+}
+
+/* A dry run verifies and plans but creates nothing; a sequential writer's records merge into
+ * one extent and one pwrite; interleaved ranks' extents are gathered into one pwrite too. */
+static void test_dry_run_and_coalescing(void **state)
+{
+    struct fixture *f = *state;
+    struct bblog_replay_report rep;
+    struct bblog_replay_err err;
+    struct sim s;
+
+    assert_int_equal(sim_open(&s, f->dir, "seq", f->pfs, "job-Q", NPROCS, 11), 0);
+    for (uint64_t i = 0; i < 64; i++)
+        assert_int_equal(sim_write(&s, 0, i * 512, 512), 0);
+    for (uint64_t i = 0; i < 64; i++)
+        assert_int_equal(sim_write(&s, (uint32_t) (i % NPROCS), 1 << 20 | i * 1024, 1024), 0);
+    assert_int_equal(sim_crash(&s), 0);
+
+    assert_int_equal(replay(f->dir, f->pfs, NULL, 0, 1, &rep, &err), 0);
+    assert_int_equal(rep.records, 128);
+    assert_int_equal(rep.bytes_written, 64 * 512 + 64 * 1024);
+    assert_int_equal(rep.pwrites, 0);
+    assert_int_equal(access(f->pfs, F_OK), -1);
+    bblog_replay_report_free(&rep);
+
+    assert_int_equal(replay(f->dir, f->pfs, NULL, 0, 0, &rep, &err), 0);
+    assert_int_equal(rep.pwrites, 2);        /* one per file-contiguous run */
+    assert_int_equal(rep.extents, 1 + 64);   /* the sequential run coalesces, ranks don't */
+    assert_int_equal(rep.created, 1);
+    assert_matches_model(&s, f->pfs);
+    bblog_replay_report_free(&rep);
+    sim_free(&s);
+}
+
+/* The target can't be opened: the error names it. */
+static void test_target_error(void **state)
+{
+    struct fixture *f = *state;
+    struct bblog_replay_list list;
+    struct bblog_replay_opts o = { .pfs_path = f->pfs, .target = f->dir };
+    struct bblog_replay_report rep;
+    struct bblog_replay_err err;
+    struct sim s;
+
+    assert_int_equal(sim_open(&s, f->dir, "tg", f->pfs, "job-T", 1, 1), 0);
+    assert_int_equal(sim_write(&s, 0, 0, 100), 0);
+    assert_int_equal(sim_crash(&s), 0);
+    assert_int_equal(bblog_replay_discover(f->dir, &list, &err), 0);
+    assert_int_equal(bblog_replay_file(&list, &o, &rep, &err), EISDIR);
+    assert_string_equal(err.path, f->dir);
+    bblog_replay_report_free(&rep);
+    bblog_replay_list_free(&list);
+    sim_free(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_four_ranks_overlap, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_torn_reported, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_random_against_model, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_corrupt_record_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_corrupt_payload_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_two_jobs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_drained_logs_ignored, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_process_set_mismatch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_missing_rank_and_stale_epoch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mixed_epochs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_file_filter, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_discovery, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dry_run_and_coalescing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_target_error, setup, teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

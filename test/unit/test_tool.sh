@@ -1,0 +1,184 @@
+#!/bin/sh
+# The bblog command on the logs of simulated crashed jobs (test/unit/mklogs): exit codes and
+# output lines of ls, dump, check and replay, and the replayed files byte for byte.
+# make check runs it from the build directory; elsewhere set BBLOG_BUILDDIR.
+set -u
+
+builddir=${BBLOG_BUILDDIR:-.}
+BBLOG=$builddir/tools/bblog
+MKLOGS=$builddir/test/unit/mklogs
+for p in "$BBLOG" "$MKLOGS"; do
+    if [ ! -x "$p" ]; then
+        echo "test_tool.sh: $p not built: run 'make check' in the build directory," \
+             "or set BBLOG_BUILDDIR to it" >&2
+        exit 99
+    fi
+done
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/bblog-test-tool.XXXXXX") || exit 99
+trap 'rm -rf "$T"' EXIT
+OUT=$T/out
+ERR=$T/err
+failures=0
+
+fail() {
+    echo "FAIL: $*"
+    echo "--- stdout:"; cat "$OUT"
+    echo "--- stderr:"; cat "$ERR"
+    failures=$((failures + 1))
+}
+
+# run WANT_STATUS CMD...: runs CMD with its output in $OUT and $ERR, checks the exit status.
+run() {
+    want=$1
+    shift
+    "$@" >"$OUT" 2>"$ERR"
+    got=$?
+    [ "$got" -eq "$want" ] || fail "'$*' exited $got, expected $want"
+}
+
+# has FILE PATTERN: FILE has a line matching the fixed string PATTERN.
+has() {
+    grep -qF -- "$2" "$1" || fail "no line with '$2' in the $(basename "$1") of the last command"
+}
+
+same() {
+    cmp -s "$1" "$2" || fail "$1 differs from $2"
+}
+
+mkdir -p "$T/pfs" "$T/logs" "$T/bad" "$T/two" "$T/multi" "$T/miss"
+
+# ---- a 4-rank job with a drain and a torn tail on rank 3, logs in the per-user directory
+run 0 "$MKLOGS" --userdir --job job-tool --tag out --torn 3 \
+    "$T/logs" "$T/pfs/out.dat" "$T/expected.dat"
+LOGS=$(sed -n 's/^log //p' "$OUT")
+[ "$(echo "$LOGS" | wc -l)" -eq 4 ] || fail "mklogs did not report 4 logs"
+L0=$(echo "$LOGS" | sed -n 1p)
+L3=$(echo "$LOGS" | sed -n 4p)
+case $L0 in "$T/logs/bblog-"*/out.r0.meta) ;; *) fail "rank 0's log is at $L0" ;; esac
+
+run 0 "$BBLOG" --help
+has "$OUT" "replay DIR"
+run 0 "$BBLOG" replay --help
+has "$OUT" "--dry-run"
+
+run 0 "$BBLOG" ls "$T/logs"
+for r in 0 1 2; do
+    has "$OUT" "out.r$r.meta: file=$T/pfs/out.dat job=job-tool rank=$r/4 epoch=1 state=clean"
+done
+has "$OUT" "out.r3.meta: file=$T/pfs/out.dat job=job-tool rank=3/4 epoch=1 state=torn"
+has "$OUT" "file $T/pfs/out.dat: job job-tool (4 processes): 4 logs, "
+has "$OUT" ", 1 torn; replay with: bblog replay $T/logs --file $T/pfs/out.dat"
+[ "$(grep -c 'undrained=[1-9][0-9]* bytes' "$OUT")" -eq 4 ] || fail "ls: not 4 logs undrained"
+
+run 0 "$BBLOG" check "$L0"
+has "$OUT" "$L0: clean:"
+run 1 "$BBLOG" check "$L3"
+has "$OUT" "$L3: torn:"
+run 1 "$BBLOG" check $LOGS
+run 0 "$BBLOG" check -q "${L0%.meta}.data"
+[ -s "$OUT" ] && fail "check -q printed something"
+
+run 0 "$BBLOG" dump "$L3"
+has "$OUT" "file $T/pfs/out.dat"
+has "$OUT" "rank 3 of 4"
+has "$OUT" "epoch 1"
+has "$OUT" "end torn at meta byte"
+grep -q '^record seq=[0-9]* off=[0-9]* len=[0-9]* .* gen=[23] .* undrained$' "$OUT" ||
+    fail "dump shows no undrained record of gen 2 or 3"
+
+# dry run: nothing written
+cp "$T/pfs/out.dat" "$T/drained.dat"
+run 0 "$BBLOG" replay "$T/logs" --dry-run
+has "$OUT" "$T/pfs/out.dat: would replay"
+same "$T/pfs/out.dat" "$T/drained.dat"
+
+run 0 "$BBLOG" replay "$T/logs"
+has "$OUT" "$L3: torn tail dropped"
+has "$OUT" "$T/pfs/out.dat: replayed"
+has "$OUT" "of 4 logs of job job-tool (4 processes)"
+same "$T/pfs/out.dat" "$T/expected.dat"
+run 0 "$BBLOG" replay "$T/logs" --file "$T/pfs/out.dat"
+same "$T/pfs/out.dat" "$T/expected.dat"
+
+# --output: the same replay into a copy of the drained file, with a small gather buffer
+cp "$T/drained.dat" "$T/copy.dat"
+run 0 "$BBLOG" replay "$T/logs" --file "$T/pfs/out.dat" --output "$T/copy.dat" -b 8k
+has "$OUT" "into $T/copy.dat (existing)"
+same "$T/copy.dat" "$T/expected.dat"
+run 1 "$BBLOG" replay "$T/logs" --output "$T/copy.dat"
+has "$ERR" "--output needs --file"
+
+# ---- mid-log corruption on rank 1: check says 2, replay refuses and names the log
+run 0 "$MKLOGS" --job job-bad --tag bad --corrupt 1 "$T/bad" "$T/pfs/bad.dat" "$T/bad-exp.dat"
+B1=$(sed -n 's/^log //p' "$OUT" | sed -n 2p)
+cp "$T/pfs/bad.dat" "$T/bad-before.dat"
+run 2 "$BBLOG" check "$B1"
+has "$OUT" "$B1: corrupt:"
+run 0 "$BBLOG" ls "$T/bad"
+has "$OUT" "bad.r1.meta: file=$T/pfs/bad.dat job=job-bad rank=1/4 epoch=1 state=corrupt"
+has "$OUT" "1 CORRUPT (replay will refuse this file)"
+run 1 "$BBLOG" replay "$T/bad"
+has "$ERR" "bblog replay: $B1: log is corrupt at meta byte"
+has "$ERR" "bblog dump $B1"
+same "$T/pfs/bad.dat" "$T/bad-before.dat"
+
+# ---- unreadable and not-a-log files
+echo "not a log" >"$T/bad/notes.meta"
+run 3 "$BBLOG" check "$T/bad/notes.meta"
+has "$OUT" "$T/bad/notes.meta: unreadable: not a bblog log"
+run 3 "$BBLOG" check "$T/nonexistent.meta"
+run 3 "$BBLOG" check $LOGS "$T/bad/notes.meta"
+
+# ---- two jobs wrote logs of the same file: refused until a job is named
+run 0 "$MKLOGS" --no-drain --job job-A --tag a --seed 5 "$T/two" "$T/pfs/two.dat" "$T/a.dat"
+run 0 "$MKLOGS" --no-drain --job job-B --tag b --seed 6 "$T/two" "$T/pfs/two.dat" "$T/b.dat"
+run 1 "$BBLOG" replay "$T/two"
+has "$ERR" "job 'job-A'"
+has "$ERR" "--job JOB_ID"
+[ -e "$T/pfs/two.dat" ] && fail "a refused replay created $T/pfs/two.dat"
+run 0 "$BBLOG" replay "$T/two" --job job-B
+same "$T/pfs/two.dat" "$T/b.dat"
+rm "$T/pfs/two.dat"
+run 0 "$BBLOG" replay "$T/two" --job job-A
+same "$T/pfs/two.dat" "$T/a.dat"
+
+# ---- --file: only the named file of several
+run 0 "$MKLOGS" --no-drain --tag x --seed 7 "$T/multi" "$T/pfs/x.dat" "$T/x.dat"
+run 0 "$MKLOGS" --no-drain --tag y --seed 8 --nprocs 2 "$T/multi" "$T/pfs/y.dat" "$T/y.dat"
+run 0 "$MKLOGS" --no-drain --tag z --seed 9 --job job-Z "$T/multi" "$T/pfs/z.dat" "$T/z.dat"
+run 0 "$BBLOG" replay "$T/multi" --file "$T/pfs/y.dat"
+same "$T/pfs/y.dat" "$T/y.dat"
+[ -e "$T/pfs/x.dat" ] && fail "--file y.dat also replayed x.dat"
+[ -e "$T/pfs/z.dat" ] && fail "--file y.dat also replayed z.dat"
+run 1 "$BBLOG" replay "$T/multi" --file "$T/pfs/w.dat"
+has "$ERR" "$T/pfs/w.dat: no log of this file was found"
+run 0 "$BBLOG" replay "$T/multi" --job job-Z
+same "$T/pfs/z.dat" "$T/z.dat"
+[ -e "$T/pfs/x.dat" ] && fail "--job job-Z also replayed x.dat"
+run 0 "$BBLOG" replay "$T/multi"
+same "$T/pfs/x.dat" "$T/x.dat"
+same "$T/pfs/y.dat" "$T/y.dat"
+same "$T/pfs/z.dat" "$T/z.dat"
+
+# ---- a rank without a log, and one stuck in its drain: reported, replayed
+run 0 "$MKLOGS" --missing 2 --stuck 1 --tag m "$T/miss" "$T/pfs/m.dat" "$T/m.dat"
+run 0 "$BBLOG" replay "$T/miss"
+has "$OUT" "$T/pfs/m.dat: no log of rank 2 (of 4)"
+has "$OUT" "$T/pfs/m.dat: ignored 1 log with nothing undrained"
+same "$T/pfs/m.dat" "$T/m.dat"
+
+# ---- usage errors
+run 1 "$BBLOG"
+run 1 "$BBLOG" frobnicate
+has "$ERR" "unknown command 'frobnicate'"
+run 1 "$BBLOG" replay
+run 1 "$BBLOG" ls "$T/nonexistent"
+has "$ERR" "$T/nonexistent"
+
+if [ "$failures" -ne 0 ]; then
+    echo "test_tool.sh: $failures failure(s)"
+    exit 1
+fi
+echo "test_tool.sh: all checks passed"
+exit 0

@@ -1,0 +1,672 @@
+/*
+ * bblog: the crash-recovery tool (DESIGN.md section 4). Lists, dumps and checks logs, and
+ * replays the undrained data of a crashed job into its parallel-file-system files. No MPI.
+ * The library (logfs/replay.c) decides; this file only parses arguments and talks to the user:
+ * every message names the file concerned and, where there is one, says what to do.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bblog_replay.h"
+
+/* Exit codes of `bblog check`, in order of severity (the worst log decides). */
+enum {
+    CHECK_CLEAN = 0,
+    CHECK_TORN = 1,
+    CHECK_CORRUPT = 2,
+    CHECK_UNREADABLE = 3,
+};
+
+static const char usage_text[] =
+    "usage: bblog COMMAND [OPTION]... ARG...\n"
+    "\n"
+    "Lists, checks and replays the burst-buffer logs bblog keeps for MPI-IO files.\n"
+    "\n"
+    "commands:\n"
+    "  ls DIR|LOG...        list the logs in DIR (and DIR/bblog-UID/): file, job, rank,\n"
+    "                       epoch, state and undrained bytes of each\n"
+    "  dump LOG             print a log's header and every record\n"
+    "  check [-q] LOG...    verify every checksum; exit 0 clean, 1 torn tail, 2 corrupt,\n"
+    "                       3 unreadable or not a log\n"
+    "  replay DIR [--file PFS_PATH] [--job JOB_ID] [--output PATH] [--dry-run]\n"
+    "                       [--buffer-size BYTES]\n"
+    "                       apply the undrained data of the logs in DIR to their files\n"
+    "\n"
+    "LOG is a log's .meta file (its .data file or base name are accepted too).\n"
+    "Run 'bblog COMMAND --help' for a command's options; see bblog(1).\n";
+
+static void usage(FILE *f)
+{
+    fputs(usage_text, f);
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+
+    return n >= m && memcmp(s + n - m, suffix, m) == 0;
+}
+
+/* The .meta file a LOG argument means: BASE.meta as given, BASE.data's partner, or BASE plus
+ * ".meta" when that exists. Returns a malloc'ed path, NULL when out of memory. */
+static char *meta_path_of(const char *arg)
+{
+    char *p;
+    size_t n = strlen(arg);
+
+    if (ends_with(arg, ".data")) {
+        p = strdup(arg);
+        if (p)
+            memcpy(p + n - 5, ".meta", 5);
+        return p;
+    }
+    if (!ends_with(arg, ".meta")) {
+        if (asprintf(&p, "%s.meta", arg) < 0)
+            return NULL;
+        if (access(p, F_OK) == 0)
+            return p;
+        free(p);
+    }
+    return strdup(arg);
+}
+
+static void oom(void)
+{
+    fprintf(stderr, "bblog: out of memory\n");
+}
+
+/* One line describing where a scan ended. */
+static const char *scan_state(const struct bblog_replay_log *l)
+{
+    if (l->open_rc != 0)
+        return "unreadable";
+    switch (l->scan_rc) {
+    case 0:
+        return "clean";
+    case BBLOG_ETORN:
+        return "torn";
+    case BBLOG_ECORRUPT:
+        return "corrupt";
+    default:
+        return "unreadable";
+    }
+}
+
+static void print_gens(const struct bblog_replay_log *l)
+{
+    if (l->undrained_records == 0)
+        printf(" gens=-");
+    else if (l->min_gen == l->max_gen)
+        printf(" gens=%" PRIu32, l->min_gen);
+    else
+        printf(" gens=%" PRIu32 "-%" PRIu32, l->min_gen, l->max_gen);
+}
+
+/* Why a log could not be opened. Discovery found its .meta file, so ENOENT means the .data
+ * file beside it is gone. */
+static const char *open_problem(const struct bblog_replay_log *l)
+{
+    if (l->open_rc == ENOENT && access(l->meta_path, F_OK) == 0)
+        return "its .data file is missing";
+    return bblog_strerror(l->open_rc);
+}
+
+/* ---- ls ---------------------------------------------------------------------------------- */
+
+static void ls_line(const struct bblog_replay_log *l)
+{
+    if (l->open_rc == BBLOG_EBADMAGIC) {
+        printf("%s: not a bblog log\n", l->meta_path);
+        return;
+    }
+    if (l->open_rc != 0) {
+        printf("%s: unreadable: %s\n", l->meta_path, open_problem(l));
+        return;
+    }
+    printf("%s: file=%s job=%s rank=%" PRIu32 "/%" PRIu32 " epoch=%" PRIu64 " state=%s"
+           " records=%" PRIu64 " undrained=%" PRIu64 " bytes (%" PRIu64 " records)",
+           l->meta_path, l->pfs_path, l->job_id[0] ? l->job_id : "-", l->rank, l->nprocs,
+           l->epoch, scan_state(l), l->records, l->undrained_bytes, l->undrained_records);
+    print_gens(l);
+    if (l->scan_rc == BBLOG_ETORN || l->scan_rc == BBLOG_ECORRUPT)
+        printf(" bad_pos=%" PRIu64, l->bad_pos);
+    else if (l->scan_rc != 0)
+        printf(" error=\"%s\"", bblog_strerror(l->scan_rc));
+    putchar('\n');
+}
+
+/* A summary per (file, job): the list is sorted that way, so each group is one run. */
+static void ls_summary(const struct bblog_replay_list *list, const char *dir)
+{
+    size_t i = 0;
+
+    while (i < list->n && list->logs[i].open_rc == 0) {
+        const struct bblog_replay_log *a = &list->logs[i];
+        uint64_t bytes = 0;
+        size_t j, torn = 0, corrupt = 0, logs = 0;
+        int jobs_differ = 0;
+
+        for (j = i; j < list->n && list->logs[j].open_rc == 0 &&
+                    strcmp(list->logs[j].pfs_path, a->pfs_path) == 0 &&
+                    strcmp(list->logs[j].job_id, a->job_id) == 0; j++) {
+            bytes += list->logs[j].undrained_bytes;
+            torn += list->logs[j].scan_rc == BBLOG_ETORN;
+            corrupt += list->logs[j].scan_rc == BBLOG_ECORRUPT;
+            logs++;
+        }
+        jobs_differ = (i > 0 && list->logs[i - 1].open_rc == 0 &&
+                       strcmp(list->logs[i - 1].pfs_path, a->pfs_path) == 0) ||
+                      (j < list->n && list->logs[j].open_rc == 0 &&
+                       strcmp(list->logs[j].pfs_path, a->pfs_path) == 0);
+        printf("file %s: job %s (%" PRIu32 " processes): %zu logs, %" PRIu64 " bytes undrained",
+               a->pfs_path, a->job_id[0] ? a->job_id : "-", a->nprocs, logs, bytes);
+        if (torn)
+            printf(", %zu torn", torn);
+        if (corrupt)
+            printf(", %zu CORRUPT (replay will refuse this file)", corrupt);
+        if (bytes > 0 && !corrupt)
+            printf("; replay with: bblog replay %s --file %s%s%s", dir, a->pfs_path,
+                   jobs_differ ? " --job " : "", jobs_differ ? a->job_id : "");
+        putchar('\n');
+        i = j;
+    }
+}
+
+static int cmd_ls(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    int c, status = 0;
+
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (c == 'h') {
+            printf("usage: bblog ls DIR|LOG...\n"
+                   "Lists the logs in each DIR and its bblog-UID subdirectories (or the LOGs\n"
+                   "named), one line each, then one summary line per file and job.\n");
+            return 0;
+        }
+        fprintf(stderr, "bblog ls: try 'bblog ls --help'\n");
+        return 1;
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "bblog ls: name a log directory, e.g. 'bblog ls $BBLOG_DIR'\n");
+        return 1;
+    }
+    for (int a = optind; a < argc; a++) {
+        struct bblog_replay_list list = { 0 };
+        struct bblog_replay_err err;
+        struct stat st;
+        int rc;
+
+        if (stat(argv[a], &st) != 0) {
+            fprintf(stderr, "bblog ls: %s: %s\n", argv[a], strerror(errno));
+            status = 1;
+            continue;
+        }
+        if (S_ISDIR(st.st_mode)) {
+            rc = bblog_replay_discover(argv[a], &list, &err);
+            if (rc != 0) {
+                fprintf(stderr, "bblog ls: %s: %s\n", err.path, err.reason);
+                status = 1;
+                continue;
+            }
+            if (list.n == 0)
+                printf("%s: no logs (no *.meta files here or in bblog-UID subdirectories)\n",
+                       argv[a]);
+        } else {
+            char *meta = meta_path_of(argv[a]);
+
+            list.logs = calloc(1, sizeof *list.logs);
+            if (!meta || !list.logs || bblog_replay_inspect(meta, &list.logs[0]) != 0) {
+                free(meta);
+                free(list.logs);
+                oom();
+                return 1;
+            }
+            list.n = 1;
+            free(meta);
+        }
+        for (size_t i = 0; i < list.n; i++)
+            ls_line(&list.logs[i]);
+        if (S_ISDIR(st.st_mode))
+            ls_summary(&list, argv[a]);
+        bblog_replay_list_free(&list);
+    }
+    return status;
+}
+
+/* ---- dump -------------------------------------------------------------------------------- */
+
+static int cmd_dump(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    struct bblog_scan *s = NULL;
+    const struct bblog_log_header *h;
+    struct bblog_log_record r;
+    const void *payload;
+    uint64_t n = 0, undrained = 0, bytes = 0;
+    char *meta = NULL, when[64] = "?";
+    struct tm tm;
+    time_t t;
+    int c, rc, status = 1;
+
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (c == 'h') {
+            printf("usage: bblog dump LOG\n"
+                   "Prints the header of LOG and one line per record, then how the log ends.\n");
+            return 0;
+        }
+        fprintf(stderr, "bblog dump: try 'bblog dump --help'\n");
+        return 1;
+    }
+    if (optind + 1 != argc) {
+        fprintf(stderr, "bblog dump: name exactly one log (its .meta file)\n");
+        return 1;
+    }
+    meta = meta_path_of(argv[optind]);
+    if (!meta) {
+        oom();
+        return 1;
+    }
+    rc = bblog_scan_open(meta, &s);
+    if (rc != 0) {
+        fprintf(stderr, "bblog dump: %s: %s\n", meta, bblog_strerror(rc));
+        goto out;
+    }
+    h = bblog_scan_header(s);
+    t = (time_t) (h->create_time_ns / 1000000000u);
+    if (localtime_r(&t, &tm))
+        strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S %z", &tm);
+    printf("log %s\n", meta);
+    printf("version %" PRIu32 "\n", h->version);
+    printf("file %s\n", h->pfs_path);
+    printf("file_id 0x%016" PRIx64 "\n", h->file_id);
+    printf("job %s\n", h->job_id[0] ? h->job_id : "-");
+    printf("rank %" PRIu32 " of %" PRIu32 "\n", h->rank, h->nprocs);
+    printf("epoch %" PRIu64 "\n", h->epoch);
+    printf("created %s (%" PRIu64 " ns)\n", when, h->create_time_ns);
+    while ((rc = bblog_scan_next(s, &r, &payload)) == 1) {
+        int live = r.epoch == h->epoch;
+
+        printf("record seq=%" PRIu64 " off=%" PRIu64 " len=%" PRIu64 " data_off=%" PRIu64
+               " epoch=%" PRIu64 " gen=%" PRIu32 " slot=%" PRIu64 " %s\n", r.seq, r.off, r.len,
+               r.data_off, r.epoch, r.gen, r.slot, live ? "undrained" : "drained");
+        n++;
+        undrained += live;
+        bytes += live ? r.len : 0;
+    }
+    if (rc == 0)
+        printf("end clean: %" PRIu64 " records, %" PRIu64 " undrained (%" PRIu64 " bytes)\n", n,
+               undrained, bytes);
+    else if (rc == BBLOG_ETORN)
+        printf("end torn at meta byte %" PRIu64 ": %" PRIu64 " valid records before it, %" PRIu64
+               " undrained (%" PRIu64 " bytes); replay drops the torn record\n",
+               bblog_scan_bad_pos(s), n, undrained, bytes);
+    else if (rc == BBLOG_ECORRUPT)
+        printf("end CORRUPT at meta byte %" PRIu64 ": %" PRIu64 " valid records before it; "
+               "valid records follow the bad one, so replay refuses this log's file\n",
+               bblog_scan_bad_pos(s), n);
+    else
+        printf("end unreadable after %" PRIu64 " records: %s\n", n, bblog_strerror(rc));
+    status = 0;
+out:
+    bblog_scan_close(s);
+    free(meta);
+    return status;
+}
+
+/* ---- check ------------------------------------------------------------------------------- */
+
+static int cmd_check(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "help", no_argument, NULL, 'h' },
+        { "quiet", no_argument, NULL, 'q' },
+        { NULL, 0, NULL, 0 },
+    };
+    int c, quiet = 0, worst = CHECK_CLEAN;
+
+    while ((c = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
+        if (c == 'h') {
+            printf("usage: bblog check [-q] LOG...\n"
+                   "Verifies every record and payload checksum of each LOG. Exit status: 0 all\n"
+                   "clean, 1 a torn tail (replay drops it), 2 corrupt (replay refuses it),\n"
+                   "3 unreadable or not a log; the worst log decides.\n");
+            return 0;
+        }
+        if (c == 'q') {
+            quiet = 1;
+            continue;
+        }
+        fprintf(stderr, "bblog check: try 'bblog check --help'\n");
+        return CHECK_UNREADABLE;
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "bblog check: name at least one log (its .meta file)\n");
+        return CHECK_UNREADABLE;
+    }
+    for (int a = optind; a < argc; a++) {
+        struct bblog_replay_log l;
+        char *meta = meta_path_of(argv[a]);
+        int code;
+
+        if (!meta || bblog_replay_inspect(meta, &l) != 0) {
+            free(meta);
+            oom();
+            return CHECK_UNREADABLE;
+        }
+        free(meta);
+        if (l.open_rc != 0) {
+            code = CHECK_UNREADABLE;
+            if (!quiet)
+                printf("%s: unreadable: %s\n", l.meta_path, open_problem(&l));
+        } else if (l.scan_rc == 0) {
+            code = CHECK_CLEAN;
+            if (!quiet)
+                printf("%s: clean: %" PRIu64 " records, %" PRIu64 " undrained (%" PRIu64
+                       " bytes)\n", l.meta_path, l.records, l.undrained_records,
+                       l.undrained_bytes);
+        } else if (l.scan_rc == BBLOG_ETORN) {
+            code = CHECK_TORN;
+            if (!quiet)
+                printf("%s: torn: the last record (meta byte %" PRIu64 ") was partly written "
+                       "when the job stopped; %" PRIu64 " valid records before it, %" PRIu64
+                       " undrained (%" PRIu64 " bytes); replay drops the torn record\n",
+                       l.meta_path, l.bad_pos, l.records, l.undrained_records,
+                       l.undrained_bytes);
+        } else if (l.scan_rc == BBLOG_ECORRUPT) {
+            code = CHECK_CORRUPT;
+            if (!quiet)
+                printf("%s: corrupt: a record or payload at meta byte %" PRIu64 " fails its "
+                       "checksum and valid records follow; replay refuses this log's file "
+                       "(inspect it with 'bblog dump %s')\n", l.meta_path, l.bad_pos,
+                       l.meta_path);
+        } else {
+            code = CHECK_UNREADABLE;
+            if (!quiet)
+                printf("%s: unreadable after %" PRIu64 " records: %s\n", l.meta_path, l.records,
+                       bblog_strerror(l.scan_rc));
+        }
+        if (code > worst)
+            worst = code;
+        bblog_replay_log_release(&l);
+    }
+    return worst;
+}
+
+/* ---- replay ------------------------------------------------------------------------------ */
+
+static void replay_hint(const struct bblog_replay_err *err, const char *dir)
+{
+    switch (err->rc) {
+    case BBLOG_ECORRUPT:
+        fprintf(stderr, "bblog replay: inspect the log with 'bblog dump %s'; to replay the "
+                "other ranks anyway, move that log out of %s (its data is then lost)\n",
+                err->path, dir);
+        break;
+    case BBLOG_EMISMATCH:
+        fprintf(stderr, "bblog replay: 'bblog ls %s' shows which job each log belongs to; "
+                "choose one with --job JOB_ID\n", dir);
+        break;
+    case ENOENT:
+        fprintf(stderr, "bblog replay: 'bblog ls %s' lists the files that have logs\n", dir);
+        break;
+    default:
+        break;
+    }
+}
+
+static void replay_summary(const struct bblog_replay_list *list, const char *path,
+                           const char *target, const struct bblog_replay_report *rep,
+                           int dry_run)
+{
+    for (size_t i = 0; i < rep->ntorn; i++)
+        printf("bblog replay: %s: torn tail dropped (the unacknowledged last write of the "
+               "crash)\n", list->logs[rep->torn[i]].meta_path);
+    for (size_t i = 0; i < rep->nmissing_ranges; i++) {
+        if (rep->missing[i].first == rep->missing[i].last)
+            printf("bblog replay: %s: no log of rank %" PRIu32, path, rep->missing[i].first);
+        else
+            printf("bblog replay: %s: no logs of ranks %" PRIu32 "-%" PRIu32, path,
+                   rep->missing[i].first, rep->missing[i].last);
+        printf(" (of %" PRIu32 "): nothing logged, or drained and removed\n", rep->nprocs);
+    }
+    if (rep->records == 0) {
+        printf("bblog replay: %s: nothing to replay: its %zu logs hold no undrained data; "
+               "file not touched\n", path, rep->nlogs + rep->nempty);
+        return;
+    }
+    if (rep->nempty > 0)
+        printf("bblog replay: %s: ignored %zu %s with nothing undrained\n", path, rep->nempty,
+               rep->nempty == 1 ? "log" : "logs");
+    printf("bblog replay: %s: %s %" PRIu64 " records (%" PRIu64 " bytes) of %zu logs of job %s"
+           " (%" PRIu32 " processes) -> %" PRIu64 " bytes in %" PRIu64 " extents",
+           path, dry_run ? "would replay" : "replayed", rep->records, rep->bytes_logged,
+           rep->nlogs, rep->job_id[0] ? rep->job_id : "-", rep->nprocs, rep->bytes_written,
+           rep->extents);
+    if (dry_run)
+        printf(", up to byte %" PRIu64 "; dry run: nothing written\n", rep->file_end);
+    else
+        printf(" with %" PRIu64 " writes into %s (%s), up to byte %" PRIu64 "; %" PRIu64
+               " drained records skipped\n", rep->pwrites, target,
+               rep->created ? "created" : "existing", rep->file_end, rep->stale_records);
+}
+
+static int has_job_log(const struct bblog_replay_list *list, const char *path, const char *job)
+{
+    for (size_t i = 0; i < list->n; i++) {
+        const struct bblog_replay_log *l = &list->logs[i];
+
+        if (l->open_rc == 0 && strcmp(l->pfs_path, path) == 0 && strcmp(l->job_id, job) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static int parse_size(const char *s, size_t *out)
+{
+    char *end;
+    unsigned long long v;
+
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno != 0 || end == s || v == 0)
+        return -1;
+    if (*end == 'k' || *end == 'K')
+        v <<= 10, end++;
+    else if (*end == 'm' || *end == 'M')
+        v <<= 20, end++;
+    else if (*end == 'g' || *end == 'G')
+        v <<= 30, end++;
+    if (*end != '\0' || v > SIZE_MAX / 2)
+        return -1;
+    *out = (size_t) v;
+    return 0;
+}
+
+static int cmd_replay(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "help", no_argument, NULL, 'h' },
+        { "file", required_argument, NULL, 'f' },
+        { "job", required_argument, NULL, 'j' },
+        { "output", required_argument, NULL, 'o' },
+        { "dry-run", no_argument, NULL, 'n' },
+        { "buffer-size", required_argument, NULL, 'b' },
+        { NULL, 0, NULL, 0 },
+    };
+    struct bblog_replay_opts ro = { 0 };
+    struct bblog_replay_list list = { 0 };
+    struct bblog_replay_err err;
+    const char **paths = NULL, *dir;
+    size_t npaths = 0;
+    int c, rc, status = 0;
+
+    while ((c = getopt_long(argc, argv, "hf:j:o:nb:", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            printf("usage: bblog replay DIR [--file PFS_PATH] [--job JOB_ID] [--output PATH]\n"
+                   "                        [--dry-run] [--buffer-size BYTES]\n"
+                   "Applies the undrained records of the logs in DIR (and DIR/bblog-UID/) to\n"
+                   "the files they belong to, or only to PFS_PATH, in sync-generation, rank,\n"
+                   "sequence order. Idempotent: run it again after any failure.\n"
+                   "  -f, --file PFS_PATH   only the logs of this file (as 'bblog ls' shows it)\n"
+                   "  -j, --job JOB_ID      only the logs of this job\n"
+                   "  -o, --output PATH     write to PATH instead of PFS_PATH (needs --file)\n"
+                   "  -n, --dry-run         verify and plan, write nothing\n"
+                   "  -b, --buffer-size N   bytes gathered per write (k, M, G suffixes; 4M)\n");
+            return 0;
+        case 'f':
+            ro.pfs_path = optarg;
+            break;
+        case 'j':
+            ro.job_id = optarg;
+            break;
+        case 'o':
+            ro.target = optarg;
+            break;
+        case 'n':
+            ro.dry_run = 1;
+            break;
+        case 'b':
+            if (parse_size(optarg, &ro.buffer_size) != 0) {
+                fprintf(stderr, "bblog replay: --buffer-size %s: give a positive byte count, "
+                        "e.g. 4M\n", optarg);
+                return 1;
+            }
+            break;
+        default:
+            fprintf(stderr, "bblog replay: try 'bblog replay --help'\n");
+            return 1;
+        }
+    }
+    if (optind + 1 != argc) {
+        fprintf(stderr, "bblog replay: name exactly one log directory, e.g. "
+                "'bblog replay $BBLOG_DIR --file /pfs/out.dat'\n");
+        return 1;
+    }
+    if (ro.target && !ro.pfs_path) {
+        fprintf(stderr, "bblog replay: --output needs --file: it redirects one file's replay\n");
+        return 1;
+    }
+    dir = argv[optind];
+    rc = bblog_replay_discover(dir, &list, &err);
+    if (rc != 0) {
+        fprintf(stderr, "bblog replay: %s: %s\n", err.path, err.reason);
+        return 1;
+    }
+    /* A log whose header can't be read may belong to any file: say so, and fail at the end,
+     * so that nobody takes a replay that may have missed data for a complete one. */
+    for (size_t i = 0; i < list.n; i++) {
+        const struct bblog_replay_log *l = &list.logs[i];
+
+        if (l->open_rc == BBLOG_EBADMAGIC) {
+            printf("bblog replay: %s: not a bblog log; ignored\n", l->meta_path);
+        } else if (l->open_rc != 0) {
+            fprintf(stderr, "bblog replay: %s: can't read the log (%s): which file it belongs "
+                    "to is unknown, so its data is not applied anywhere; check it with 'bblog "
+                    "check %s'\n", l->meta_path, open_problem(l), l->meta_path);
+            status = 1;
+        }
+    }
+    if (ro.pfs_path) {
+        paths = malloc(sizeof *paths);
+        if (!paths) {
+            oom();
+            status = 1;
+            goto out;
+        }
+        paths[0] = ro.pfs_path;
+        npaths = 1;
+    } else if (bblog_replay_paths(&list, &paths, &npaths) != 0) {
+        oom();
+        status = 1;
+        goto out;
+    }
+    if (npaths == 0)
+        printf("bblog replay: %s: no logs found: nothing to replay\n", dir);
+    for (size_t i = 0; i < npaths; i++) {
+        struct bblog_replay_report rep;
+        struct bblog_replay_opts one = ro;
+
+        /* --job without --file: the files that job has logs of. */
+        if (ro.job_id && !ro.pfs_path && !has_job_log(&list, paths[i], ro.job_id))
+            continue;
+        one.pfs_path = paths[i];
+        rc = bblog_replay_file(&list, &one, &rep, &err);
+        if (rc == 0) {
+            replay_summary(&list, paths[i], one.target ? one.target : paths[i], &rep,
+                           one.dry_run);
+        } else {
+            fprintf(stderr, "bblog replay: %s: %s\n", err.path, err.reason);
+            replay_hint(&err, dir);
+            status = 1;
+        }
+        bblog_replay_report_free(&rep);
+    }
+out:
+    free(paths);
+    bblog_replay_list_free(&list);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    const char *cmd;
+    char *name;
+    int status = 1;
+
+    if (argc < 2) {
+        usage(stderr);
+        return 1;
+    }
+    cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        printf("bblog %s (log format %u)\n", PACKAGE_VERSION, BBLOG_FORMAT_VERSION);
+        return 0;
+    }
+    /* Each command parses its own options; getopt's messages then start with "bblog CMD". */
+    if (asprintf(&name, "bblog %s", cmd) < 0) {
+        oom();
+        return 1;
+    }
+    argc--;
+    argv++;
+    argv[0] = name;
+    if (strcmp(cmd, "ls") == 0)
+        status = cmd_ls(argc, argv);
+    else if (strcmp(cmd, "dump") == 0)
+        status = cmd_dump(argc, argv);
+    else if (strcmp(cmd, "check") == 0)
+        status = cmd_check(argc, argv);
+    else if (strcmp(cmd, "replay") == 0)
+        status = cmd_replay(argc, argv);
+    else
+        fprintf(stderr, "bblog: unknown command '%s'; try 'bblog --help'\n", cmd);
+    /* A listing cut short by a full disk or a closed pipe must not look complete. */
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "bblog: can't write the output: %s\n", strerror(errno));
+        if (status == 0)
+            status = strcmp(cmd, "check") == 0 ? CHECK_UNREADABLE : 1;
+    }
+    free(name);
+    return status;
+}

@@ -1,1 +1,41 @@
 # adio/: the ROMIO driver (ad_bblog/, built inside MPICH's tree, not here) and the graft.
+#
+# The driver is compiled by ROMIO's own build, once adio/graft/graft-mpich.sh has registered it
+# in an MPICH tree; scripts/build-mpi.sh does that and builds the MPI in a cache outside this
+# tree. Here the driver is only distributed.
+
+# >>> Driver files, kept up to date by whoever adds or removes one in adio/ad_bblog/ (the list is
+# explicit: `make dist` must not depend on what happens to lie in the directory). It must match
+# adio/ad_bblog/Makefile.mk, plus that fragment itself.
+EXTRA_DIST += \
+    adio/ad_bblog/Makefile.mk \
+    adio/ad_bblog/ad_bblog.h \
+    adio/ad_bblog/ad_bblog_compat.h \
+    adio/ad_bblog/ad_bblog.c \
+    adio/ad_bblog/ad_bblog_close.c \
+    adio/ad_bblog/ad_bblog_delete.c \
+    adio/ad_bblog/ad_bblog_drain.c \
+    adio/ad_bblog/ad_bblog_err.c \
+    adio/ad_bblog/ad_bblog_fcntl.c \
+    adio/ad_bblog/ad_bblog_features.c \
+    adio/ad_bblog/ad_bblog_flush.c \
+    adio/ad_bblog/ad_bblog_hints.c \
+    adio/ad_bblog/ad_bblog_inner.c \
+    adio/ad_bblog/ad_bblog_open.c \
+    adio/ad_bblog/ad_bblog_read.c \
+    adio/ad_bblog/ad_bblog_resize.c \
+    adio/ad_bblog/ad_bblog_stats.c \
+    adio/ad_bblog/ad_bblog_write.c
+# <<< driver files
+
+# The graft, its post-build check, and the scripts that fetch and build the MPI.
+EXTRA_DIST += adio/graft/graft_probe.c
+dist_noinst_SCRIPTS += adio/graft/graft-mpich.sh adio/graft/check-mpi.sh \
+    scripts/build-mpi.sh scripts/install-deps.sh
+
+# `make mpi`: builds MPICH with this tree's driver, or rebuilds it incrementally, in the cache
+# (${BBLOG_CACHE:-/var/cache/bblog}); e.g. make mpi MPI_BUILD_FLAGS="--mpich-src DIR".
+MPI_BUILD_FLAGS =
+mpi:
+	$(SHELL) $(abs_top_srcdir)/scripts/build-mpi.sh --bblog-src $(abs_top_srcdir) $(MPI_BUILD_FLAGS)
+.PHONY: mpi

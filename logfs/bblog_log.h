@@ -53,14 +53,17 @@ int bblog_log_sync(struct bblog_log *log);
 /*
  * Reads len bytes of logged payload starting at data log offset data_off into buf, whether
  * they are still in a staging buffer, in flight, or on disk. Safe to call between appends
- * (not concurrently with them).
+ * (not concurrently with them). Works on a sticky-failed log too: the bytes appended before the
+ * failure stay readable (from memory or disk), so they can be drained or written through.
  */
 int bblog_log_read(struct bblog_log *log, uint64_t data_off, uint64_t len, void *buf);
 
 /*
  * Marks everything logged so far drained: the header epoch is bumped and made durable, then
  * both files are truncated back to an empty log. Data offsets restart at 0, sequence numbers
- * continue. Call only after the drained data is safely on the parallel file system.
+ * continue. Call only after the drained data is safely on the parallel file system. On a
+ * sticky-failed log this is also the way back: when it succeeds, the empty log accepts appends
+ * again (a full burst buffer, once drained, has room).
  */
 int bblog_log_mark_drained(struct bblog_log *log);
 
@@ -68,7 +71,7 @@ int bblog_log_mark_drained(struct bblog_log *log);
 void bblog_log_set_gen(struct bblog_log *log, uint32_t gen);
 
 /* Waits for all in-flight I/O, closes the files and frees the log; with remove != 0 the two
- * files are unlinked. Returns the first error seen, including a sticky one. */
+ * files are unlinked, with remove == 0 the log is synced first. Returns the first error seen, including a sticky one. */
 int bblog_log_close(struct bblog_log *log, int remove);
 
 struct bblog_log_stats {

@@ -55,8 +55,6 @@ struct shift_table {
 };
 
 static uint32_t crc_table[8][256];
-/* shift by LANE_LONG, 2 * LANE_LONG, LANE_SHORT, 2 * LANE_SHORT bytes. */
-static struct shift_table shift_long1, shift_long2, shift_short1, shift_short2;
 static crc_fn *crc_best;
 static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
 
@@ -83,6 +81,10 @@ static uint32_t crc_sw(uint32_t reg, const unsigned char *p, size_t n)
         reg = crc_table[0][(reg ^ *p++) & 0xff] ^ (reg >> 8);
     return reg;
 }
+
+#if defined(__x86_64__)
+/* shift by LANE_LONG, 2 * LANE_LONG, LANE_SHORT, 2 * LANE_SHORT bytes. */
+static struct shift_table shift_long1, shift_long2, shift_short1, shift_short2;
 
 /* a * b mod P, both in the reflected representation (bit 31 is x^0, bit 0 is x^31). */
 static uint32_t mulmod(uint32_t a, uint32_t b)
@@ -114,7 +116,6 @@ static inline uint32_t shift(const struct shift_table *st, uint32_t r)
         ^ st->t[3][r >> 24];
 }
 
-#if defined(__x86_64__)
 static inline uint64_t load64(const unsigned char *p)
 {
     uint64_t w;

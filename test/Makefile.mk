@@ -1,8 +1,9 @@
 # test/: unit tests are declared by their module's fragment; MPI and app tests run from here.
 
 # MPI differential tests (test/mpi/run-diff.sh): the runner compiles the programs itself with the
-# mpicc of the bblog MPI, so they are sources here, not check_PROGRAMS. It skips (77) when no bblog
-# MPI is installed and CI is unset.
+# mpicc of the bblog MPI, so they are sources here, not check_PROGRAMS. make check runs it in trees
+# configured --with-bblog-mpi; run by hand, it skips (77) when no bblog MPI is installed and CI is
+# unset.
 if MPI_TESTS
 TESTS += test/mpi/run-diff.sh
 endif
@@ -11,3 +12,9 @@ EXTRA_DIST += test/mpi/run-diff.sh test/mpi/common.h test/mpi/common.c test/mpi/
     test/mpi/t_overlap.c test/mpi/t_raw.c test/mpi/t_size.c test/mpi/t_atomic.c \
     test/mpi/t_shared.c test/mpi/t_nonblock.c test/mpi/t_manyfiles.c test/mpi/t_delete.c \
     test/mpi/t_empty.c test/mpi/t_bigdata.c test/mpi/t_hints.c test/mpi/t_errors.c
+
+# The runner compiles into test/mpi/build of the build tree.
+clean-local: clean-mpi-tests
+clean-mpi-tests:
+	-rm -rf test/mpi/build
+.PHONY: clean-mpi-tests

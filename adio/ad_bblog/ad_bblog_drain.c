@@ -166,6 +166,8 @@ int ADIOI_BBLOG_Drain(ADIO_File fd, int sync_inner)
         if (rc != 0)
             err = ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot mark drained",
                                      bblog_log_meta_path(st->log));
+        else
+            st->log_failed = 0;         /* an emptied log takes appends again */
     }
     if (!anyfail) {
         bblog_idx_clear(st->idx);

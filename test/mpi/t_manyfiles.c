@@ -9,7 +9,7 @@
 #include "common.h"
 
 #define NF 16
-#define ROUNDS 8
+#define ROUNDS 4
 #define CH ((int64_t)4099)
 #define NSELF 2 /* the last NSELF files are per rank */
 

@@ -85,6 +85,35 @@ static void test_crc_random(void **state)
     free(buf);
 }
 
+/* Long buffers take the interleaved-lane path of the accelerated CRC (blocks of 3 x 256 and
+ * 3 x 4096 bytes): it must agree with the tables on every length around the block sizes. */
+static void test_crc_long(void **state)
+{
+    enum { MAX = 70000 };
+    unsigned char *buf = malloc(MAX + 16);
+    const size_t edges[] = {768, 12288, 2 * 12288, 12288 + 768};
+    uint64_t rs = 43;
+
+    (void) state;
+    assert_non_null(buf);
+    tu_fill(&rs, buf, MAX + 16);
+    for (size_t e = 0; e < sizeof edges / sizeof edges[0]; e++)
+        for (size_t len = edges[e] - 9; len <= edges[e] + 9; len++)
+            for (size_t start = 0; start < 9; start += 4)
+                assert_int_equal(bblog_crc32c(0, buf + start, len),
+                                 bblog_crc32c_sw(0, buf + start, len));
+    for (int it = 0; it < 300; it++) {
+        size_t start = (size_t) tu_range(&rs, 0, 15);
+        size_t len = (size_t) tu_range(&rs, 0, MAX);
+        uint32_t seed = (uint32_t) tu_rand(&rs);
+
+        assert_int_equal(bblog_crc32c(seed, buf + start, len),
+                         bblog_crc32c_sw(seed, buf + start, len));
+    }
+    assert_int_equal(bblog_crc32c(0, buf, MAX), crc_oracle(0, buf, MAX));
+    free(buf);
+}
+
 static void test_fnv(void **state)
 {
     (void) state;
@@ -337,6 +366,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_crc_vectors),
         cmocka_unit_test(test_crc_random),
+        cmocka_unit_test(test_crc_long),
         cmocka_unit_test(test_fnv),
         cmocka_unit_test(test_header_roundtrip),
         cmocka_unit_test(test_header_identity_errors),

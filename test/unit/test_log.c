@@ -840,6 +840,64 @@ static void test_create(void **state)
     assert_null(log2);
 }
 
+/* The O_DIRECT probe: a file system that refuses the aligned test write with EINVAL (tmpfs on
+ * kernels before 6.6) gets the buffered path, decided at create; any other error fails create
+ * and leaves no file behind. The probe's write is the first pwrite create makes. */
+static void test_direct_probe(void **state)
+{
+    struct bblog_log_params p = {
+        .dir = g_disk, .name = "probe", .pfs_path = "/pfs/p", .job_id = "j",
+        .rank = 0, .nprocs = 1, .staging_size = 8192, .staging_count = 2,
+    };
+    struct bblog_log *log = NULL;
+    struct bblog_log_stats st;
+    char path[4096];
+    struct model m;
+    uint64_t rs = 71;
+
+    (void) state;
+    /* Needs a directory that takes O_DIRECT, or the probe never writes. */
+    if (!direct_works(g_disk))
+        p.dir = g_shm;
+    assert_true(direct_works(p.dir));
+    F.pwrite_fail = (struct inject){.times = 1, .err = EINVAL};
+    assert_int_equal(bblog_log_create(&p, &log), 0);
+    assert_int_equal(F.pwrite_fail.hits, 1);
+    bblog_log_get_stats(log, &st);
+    assert_int_equal(st.direct, 0);
+    model_init(&m);
+    workload(log, &m, &rs, 40, 8192);
+    check_read(log, &m, 0, m.size);
+    snprintf(path, sizeof path, "%s", bblog_log_meta_path(log));
+    assert_int_equal(bblog_log_close(log, 0), 0);
+    {
+        struct bblog_scan *s = NULL;
+        struct bblog_log_record r;
+        const void *payload;
+        size_t n = 0;
+
+        assert_int_equal(bblog_scan_open(path, &s), 0);
+        while (bblog_scan_next(s, &r, &payload) == 1) {
+            assert_memory_equal(payload, m.data + m.recs[n].data_off, r.len);
+            n++;
+        }
+        assert_int_equal(n, m.nrec);
+        bblog_scan_close(s);
+    }
+    unlink(path);
+    snprintf(path, sizeof path, "%s/probe.data", p.dir);
+    unlink(path);
+    model_free(&m);
+
+    F.pwrite_fail = (struct inject){.times = 1, .err = ENOSPC};
+    log = NULL;
+    assert_int_equal(bblog_log_create(&p, &log), ENOSPC);
+    assert_null(log);
+    assert_int_equal(tu_fsize(path), -1);
+    snprintf(path, sizeof path, "%s/probe.meta", p.dir);
+    assert_int_equal(tu_fsize(path), -1);
+}
+
 /* Drained: the header epoch is bumped, both files emptied, offsets restart, seq goes on. */
 static void test_mark_drained(void **state)
 {
@@ -1001,16 +1059,19 @@ static void test_fault_transparent_aio(void **state)
     }
 }
 
-/* After the first error every call says BBLOG_ESTICKY, close included. */
-static void check_sticky(struct bblog_log *log)
+/* After the first error every write-side call says BBLOG_ESTICKY, close included; every byte
+ * acknowledged before the failure still reads back (the driver drains or writes it through). */
+static void check_sticky(struct bblog_log *log, const struct model *m)
 {
-    unsigned char c = 0;
+    unsigned char c = 0, *back = malloc(m->size ? m->size : 1);
 
+    assert_non_null(back);
     assert_int_equal(bblog_log_append(log, 0, 1, &c, NULL), BBLOG_ESTICKY);
     assert_int_equal(bblog_log_sync(log), BBLOG_ESTICKY);
-    assert_int_equal(bblog_log_read(log, 0, 1, &c), BBLOG_ESTICKY);
-    assert_int_equal(bblog_log_mark_drained(log), BBLOG_ESTICKY);
     assert_int_equal(bblog_log_append(log, 0, 1, &c, NULL), BBLOG_ESTICKY);
+    assert_int_equal(bblog_log_read(log, 0, m->size, back), 0);
+    assert_memory_equal(back, m->data, m->size);
+    free(back);
 }
 
 /*
@@ -1039,7 +1100,7 @@ static int fail_run(const char *dir, unsigned flags, void (*arm)(struct bblog_lo
     if (rc == 0)
         rc = bblog_log_sync(log);
     assert_true(rc != 0);
-    check_sticky(log);
+    check_sticky(log, &m);
     faults_off();
     assert_int_equal(bblog_log_close(log, 0), BBLOG_ESTICKY);
     found = check_scan_prefix(meta, &m);
@@ -1112,13 +1173,56 @@ static void test_fault_sync_reports(void **state)
     unsigned char buf[1000];
 
     (void) state;
+    struct model m;
+
+    (void) state;
+    model_init(&m);
     memset(buf, 1, sizeof buf);
     assert_int_equal(bblog_log_append(log, 0, sizeof buf, buf, NULL), 0);
+    m.data = malloc(sizeof buf);
+    assert_non_null(m.data);
+    memcpy(m.data, buf, sizeof buf);
+    m.size = sizeof buf;
     faults_target(bblog_log_data_path(log));
     F.pwrite_fail = (struct inject){.times = 1, .err = EIO};
     assert_int_equal(bblog_log_sync(log), EIO);
-    check_sticky(log);
+    check_sticky(log, &m);
     assert_int_equal(bblog_log_close(log, 1), BBLOG_ESTICKY);
+    model_free(&m);
+}
+
+/*
+ * A burst buffer that filled up (ENOSPC), once its data is safe elsewhere, is marked drained:
+ * the log is then empty, consistent, and takes appends again; the scan sees only the new epoch.
+ */
+static void test_fault_recover_by_drain(void **state)
+{
+    struct bblog_log *log = mklog(g_shm, BBLOG_LOG_NO_AIO | BBLOG_LOG_NO_DIRECT, 8192, 2);
+    char *meta = strdup(bblog_log_meta_path(log)), *data = strdup(bblog_log_data_path(log));
+    struct model m;
+    uint64_t rs = 77;
+    int rc = 0;
+
+    (void) state;
+    model_init(&m);
+    workload(log, &m, &rs, 20, 8192);
+    faults_target(data);
+    F.pwrite_fail = (struct inject){.times = -1, .err = ENOSPC};
+    for (int i = 0; i < 400 && rc == 0; i++)
+        rc = do_append(log, &m, &rs, (size_t) tu_range(&rs, 1, 5000));
+    assert_int_equal(rc, ENOSPC);
+    check_sticky(log, &m);
+    /* Still full: marking drained needs no data write, only the header and truncation. */
+    assert_int_equal(bblog_log_mark_drained(log), 0);
+    faults_off();
+    model_drained(&m);
+    workload(log, &m, &rs, 20, 8192);
+    assert_int_equal(bblog_log_close(log, 0), 0);
+    check_scan(meta, &m);
+    remove_log_files(meta, data);
+    model_free(&m);
+    free(meta);
+    free(data);
 }
 
 /* Writes in flight at close: an error among them is close's to report, and remove still
@@ -1255,6 +1359,7 @@ int main(void)
         cmocka_unit_test_setup(test_roundtrip_defaults, test_setup),
         cmocka_unit_test_setup(test_sync_tail, test_setup),
         cmocka_unit_test_setup(test_append_no_syscalls, test_setup),
+        cmocka_unit_test_setup(test_direct_probe, test_setup),
         cmocka_unit_test_setup(test_mark_drained, test_setup),
         cmocka_unit_test_setup(test_mark_drained_twice, test_setup),
         cmocka_unit_test_setup(test_ordering, test_setup),
@@ -1264,6 +1369,7 @@ int main(void)
         cmocka_unit_test_setup(test_fault_hard_errors, test_setup),
         cmocka_unit_test_setup(test_fault_sync_reports, test_setup),
         cmocka_unit_test_setup(test_fault_close_reports, test_setup),
+        cmocka_unit_test_setup(test_fault_recover_by_drain, test_setup),
         cmocka_unit_test_setup(test_userdir, test_setup),
     };
 

@@ -30,8 +30,9 @@ struct bblog_index;
 int bblog_idx_create(struct bblog_index **out);
 void bblog_idx_destroy(struct bblog_index *idx);
 
-/* Records that [off, off+len) now lives at log_off; len == 0 is a no-op. 0 or ENOMEM (the
- * index is unchanged on ENOMEM). */
+/* Records that [off, off+len) now lives at log_off; len == 0 is a no-op. 0, ENOMEM, or
+ * BBLOG_EINVAL when off + len or log_off + len would pass UINT64_MAX (the index is unchanged
+ * on any error). */
 int bblog_idx_insert(struct bblog_index *idx, uint64_t off, uint64_t len, uint64_t log_off);
 
 /* Forgets [off, off+len) (after those bytes were drained), splitting an extent that straddles
@@ -64,5 +65,8 @@ uint64_t bblog_idx_bytes(const struct bblog_index *idx);       /* bytes covered 
 size_t bblog_idx_count(const struct bblog_index *idx);         /* extents (nodes) */
 uint64_t bblog_idx_end(const struct bblog_index *idx);         /* max off+len, 0 if empty */
 size_t bblog_idx_memory(const struct bblog_index *idx);        /* bytes allocated */
+
+/* Self-check for tests: NULL if every invariant holds, else what is broken. O(count). */
+const char *bblog_idx_check(const struct bblog_index *idx);
 
 #endif

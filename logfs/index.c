@@ -702,13 +702,6 @@ size_t bblog_idx_memory(const struct bblog_index *idx)
     return idx->memory;
 }
 
-/*
- * Self-check for tests and debugging (not in bblog_index.h yet): verifies every invariant
- * stated at the top of this file in O(count) and returns NULL, or a sentence naming the first
- * one found broken.
- */
-const char *bblog_idx_check(const struct bblog_index *idx);
-
 /* Black height of the subtree at n (NULL links count 0), or -1 with *why set. */
 static int check_subtree(const struct idx_node *n, const struct idx_node *parent,
                          const char **why)
@@ -738,6 +731,8 @@ static int check_subtree(const struct idx_node *n, const struct idx_node *parent
     return hl + !rb_is_red(n);
 }
 
+/* Verifies every invariant stated at the top of this file in O(count): NULL, or a sentence
+ * naming the first one found broken. */
 const char *bblog_idx_check(const struct bblog_index *idx)
 {
     const struct idx_node *n, *prev = NULL;

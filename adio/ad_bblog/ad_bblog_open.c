@@ -159,6 +159,18 @@ static int prepare_log(ADIO_File fd, struct ADIOI_BBLOG_state *st)
     return MPI_SUCCESS;
 }
 
+/* A failed open: ADIO_Open calls no Close then (every process fails alike, see agree()), so
+ * the state made by SetInfo goes here. */
+static void discard_state(ADIO_File fd, struct ADIOI_BBLOG_state *st)
+{
+    if (st->idx)
+        bblog_idx_destroy(st->idx);
+    if (st->user_info != MPI_INFO_NULL)
+        MPI_Info_free(&st->user_info);
+    ADIOI_Free(st);
+    fd->fs_ptr = NULL;
+}
+
 void ADIOI_BBLOG_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_code)
 {
     static const char myname[] = "ADIOI_BBLOG_OPENCOLL";
@@ -184,12 +196,11 @@ void ADIOI_BBLOG_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_co
         err = ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_BAD_FILE,
                               "bblog: path of %s too long", inner_name);
     *error_code = agree(fd, err);
-    if (*error_code != MPI_SUCCESS)
-        return;
-    if (!st->passthrough) {
+    if (*error_code == MPI_SUCCESS && !st->passthrough)
         *error_code = ADIOI_BBLOG_Check_same_hints(fd, &st->hints);
-        if (*error_code != MPI_SUCCESS)
-            return;
+    if (*error_code != MPI_SUCCESS) {
+        discard_state(fd, st);
+        return;
     }
 
     /* The inner file lives on its own duplicate of the communicator (ADIO_Close frees it).
@@ -200,8 +211,8 @@ void ADIOI_BBLOG_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_co
                           access_mode & ~ADIO_DELETE_ON_CLOSE, 0, MPI_BYTE, MPI_BYTE,
                           st->user_info, fd->perm, error_code);
     if (*error_code != MPI_SUCCESS) {
-        st->inner = ADIO_FILE_NULL;
         MPI_Comm_free(&icomm);
+        discard_state(fd, st);
         return;
     }
     fd->fd_sys = st->inner->fd_sys;
@@ -222,11 +233,7 @@ void ADIOI_BBLOG_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_co
         int ignored;
         ADIO_Close(st->inner, &ignored);
         MPIO_File_free(&st->inner);
-        st->inner = ADIO_FILE_NULL;
-        if (st->idx) {
-            bblog_idx_destroy(st->idx);
-            st->idx = NULL;
-        }
+        discard_state(fd, st);
         fd->is_open = 0;
         *error_code = err;
         return;

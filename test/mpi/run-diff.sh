@@ -124,6 +124,11 @@ describe_diff() {
     cmp -l "$a" "$b" 2>&1 | head -n 8 | sed 's/^/    /'
 }
 
+# Burst-buffer directories go on /dev/shm (a RAM disk, as a node-local burst buffer is fast),
+# else into the work directory.
+bbroot=/dev/shm
+[ -d "$bbroot" ] && [ -w "$bbroot" ] || bbroot=$work
+
 # Whether a read-only directory can be prepared for t_errors: "mount" (root, in a private mount
 # namespace), "chmod" (non-root: permissions apply), or "" (cannot: root without CAP_SYS_ADMIN).
 ro_method=
@@ -148,7 +153,7 @@ run_leg() {
         shift
     done
     shift
-    leg_bb=$(mktemp -d /dev/shm/bblog-bb.XXXXXX) || return 1
+    leg_bb=$(mktemp -d "$bbroot/bblog-bb.XXXXXX") || return 1
     leg_log=$dir/$mode.log
     local -a wrap=()
     if [ -n "${leg_ro:-}" ] && [ "$ro_method" = mount ]; then

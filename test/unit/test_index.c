@@ -22,9 +22,6 @@
 #include "bblog_err.h"
 #include "bblog_index.h"
 
-/* Test-only self-check exported by index.c (see its comment). */
-const char *bblog_idx_check(const struct bblog_index *idx);
-
 #define NONE UINT64_MAX
 
 /* Fault injection. */

@@ -247,17 +247,40 @@ if len(objs) != int(sys.argv[2]) or not all(isinstance(o, dict) for o in objs):
 PY
 }
 
-# A differential case: run_case NAME PROG N HINTS [OPTION]
-# OPTION: keep (bblog_keep_logs=true is in HINTS: logs must remain), stats=N (bblog_stats to a
-# file, N objects expected), valgrind (the bblog leg runs under valgrind, no force leg).
+# bblog_max_size below the data: "warns once on stderr naming the directory" (hint spec).
+# Prints the problem, if any.
+check_warning() {
+    local log=$1 bb=$2 n=$3 count
+    count=$(grep -i 'warn' "$log" | grep -c -F "$bb")
+    if [ "$count" -lt 1 ]; then
+        echo "no warning naming the burst buffer $bb on stderr"
+    elif [ "$count" -gt "$n" ]; then
+        echo "$count warnings naming the burst buffer for $n ranks (once each expected)"
+    fi
+}
+
+# A differential case: run_case NAME PROG N HINTS [OPTIONS]
+# OPTIONS, comma-separated: keep (bblog_keep_logs=true is in HINTS: logs must remain), stats=N
+# (bblog_stats to a file, N objects expected), warn (HINTS set bblog_max_size below the data:
+# each rank warns about the full burst buffer, naming it, at most once per file it writes),
+# valgrind (the bblog leg runs under valgrind, no force leg).
 run_case() {
-    local name=$1 prog=$2 n=$3 hints=$4 opt=${5:-}
-    local dir=$work/$name.$n keep=0 ref_ok=0 mode target base why s want got hint_leg
+    local name=$1 prog=$2 n=$3 hints=$4 opts=${5:-}
+    local dir=$work/$name.$n keep=0 stats= warn=0 vg=0 ref_ok=0 mode target base why s want got
+    local hint_leg o
     local -a envs pre
-    [ "$opt" = keep ] && keep=1
+    for o in ${opts//,/ }; do
+        case $o in
+        keep) keep=1 ;;
+        stats=*) stats=${o#stats=} ;;
+        warn) warn=1 ;;
+        valgrind) vg=1 ;;
+        *) echo "run-diff: unknown option $o" >&2; exit 1 ;;
+        esac
+    done
     mkdir -p "$dir"
     local modes="ufs bblog force"
-    [ "$opt" = valgrind ] && modes="ufs bblog"
+    [ "$vg" = 1 ] && modes="ufs bblog"
     for mode in $modes; do
         pre=()
         hint_leg=$hints
@@ -266,13 +289,11 @@ run_case() {
         bblog) base=bb.out target=bblog:$dir/bb.out envs=() ;;
         force) base=force.out target=$dir/force.out envs=(ROMIO_FSTYPE_FORCE=bblog:) ;;
         esac
-        if [ "$opt" = valgrind ] && [ "$mode" = bblog ]; then
+        if [ "$vg" = 1 ] && [ "$mode" = bblog ]; then
             pre=(valgrind -q --error-exitcode=1 --suppressions="$src/valgrind.supp")
             mode=bblog+valgrind
         fi
-        case $opt in
-        stats=*) hint_leg="${hints:+$hints;}bblog_stats=$dir/$mode.stats" ;;
-        esac
+        [ -n "$stats" ] && hint_leg="${hints:+$hints;}bblog_stats=$dir/$mode.stats"
         [ -n "$hint_leg" ] && envs+=("TEST_HINTS=$hint_leg")
         rm -f "$dir/$mode.diff"
         run_leg "$dir" "$mode" "${envs[@]}" -- -n "$n" "${pre[@]}" "$bin/$prog" "$target"
@@ -281,9 +302,8 @@ run_case() {
         if [ "$mode" != ufs ]; then
             local extra=
             [ "$keep" = 1 ] && extra=$(check_kept_logs "$leg_bb")
-            case $opt in
-            stats=*) extra="$extra$(check_stats "$dir/$mode.stats" "${opt#stats=}")" ;;
-            esac
+            [ -n "$stats" ] && extra="$extra$(check_stats "$dir/$mode.stats" "$stats")"
+            [ "$warn" = 1 ] && extra="$extra$(check_warning "$leg_log" "$leg_bb" "$n")"
             [ -n "$extra" ] && why="${why:+$why; }$(echo $extra)"
         fi
         if [ "$mode" = ufs ]; then
@@ -410,13 +430,12 @@ done
 
 # Budgets smaller than the data: many drain rounds, burst buffer overflow, sync to the log only.
 selected "t_bigdata[flush64k]" && run_case "t_bigdata[flush64k]" t_bigdata 2 "$small"
-selected "t_bigdata[max256k]" && run_case "t_bigdata[max256k]" t_bigdata 3 "$tiny"
+selected "t_bigdata[max256k]" && run_case "t_bigdata[max256k]" t_bigdata 3 "$tiny" warn
 selected "t_bigdata[flush64k,max256k,syncbb]" &&
-    run_case "t_bigdata[flush64k,max256k,syncbb]" t_bigdata 4 "$small;$tiny;bblog_sync=bb"
+    run_case "t_bigdata[flush64k,max256k,syncbb]" t_bigdata 4 "$small;$tiny;bblog_sync=bb" warn
 selected "t_strided[flush64k]" && run_case "t_strided[flush64k]" t_strided 4 "$small"
-# Kept logs and statistics (t_contig opens its file twice: write, then check).
-selected "t_contig[keep,stats]" &&
-    run_case "t_contig[keep,stats]" t_contig 2 "bblog_keep_logs=true" keep
+# Kept logs; statistics (t_contig opens its file twice: write, then check).
+selected "t_contig[keep]" && run_case "t_contig[keep]" t_contig 2 "bblog_keep_logs=true" keep
 selected "t_contig[stats]" && run_case "t_contig[stats]" t_contig 2 "" stats=2
 
 # Error paths.

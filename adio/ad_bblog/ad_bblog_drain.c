@@ -97,6 +97,25 @@ static int add_piece(struct ADIOI_BBLOG_state *st, struct round *r, uint64_t off
     return rc;
 }
 
+static int grow_to_logged_end(ADIO_File fd, struct ADIOI_BBLOG_state *st)
+{
+    uint64_t mine = bblog_idx_end(st->idx), end;
+    int root = st->inner->hints->ranklist[0], err = MPI_SUCCESS;
+    long long grow = 0;
+
+    MPI_Allreduce(&mine, &end, 1, MPI_UINT64_T, MPI_MAX, fd->comm);
+    if (st->rank == root) {
+        ADIO_Fcntl_t fc;
+        /* The first aggregator has the inner file open even under deferred open. */
+        ADIO_Fcntl(st->inner, ADIO_FCNTL_GET_FSIZE, &fc, &err);
+        grow = err == MPI_SUCCESS && (uint64_t) fc.fsize < end;
+    }
+    MPI_Bcast(&grow, 1, MPI_LONG_LONG, root, fd->comm);
+    if (grow)
+        ADIO_Resize(st->inner, (ADIO_Offset) end, &err);
+    return err;
+}
+
 int ADIOI_BBLOG_Drain(ADIO_File fd, int sync_inner)
 {
     static const char myname[] = "ADIOI_BBLOG_DRAIN";
@@ -114,6 +133,12 @@ int ADIOI_BBLOG_Drain(ADIO_File fd, int sync_inner)
     if (!any)
         return MPI_SUCCESS;
 
+    /* ROMIO's two-phase write fills the holes of an aggregator's domain by reading the file
+     * first (read-modify-write); past the end of the file that read comes back short and the
+     * hole would be written with whatever its buffer held. Growing the file first to the end of
+     * the logged data, which is its size after the drain anyway, makes such holes read as
+     * zeros. */
+    err = grow_to_logged_end(fd, st);
     rc = snapshot(st, &segs, &n);
     if (rc == 0 && n > 0 && !(r.buf = ADIOI_Malloc(budget)))
         rc = ENOMEM;

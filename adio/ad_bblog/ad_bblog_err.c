@@ -25,8 +25,10 @@ static int class_of(int rc)
 {
     switch (rc) {
     case ENOENT:
-    case ENOTDIR:
         return MPI_ERR_NO_SUCH_FILE;
+    case ENOTDIR:
+    case ENAMETOOLONG:
+        return MPI_ERR_BAD_FILE;
     case EACCES:
     case EPERM:
         return MPI_ERR_ACCESS;

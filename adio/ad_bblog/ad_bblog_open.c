@@ -198,6 +198,10 @@ void ADIOI_BBLOG_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_co
     *error_code = agree(fd, err);
     if (*error_code == MPI_SUCCESS && !st->passthrough)
         *error_code = ADIOI_BBLOG_Check_same_hints(fd, &st->hints);
+    /* The burst buffer is checked before the PFS file is touched: an unusable bblog_dir fails
+     * the open without creating the file. */
+    if (*error_code == MPI_SUCCESS && !st->passthrough)
+        *error_code = agree(fd, prepare_log(fd, st));
     if (*error_code != MPI_SUCCESS) {
         discard_state(fd, st);
         return;
@@ -225,20 +229,8 @@ void ADIOI_BBLOG_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_co
     fd->is_open = 1;
     fd->hints->deferred_open = 0;
     publish_inner_hints(fd, st->inner);
-    if (st->passthrough)
-        return;
-
-    err = agree(fd, prepare_log(fd, st));
-    if (err != MPI_SUCCESS) {
-        int ignored;
-        ADIO_Close(st->inner, &ignored);
-        MPIO_File_free(&st->inner);
-        discard_state(fd, st);
-        fd->is_open = 0;
-        *error_code = err;
-        return;
-    }
-    ADIOI_BBLOG_Publish_hints(fd, &st->hints);
+    if (!st->passthrough)
+        ADIOI_BBLOG_Publish_hints(fd, &st->hints);
 }
 
 /* ROMIO calls a driver's Open slot for a deferred open (ADIO_ImmediateOpen). bblog's outer file

@@ -4,8 +4,13 @@
  *
  *   bench/bench_index [extents]      (default 2000000 for the random-insert and query parts)
  *
- * Each phase reports wall seconds and the CPU seconds of this thread; on a shared machine the
- * rates per CPU second ("per_cpu_second") are the steadier figure.
+ * Each phase reports wall seconds and the CPU seconds of this thread, and rates per both; on a
+ * shared machine the rates per CPU second ("per_cpu_second") are the steadier figure.
+ *
+ * Targets: random non-overlapping inserts >= 2 million/s; 1 million sequential adjacent appends
+ * end as 1 extent; random overlapping inserts >= 1 million/s; <= 64 bytes per extent
+ * (memory_per_extent, rss_per_extent), also after overlapping inserts and after the
+ * split-then-remove pattern of phase (6), which makes leaves shrink and merge.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -89,14 +94,16 @@ int main(int argc, char **argv)
     struct bblog_index *idx = NULL;
     struct bblog_idx_iter it;
     struct bblog_extent e;
-    struct phase p_rand, p_seq, p_ovl, p_query, p_walk, p_drain;
+    const uint64_t n_adv = 500000;
+    struct phase p_rand, p_seq, p_ovl, p_query, p_walk, p_drain, p_split, p_punch;
     uint64_t *perm, *args, i, rng = 42, rss0, rss1, visited = 0, sum = 0;
-    size_t count_rand, mem_rand, count_seq, count_ovl;
+    size_t count_rand, mem_rand, count_seq, count_ovl, mem_ovl;
+    size_t count_split, mem_split, count_punch, mem_punch, count_thin, mem_thin;
     int rc;
 
     if (n == 0)
         n = 1;
-    perm = malloc(n * sizeof(*perm));
+    perm = malloc((n > n_adv ? n : n_adv) * sizeof(*perm));
     args = malloc(3 * (n_ovl > n_query ? n_ovl : n_query) * sizeof(*args));
     if (perm == NULL || args == NULL)
         return fail("allocating the workload", ENOMEM);
@@ -184,6 +191,53 @@ int main(int argc, char **argv)
             return fail("bblog_idx_insert", rc);
     phase_end(&p_ovl);
     count_ovl = bblog_idx_count(idx);
+    mem_ovl = bblog_idx_memory(idx);
+    bblog_idx_destroy(idx);
+
+    /*
+     * (6) Split then remove: one extent of n_adv 16-byte slots, split by 4-byte writes into the
+     * middle of every slot in shuffled order (2 n_adv + 1 extents), then those writes punched
+     * out again in another order (n_adv + 1 extents [s * 16 + 8, s * 16 + 20), as the halves of
+     * neighbouring slots join again: every leaf loses half its extents), then every other one
+     * of those (about n_adv / 2 left). Memory per extent must stay bounded.
+     */
+    for (i = 0; i < n_adv; i++)
+        perm[i] = i;
+    for (i = n_adv - 1; i > 0; i--) {
+        uint64_t j = rng_next(&rng) % (i + 1), t = perm[i];
+
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    if ((rc = bblog_idx_create(&idx)) != 0)
+        return fail("bblog_idx_create", rc);
+    if ((rc = bblog_idx_insert(idx, 0, n_adv * 16, 0)) != 0)
+        return fail("bblog_idx_insert", rc);
+    phase_start(&p_split);
+    for (i = 0; i < n_adv; i++)
+        if ((rc = bblog_idx_insert(idx, perm[i] * 16 + 4, 4, (1ULL << 40) + i * 4)) != 0)
+            return fail("bblog_idx_insert", rc);
+    phase_end(&p_split);
+    count_split = bblog_idx_count(idx);
+    mem_split = bblog_idx_memory(idx);
+    for (i = n_adv - 1; i > 0; i--) {
+        uint64_t j = rng_next(&rng) % (i + 1), t = perm[i];
+
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    phase_start(&p_punch);
+    for (i = 0; i < n_adv; i++)
+        if ((rc = bblog_idx_remove(idx, perm[i] * 16 + 4, 4)) != 0)
+            return fail("bblog_idx_remove", rc);
+    phase_end(&p_punch);
+    count_punch = bblog_idx_count(idx);
+    mem_punch = bblog_idx_memory(idx);
+    for (i = 0; i < n_adv; i += 2)
+        if ((rc = bblog_idx_remove(idx, perm[i] * 16 + 8, 12)) != 0)
+            return fail("bblog_idx_remove", rc);
+    count_thin = bblog_idx_count(idx);
+    mem_thin = bblog_idx_memory(idx);
     bblog_idx_destroy(idx);
 
     printf("{\"random_insert\": {\"extents\": %" PRIu64 ", ", n);
@@ -198,7 +252,8 @@ int main(int argc, char **argv)
     printf(" \"random_overlapping_insert\": {\"inserts\": %" PRIu64 ", \"range_bytes\": %" PRIu64
            ", \"max_len\": %" PRIu64 ", ", n_ovl, ovl_range, ovl_max_len);
     print_rates(&p_ovl, "inserts", n_ovl);
-    printf(", \"count\": %zu},\n", count_ovl);
+    printf(", \"count\": %zu, \"memory_bytes\": %zu, \"memory_per_extent\": %.1f},\n", count_ovl,
+           mem_ovl, (double)mem_ovl / (double)count_ovl);
     printf(" \"range_query\": {\"queries\": %" PRIu64 ", \"len\": %" PRIu64 ", ", n_query,
            query_len);
     print_rates(&p_query, "queries", n_query);
@@ -207,7 +262,17 @@ int main(int argc, char **argv)
     print_rates(&p_walk, "extents", count_rand);
     printf("},\n \"drain_remove_in_order\": {\"removes\": %" PRIu64 ", ", n);
     print_rates(&p_drain, "removes", n);
-    printf("},\n \"checksum\": %" PRIu64 "}\n", sum);
+    printf("},\n \"split_insert\": {\"inserts\": %" PRIu64 ", ", n_adv);
+    print_rates(&p_split, "inserts", n_adv);
+    printf(", \"count\": %zu, \"memory_per_extent\": %.1f},\n", count_split,
+           (double)mem_split / (double)count_split);
+    printf(" \"split_then_remove\": {\"removes\": %" PRIu64 ", ", n_adv);
+    print_rates(&p_punch, "removes", n_adv);
+    printf(", \"count\": %zu, \"memory_per_extent\": %.1f, \"count_after_half_more\": %zu, "
+           "\"memory_per_extent_after_half_more\": %.1f},\n", count_punch,
+           (double)mem_punch / (double)count_punch, count_thin,
+           (double)mem_thin / (double)count_thin);
+    printf(" \"checksum\": %" PRIu64 "}\n", sum);
     free(args);
     free(perm);
     return 0;

@@ -7,7 +7,13 @@
  * model (bytes present, each mapping to the log position after its neighbour's); comparing the
  * two checks contents, order, non-overlap, coalescing and count in one go.
  *
- * malloc is wrapped (-Wl,--wrap=malloc in index.mk) so that the pool refill can be made to fail.
+ * malloc is wrapped (-Wl,--wrap=malloc in index.mk) so that node allocation can be made to fail.
+ *
+ * index.mk builds this file twice: test_index against the library (64 extents a leaf, 64
+ * children an inner node), and test_index_small with logfs/index.c compiled in at capacity 4,
+ * where a few hundred extents already make a tree a dozen levels deep, so that every split,
+ * merge, borrow and separator update runs many times under the same oracle. The tests below
+ * hold for any capacity of 4 or more; only the memory bound per extent depends on it.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -24,11 +30,18 @@
 
 #define NONE UINT64_MAX
 
+/* Memory per extent the index guarantees once it holds enough extents to amortise its root. */
+#ifndef TEST_MAX_BYTES_PER_EXTENT
+#define TEST_MAX_BYTES_PER_EXTENT 64
+#endif
+
 /* Fault injection. */
 
-enum { MALLOC_OK, MALLOC_FAIL, MALLOC_FAIL_HALF };
+/* MALLOC_BUDGET: malloc_budget more mallocs succeed, then every one fails. */
+enum { MALLOC_OK, MALLOC_FAIL, MALLOC_FAIL_HALF, MALLOC_BUDGET };
 static int malloc_mode = MALLOC_OK;
 static uint64_t malloc_rng = 1;
+static unsigned long malloc_budget;
 static unsigned long malloc_failures;
 
 void *__real_malloc(size_t size);
@@ -41,6 +54,9 @@ void *__wrap_malloc(size_t size)
     if (malloc_mode == MALLOC_FAIL_HALF) {
         malloc_rng = malloc_rng * 6364136223846793005ULL + 1442695040888963407ULL;
         fail = (malloc_rng >> 63) != 0;
+    } else if (malloc_mode == MALLOC_BUDGET) {
+        fail = malloc_budget == 0;
+        malloc_budget -= !fail;
     }
     if (fail) {
         malloc_failures++;
@@ -425,7 +441,7 @@ static void test_clear_keeps_memory(void **state)
     for (i = 0; i < 5000; i++)
         assert_int_equal(bblog_idx_insert(idx, i * 10, 5, i * 5 + 1000000 * (i & 1)), 0);
     mem = bblog_idx_memory(idx);
-    assert_true(mem >= 5000 * 48);
+    assert_true(mem >= 5000 * sizeof(struct bblog_extent));
     bblog_idx_clear(idx);
     expect_all(idx, NULL, 0);
     assert_int_equal(bblog_idx_memory(idx), mem);
@@ -453,19 +469,23 @@ static void test_enomem(void **state)
     malloc_mode = MALLOC_OK;
     idx = new_index();
 
-    /* The first insert needs the first chunk. */
+    /* The first insert needs the first leaf. */
     malloc_mode = MALLOC_FAIL;
     take_snapshot(idx, &snap);
     assert_int_equal(bblog_idx_insert(idx, 0, 10, 0), ENOMEM);
     expect_snapshot(idx, &snap);
     malloc_mode = MALLOC_OK;
 
-    /* Fill the pool exactly: one allocation, then every slot used. */
+    /*
+     * Fill the first leaf exactly: appending at the end fills leaves completely, so the insert
+     * that changes the memory is the first that does not fit, and it starts a second leaf.
+     */
     assert_int_equal(bblog_idx_insert(idx, 0, 10, 0), 0);
     mem = bblog_idx_memory(idx);
     for (i = 1; bblog_idx_memory(idx) == mem; i++)
         assert_int_equal(bblog_idx_insert(idx, i * 100, 10, i * 1000), 0);
-    /* That insert took the first slot of a second chunk; fill it up the same way. */
+    assert_true(i >= 5);
+    /* Fill the second leaf up the same way, with every allocation failing. */
     mem = bblog_idx_memory(idx);
     malloc_mode = MALLOC_FAIL;
     for (; bblog_idx_insert(idx, i * 100, 10, i * 1000) == 0; i++)
@@ -473,7 +493,10 @@ static void test_enomem(void **state)
     assert_int_equal(bblog_idx_memory(idx), mem);
     assert_sound(idx);
 
-    /* A new extent, a split by insert, a split by remove: ENOMEM and nothing changed. */
+    /*
+     * The first leaf holds [0, 10) [100, 110) [200, 210) [300, 310)... and is full. A new
+     * extent, a split by insert, a split by remove: ENOMEM and nothing changed.
+     */
     take_snapshot(idx, &snap);
     assert_int_equal(bblog_idx_insert(idx, i * 100, 10, i * 1000), ENOMEM);
     assert_int_equal(bblog_idx_insert(idx, 102, 5, 77777), ENOMEM);
@@ -492,19 +515,19 @@ static void test_enomem(void **state)
     }
     assert_sound(idx);
 
-    /* Covering two extents frees one node: exactly one new extent fits, then ENOMEM. */
-    assert_int_equal(bblog_idx_insert(idx, 300, 110, 123456), 0);
+    /* Covering two extents frees one slot: exactly one new extent fits, then ENOMEM. */
+    assert_int_equal(bblog_idx_insert(idx, 200, 110, 123456), 0);
     assert_int_equal(bblog_idx_insert(idx, 50, 10, 424242), 0);
     take_snapshot(idx, &snap);
     assert_int_equal(bblog_idx_insert(idx, 60, 10, 434343), ENOMEM);
     expect_snapshot(idx, &snap);
 
-    /* A split by insert needs two nodes: one free node is not enough. */
+    /* A split by insert needs two slots: one free slot is not enough. */
     assert_int_equal(bblog_idx_remove(idx, 50, 10), 0);
     take_snapshot(idx, &snap);
-    assert_int_equal(bblog_idx_insert(idx, 302, 5, 99999), ENOMEM);
+    assert_int_equal(bblog_idx_insert(idx, 202, 5, 99999), ENOMEM);
     expect_snapshot(idx, &snap);
-    assert_int_equal(bblog_idx_remove(idx, 302, 5), 0);             /* one is enough here */
+    assert_int_equal(bblog_idx_remove(idx, 202, 5), 0);             /* one is enough here */
     malloc_mode = MALLOC_OK;
     assert_sound(idx);
 
@@ -512,6 +535,272 @@ static void test_enomem(void **state)
     assert_int_equal(bblog_idx_insert(idx, 62, 5, 99999), 0);
     assert_sound(idx);
     bblog_idx_destroy(idx);
+}
+
+/* B+tree shape: many splits and merges, memory per extent. */
+
+static void shuffle(uint64_t *a, size_t n, uint64_t *rng)
+{
+    size_t i;
+
+    for (i = n - 1; i > 0; i--) {
+        size_t j = (size_t)rng_below(rng, i + 1);
+        uint64_t t = a[i];
+
+        a[i] = a[j];
+        a[j] = t;
+    }
+}
+
+static uint64_t *shuffled(size_t n, uint64_t seed)
+{
+    uint64_t *a = malloc(n * sizeof(*a));
+    size_t i;
+
+    assert_non_null(a);
+    for (i = 0; i < n; i++)
+        a[i] = i;
+    shuffle(a, n, &seed);
+    return a;
+}
+
+/*
+ * The bound on memory per extent that the fill rule gives (a leaf other than the last is at
+ * least half full, an inner node other than the root too), once the index holds enough
+ * extents to amortise the struct, the last leaf and the spare nodes.
+ */
+static void expect_bounded_memory(const struct bblog_index *idx)
+{
+    size_t n = bblog_idx_count(idx), mem = bblog_idx_memory(idx);
+
+    if (n >= 4096 && mem > TEST_MAX_BYTES_PER_EXTENT * n)
+        fail_msg("%zu bytes for %zu extents: %.1f bytes per extent", mem, n,
+                 (double)mem / (double)n);
+}
+
+static void test_btree_shuffled_build_and_drain(void **state)
+{
+    const size_t n = 60000;
+    uint64_t *ins = shuffled(n, 11), *del = shuffled(n, 12), *pos = malloc(n * sizeof(*pos));
+    struct bblog_index *idx = new_index();
+    struct bblog_idx_iter it;
+    struct bblog_extent e;
+    size_t i, peak;
+
+    assert_non_null(pos);
+    /* Distinct slots in random order: every insert lands in the middle of some leaf. */
+    for (i = 0; i < n; i++) {
+        assert_int_equal(bblog_idx_insert(idx, ins[i] * 16, 8, i * 8), 0);
+        pos[ins[i]] = i;
+        if (i % 10000 == 9999) {
+            assert_sound(idx);
+            expect_bounded_memory(idx);
+        }
+    }
+    assert_int_equal(bblog_idx_count(idx), n);
+    bblog_idx_iter_init(idx, &it, 0, UINT64_MAX);
+    for (i = 0; bblog_idx_iter_next(&it, &e); i++) {
+        assert_int_equal(e.off, i * 16);
+        assert_int_equal(e.len, 8);
+        assert_int_equal(e.log_off, pos[i] * 8);
+    }
+    assert_int_equal(i, n);
+    /* A query crossing many leaves, clipped at both ends. */
+    bblog_idx_iter_init(idx, &it, 1000 * 16 + 3, 2000 * 16);
+    assert_true(bblog_idx_iter_next(&it, &e));
+    assert_int_equal(e.off, 1000 * 16 + 3);
+    assert_int_equal(e.len, 5);
+    for (i = 1001; bblog_idx_iter_next(&it, &e); i++) {
+        assert_int_equal(e.off, i * 16);
+        assert_int_equal(e.len, i < 3000 ? 8 : 3);
+    }
+    assert_int_equal(i, 3001);
+
+    /* Removing in another random order: leaves empty out everywhere and merge or borrow. */
+    peak = bblog_idx_memory(idx);
+    for (i = 0; i < n - n / 10; i++) {
+        assert_int_equal(bblog_idx_remove(idx, del[i] * 16, 16), 0);
+        if (i % 10000 == 9999) {
+            assert_sound(idx);
+            expect_bounded_memory(idx);
+        }
+    }
+    assert_int_equal(bblog_idx_count(idx), n / 10);
+    assert_sound(idx);
+    /* What is left is exactly the slots not removed, in order. */
+    memset(pos, 0, n * sizeof(*pos));
+    for (i = n - n / 10; i < n; i++)
+        pos[del[i]] = 1;
+    bblog_idx_iter_init(idx, &it, 0, UINT64_MAX);
+    for (i = 0; bblog_idx_iter_next(&it, &e); i++) {
+        while (i < n && pos[i] == 0)
+            i++;
+        assert_true(i < n);
+        assert_int_equal(e.off, i * 16);
+    }
+    while (i < n && pos[i] == 0)
+        i++;
+    assert_int_equal(i, n);
+    /* Emptied, the index gives back all but a few nodes. */
+    assert_int_equal(bblog_idx_remove(idx, 0, UINT64_MAX), 0);
+    expect_all(idx, NULL, 0);
+    assert_true(bblog_idx_memory(idx) <= peak / 100);
+    /* And it grows again. */
+    for (i = 0; i < n / 10; i++)
+        assert_int_equal(bblog_idx_insert(idx, del[i] * 16, 8, i), 0);
+    assert_int_equal(bblog_idx_count(idx), n / 10);
+    assert_sound(idx);
+    bblog_idx_destroy(idx);
+    free(pos);
+    free(del);
+    free(ins);
+}
+
+static void test_btree_descending(void **state)
+{
+    const uint64_t n = 20000;
+    struct bblog_index *idx = new_index();
+    struct bblog_idx_iter it;
+    struct bblog_extent e;
+    uint64_t i;
+
+    /* Every insert goes before everything: the first leaf splits over and over. */
+    for (i = n; i-- > 0;)
+        assert_int_equal(bblog_idx_insert(idx, i * 10, 5, i * 5 + (i & 1) * 1000000), 0);
+    assert_int_equal(bblog_idx_count(idx), n);
+    assert_sound(idx);
+    expect_bounded_memory(idx);
+    /*
+     * Filling every gap, from the right, so that it continues its left neighbour in the log:
+     * each extent grows to 10 bytes and touches the next in the file but not in the log...
+     */
+    for (i = n; i-- > 0;)
+        assert_int_equal(bblog_idx_insert(idx, i * 10 + 5, 5, i * 5 + (i & 1) * 1000000 + 5),
+                         0);
+    assert_sound(idx);
+    bblog_idx_iter_init(idx, &it, 0, UINT64_MAX);
+    for (i = 0; bblog_idx_iter_next(&it, &e); i++) {
+        assert_int_equal(e.off, i * 10);
+        assert_int_equal(e.len, 10);
+        assert_int_equal(e.log_off, i * 5 + (i & 1) * 1000000);
+    }
+    assert_int_equal(i, n);
+    /* ... and rewriting each one, from the right, with one log run joins them all. */
+    for (i = n; i-- > 0;)
+        assert_int_equal(bblog_idx_insert(idx, i * 10, 10, 7 + i * 10), 0);
+    EXPECT_ALL(idx, X(0, n * 10, 7));
+    bblog_idx_destroy(idx);
+}
+
+static void test_btree_adversarial_memory(void **state)
+{
+    const size_t n = 40000;
+    uint64_t *perm = shuffled(n, 21), rng = 22;
+    struct bblog_index *idx = new_index();
+    size_t i;
+
+    /* One extent split in 2n + 1 pieces by writes in random order into its middle... */
+    assert_int_equal(bblog_idx_insert(idx, 0, n * 16, 0), 0);
+    for (i = 0; i < n; i++) {
+        assert_int_equal(bblog_idx_insert(idx, perm[i] * 16 + 4, 4, (1ULL << 40) + i * 4), 0);
+        if (i % 8192 == 8191)
+            expect_bounded_memory(idx);
+    }
+    assert_int_equal(bblog_idx_count(idx), 2 * n + 1);
+    assert_sound(idx);
+    expect_bounded_memory(idx);
+    /*
+     * ... then the new pieces punched out in another order, which leaves the n + 1 extents
+     * [0, 4), [s * 16 + 8, s * 16 + 20) (the halves of neighbouring slots join again) and
+     * [(n - 1) * 16 + 8, n * 16): every leaf loses half its extents...
+     */
+    shuffle(perm, n, &rng);
+    for (i = 0; i < n; i++) {
+        assert_int_equal(bblog_idx_remove(idx, perm[i] * 16 + 4, 4), 0);
+        if (i % 8192 == 8191)
+            expect_bounded_memory(idx);
+    }
+    assert_int_equal(bblog_idx_count(idx), n + 1);
+    assert_sound(idx);
+    expect_bounded_memory(idx);
+    /* ... then every other one of those, mostly one at a time, some in long runs. */
+    for (i = 0; i < n; i += 2) {
+        uint64_t len = rng_below(&rng, 64) == 0 ? 16 * rng_below(&rng, 64) + 12 : 12;
+
+        assert_int_equal(bblog_idx_remove(idx, perm[i] * 16 + 8, len), 0);
+        if (i % 8192 == 8190)
+            expect_bounded_memory(idx);
+    }
+    assert_true(bblog_idx_count(idx) <= n / 2 + 1);
+    assert_true(bblog_idx_count(idx) >= n / 4);
+    assert_sound(idx);
+    expect_bounded_memory(idx);
+
+    /* Random overlapping writes (the bench's pattern, scaled down), then random removes. */
+    bblog_idx_destroy(idx);
+    idx = new_index();
+    for (i = 0; i < 200000; i++) {
+        uint64_t off = rng_below(&rng, 16 << 20), len = 1 + rng_below(&rng, 4096);
+
+        assert_int_equal(bblog_idx_insert(idx, off, len, rng_below(&rng, 1ULL << 40)), 0);
+    }
+    assert_sound(idx);
+    assert_true(bblog_idx_count(idx) > 4096);
+    expect_bounded_memory(idx);
+    for (i = 0; i < 200000; i++) {
+        uint64_t off = rng_below(&rng, 16 << 20), len = 1 + rng_below(&rng, 64);
+
+        if (i % 2)
+            assert_int_equal(bblog_idx_remove(idx, off, len), 0);
+        else
+            assert_int_equal(bblog_idx_insert(idx, off, len, rng_below(&rng, 1ULL << 40)), 0);
+    }
+    assert_sound(idx);
+    expect_bounded_memory(idx);
+    bblog_idx_destroy(idx);
+    free(perm);
+}
+
+static void test_enomem_every_split(void **state)
+{
+    /*
+     * Inserts only, so no merge leaves spare nodes: a split needs a leaf and, where its
+     * ancestors are full, inner nodes, all allocated at once. Each insert runs with its first,
+     * then second... allocation failing until it succeeds; every failure changes nothing.
+     */
+    const size_t n = 3000;
+    uint64_t *perm = shuffled(n, 31);
+    struct bblog_index *idx = new_index();
+    unsigned long fails = 0;
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        unsigned long budget;
+        int rc;
+
+        for (budget = 0;; budget++) {
+            struct snapshot snap;
+
+            take_snapshot(idx, &snap);
+            malloc_mode = MALLOC_BUDGET;
+            malloc_budget = budget;
+            rc = bblog_idx_insert(idx, perm[i] * 8, 4, i * 4);
+            malloc_mode = MALLOC_OK;
+            if (rc == 0) {
+                free(snap.e);
+                break;
+            }
+            assert_int_equal(rc, ENOMEM);
+            expect_snapshot(idx, &snap);
+            fails++;
+        }
+    }
+    assert_int_equal(bblog_idx_count(idx), n);
+    assert_sound(idx);
+    /* Every leaf was first refused: there are at least n / 64 with 64 extents or fewer each. */
+    assert_true(fails >= n / 64);
+    bblog_idx_destroy(idx);
+    free(perm);
 }
 
 /* Randomized tests against the byte model. */
@@ -525,6 +814,8 @@ struct model_cfg {
     uint64_t log_base;      /* log positions are in [log_base, log_base + log_span) */
     uint64_t log_span;
     bool inject;            /* make half the mallocs fail, and recreate the index often */
+    bool inject_each;       /* run each op with its 1st, then 2nd... malloc failing until it
+                             * succeeds, and recreate the index often */
 };
 
 struct model {
@@ -654,30 +945,38 @@ static void model_query(struct model *m, const struct bblog_index *idx)
 static int model_op(struct model *m, struct bblog_index *idx, bool insert, size_t off,
                     uint64_t len, uint64_t log_off, unsigned long *enomem)
 {
-    struct snapshot snap = {0};
+    bool inject = m->cfg->inject || m->cfg->inject_each;
+    unsigned long budget = 0;
     int rc;
 
-    if (m->cfg->inject)
-        take_snapshot(idx, &snap);
-    malloc_mode = m->cfg->inject ? MALLOC_FAIL_HALF : MALLOC_OK;
-    if (insert)
-        rc = bblog_idx_insert(idx, m->cfg->base + off, len, log_off);
-    else
-        rc = bblog_idx_remove(idx, m->cfg->base + off, len);
-    malloc_mode = MALLOC_OK;
-    if (rc == 0) {
+    for (;;) {
+        struct snapshot snap = {0};
+
+        if (inject)
+            take_snapshot(idx, &snap);
+        malloc_mode = m->cfg->inject ? MALLOC_FAIL_HALF
+                      : m->cfg->inject_each ? MALLOC_BUDGET : MALLOC_OK;
+        malloc_budget = budget++;
         if (insert)
-            model_apply_insert(m, off, len, log_off);
+            rc = bblog_idx_insert(idx, m->cfg->base + off, len, log_off);
         else
-            model_apply_remove(m, off, len < m->cfg->size ? (size_t)len : m->cfg->size);
-    } else {
-        assert_int_equal(rc, ENOMEM);
-        assert_true(m->cfg->inject);
-        expect_snapshot(idx, &snap);
-        (*enomem)++;
+            rc = bblog_idx_remove(idx, m->cfg->base + off, len);
+        malloc_mode = MALLOC_OK;
+        if (rc == 0) {
+            if (insert)
+                model_apply_insert(m, off, len, log_off);
+            else
+                model_apply_remove(m, off, len < m->cfg->size ? (size_t)len : m->cfg->size);
+        } else {
+            assert_int_equal(rc, ENOMEM);
+            assert_true(inject);
+            expect_snapshot(idx, &snap);
+            (*enomem)++;
+        }
+        free(snap.e);
+        if (rc == 0 || !m->cfg->inject_each)
+            return rc;
     }
-    free(snap.e);
-    return rc;
 }
 
 static void run_model(const struct model_cfg *c)
@@ -701,8 +1000,8 @@ static void run_model(const struct model_cfg *c)
         uint64_t r = rng_below(&m.rng, 1000);
         size_t off = rng_below(&m.rng, c->size);
 
-        if (c->inject && step % 3000 == 2999) {
-            /* A fresh index starts with an empty pool, so refills (and failures) recur. */
+        if ((c->inject || c->inject_each) && step % 3000 == 2999) {
+            /* A fresh index has no nodes, so allocations (and failures) recur. */
             bblog_idx_destroy(idx);
             idx = new_index();
             model_apply_remove(&m, 0, c->size);
@@ -744,7 +1043,7 @@ static void run_model(const struct model_cfg *c)
             model_check_full(&m, idx);
     }
     model_check_full(&m, idx);
-    if (c->inject) {
+    if (c->inject || c->inject_each) {
         /* Not vacuous: the failure paths ran, many times. */
         assert_true(malloc_failures >= 20);
         assert_true(enomem >= 20);
@@ -779,9 +1078,17 @@ static void test_model_top_of_range(void **state)
 
 static void test_model_deep_tree(void **state)
 {
-    /* A wide window of short writes: thousands of extents, a tree a dozen levels deep. */
+    /* A wide window of short writes: thousands of extents, hundreds of leaves. */
     const struct model_cfg c = {.seed = 5, .ops = 40000, .base = 12345, .size = 1 << 16,
                                 .max_len = 12, .log_base = 0, .log_span = 1 << 24};
+    run_model(&c);
+}
+
+static void test_model_wide(void **state)
+{
+    /* Tiny extents over 256 KiB: tens of thousands of extents, two inner levels or more. */
+    const struct model_cfg c = {.seed = 6, .ops = 60000, .base = 1ULL << 50, .size = 1 << 18,
+                                .max_len = 6, .log_base = 1ULL << 33, .log_span = 1 << 26};
     run_model(&c);
 }
 
@@ -790,6 +1097,15 @@ static void test_model_enomem(void **state)
     const struct model_cfg c = {.seed = 4, .ops = 40000, .base = 4096, .size = 8192,
                                 .max_len = 32, .log_base = 0, .log_span = 1 << 20,
                                 .inject = true};
+    run_model(&c);
+}
+
+static void test_model_enomem_each(void **state)
+{
+    /* Every allocation point of every op fails once: a failed split at any level is undone. */
+    const struct model_cfg c = {.seed = 7, .ops = 20000, .base = 0, .size = 16384,
+                                .max_len = 24, .log_base = 0, .log_span = 1 << 20,
+                                .inject_each = true};
     run_model(&c);
 }
 
@@ -809,11 +1125,17 @@ int main(void)
         cmocka_unit_test(test_strided),
         cmocka_unit_test(test_clear_keeps_memory),
         cmocka_unit_test(test_enomem),
+        cmocka_unit_test(test_enomem_every_split),
         cmocka_unit_test(test_model_many_extents),
         cmocka_unit_test(test_model_heavy_overlap),
         cmocka_unit_test(test_model_top_of_range),
+        cmocka_unit_test(test_btree_shuffled_build_and_drain),
+        cmocka_unit_test(test_btree_descending),
+        cmocka_unit_test(test_btree_adversarial_memory),
         cmocka_unit_test(test_model_deep_tree),
+        cmocka_unit_test(test_model_wide),
         cmocka_unit_test(test_model_enomem),
+        cmocka_unit_test(test_model_enomem_each),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -33,6 +33,7 @@ struct ADIOI_BBLOG_hints {
     int keep_logs;                      /* bblog_keep_logs=true */
     ADIO_Offset flush_buffer_size;      /* bytes per process per drain round */
     ADIO_Offset max_size;               /* burst-buffer budget per process, 0 = unlimited */
+    ADIO_Offset indep_threshold;        /* mean extent size drained independently, 0 = never */
     char stats[PATH_MAX];               /* "" = off, "stderr", or a file to append JSON to */
 };
 
@@ -41,7 +42,8 @@ struct ADIOI_BBLOG_stats {
     uint64_t write_calls;               /* extents handed to the driver */
     uint64_t bytes_logged;
     uint64_t drains;                    /* collective drains that moved data */
-    uint64_t rounds;                    /* collective write rounds */
+    uint64_t rounds;                    /* drain rounds */
+    uint64_t indep_writes;              /* pieces drained with independent writes */
     uint64_t extents_drained;           /* index extents written (after coalescing) */
     uint64_t bytes_drained;
     uint64_t bytes_through;             /* written straight to the PFS (fallback, atomic) */

@@ -97,6 +97,22 @@ static int add_piece(struct ADIOI_BBLOG_state *st, struct round *r, uint64_t off
     return rc;
 }
 
+/* Independent drain of one round: each piece with its own write to the inner file. */
+static void write_pieces(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct round *r, int *err)
+{
+    ADIO_Status status;
+    uint64_t pos = 0;
+    size_t i;
+
+    *err = r->k ? ADIOI_BBLOG_Inner_ready(fd) : MPI_SUCCESS;
+    for (i = 0; i < r->k && *err == MPI_SUCCESS; i++) {
+        ADIO_WriteContig(st->inner, r->buf + pos, r->lens[i], MPI_BYTE, ADIO_EXPLICIT_OFFSET,
+                         (ADIO_Offset) r->disps[i], &status, err);
+        pos += (uint64_t) r->lens[i];
+    }
+    st->st.indep_writes += r->k;
+}
+
 static int grow_to_logged_end(ADIO_File fd, struct ADIOI_BBLOG_state *st)
 {
     uint64_t mine = bblog_idx_end(st->idx), end;
@@ -124,14 +140,22 @@ int ADIOI_BBLOG_Drain(ADIO_File fd, int sync_inner)
     struct round r;
     size_t n = 0, cursor = 0, i;
     uint64_t start = 0, my_end, end, budget = (uint64_t) st->hints.flush_buffer_size;
-    int mine, any, rc = 0, err = MPI_SUCCESS, failed, anyfail;
+    unsigned long long mine[2], total[2];
+    int indep, rc = 0, err = MPI_SUCCESS, failed, anyfail;
     double t0 = ADIOI_BBLOG_Now();
 
     memset(&r, 0, sizeof(r));
-    mine = bblog_idx_count(st->idx) > 0;
-    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, fd->comm);
-    if (!any)
+    mine[0] = bblog_idx_bytes(st->idx);
+    mine[1] = bblog_idx_count(st->idx);
+    MPI_Allreduce(mine, total, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, fd->comm);
+    if (total[1] == 0)
         return MPI_SUCCESS;
+    /* Two-phase aggregation pays off for small pieces; extents of a megabyte or more are
+     * already what the PFS wants, and funnelling them through the aggregators only serialises
+     * them (plain ROMIO writes such non-interleaved accesses independently too). The decision
+     * is global, from the mean extent size, so every process takes the same path. */
+    indep = st->hints.indep_threshold > 0 && st->inner->hints->cb_write != ADIOI_HINT_ENABLE &&
+        total[0] / total[1] >= (unsigned long long) st->hints.indep_threshold;
 
     /* ROMIO's two-phase write fills the holes of an aggregator's domain by reading the file
      * first (read-modify-write); past the end of the file that read comes back short and the
@@ -161,6 +185,10 @@ int ADIOI_BBLOG_Drain(ADIO_File fd, int sync_inner)
             rc = flush_read(st, &r);
         if (rc != 0)
             r.k = 0, r.bytes = 0;       /* still take part, with nothing */
+        if (indep) {
+            write_pieces(fd, st, &r, &werr);
+            goto next;
+        }
         if (r.k > 0) {
             MPI_Type_create_hindexed((int) r.k, r.lens, r.disps, MPI_BYTE, &ftype);
             MPI_Type_commit(&ftype);
@@ -171,6 +199,7 @@ int ADIOI_BBLOG_Drain(ADIO_File fd, int sync_inner)
         if (werr == MPI_SUCCESS)
             ADIO_WriteStridedColl(st->inner, r.buf, (int) r.bytes, MPI_BYTE,
                                   ADIO_EXPLICIT_OFFSET, 0, &status, &werr);
+      next:
         if (werr != MPI_SUCCESS && err == MPI_SUCCESS)
             err = werr;
         st->st.rounds++;

@@ -15,6 +15,7 @@
 
 #define DEFAULT_FLUSH_BUFFER_SIZE (16 * 1024 * 1024)
 #define MIN_FLUSH_BUFFER_SIZE     4096
+#define DEFAULT_INDEP_THRESHOLD   (1024 * 1024)
 /* Drain rounds describe their extents with int lengths: keep a round well inside that. */
 #define MAX_FLUSH_BUFFER_SIZE     (1024 * 1024 * 1024)
 
@@ -35,6 +36,7 @@ static const struct hint_def hint_defs[] = {
     {"bblog_close", "BBLOG_CLOSE", H_ENUM, "pfs"},
     {"bblog_flush_buffer_size", "BBLOG_FLUSH_BUFFER_SIZE", H_SIZE, NULL},
     {"bblog_max_size", "BBLOG_MAX_SIZE", H_SIZE, NULL},
+    {"bblog_indep_threshold", "BBLOG_INDEP_THRESHOLD", H_SIZE, NULL},
     {"bblog_keep_logs", "BBLOG_KEEP_LOGS", H_BOOL, NULL},
     {"bblog_stats", "BBLOG_STATS", H_PATH, NULL},
 };
@@ -145,8 +147,10 @@ static int apply(const struct hint_def *d, int from_env, const char *v,
             if (sz < MIN_FLUSH_BUFFER_SIZE || sz > MAX_FLUSH_BUFFER_SIZE)
                 return bad_value(d, from_env, v, "must be between 4k and 1g");
             h->flush_buffer_size = sz;
-        } else {
+        } else if (strcmp(d->key, "bblog_max_size") == 0) {
             h->max_size = sz;
+        } else {
+            h->indep_threshold = sz;
         }
         return MPI_SUCCESS;
     }
@@ -164,6 +168,7 @@ static void set_defaults(struct ADIOI_BBLOG_hints *h)
         d = "/tmp";
     strcpy(h->dir, d);
     h->flush_buffer_size = DEFAULT_FLUSH_BUFFER_SIZE;
+    h->indep_threshold = DEFAULT_INDEP_THRESHOLD;
 }
 
 int ADIOI_BBLOG_Parse_hints(MPI_Info info, struct ADIOI_BBLOG_hints *h)
@@ -217,6 +222,8 @@ void ADIOI_BBLOG_Publish_hints(ADIO_File fd, const struct ADIOI_BBLOG_hints *h)
     ADIOI_Info_set(fd->info, "bblog_flush_buffer_size", v);
     snprintf(v, sizeof(v), "%lld", (long long) h->max_size);
     ADIOI_Info_set(fd->info, "bblog_max_size", v);
+    snprintf(v, sizeof(v), "%lld", (long long) h->indep_threshold);
+    ADIOI_Info_set(fd->info, "bblog_indep_threshold", v);
     ADIOI_Info_set(fd->info, "bblog_keep_logs", h->keep_logs ? "true" : "false");
     ADIOI_Info_set(fd->info, "bblog_stats", h->stats[0] ? h->stats : "off");
 }
@@ -225,18 +232,20 @@ int ADIOI_BBLOG_Check_same_hints(ADIO_File fd, const struct ADIOI_BBLOG_hints *h
 {
     static const char myname[] = "ADIOI_BBLOG_CHECK_SAME_HINTS";
     /* The hints that decide which collective calls a process makes. */
-    long long mine[3], lo[3], hi[3];
+    long long mine[4], lo[4], hi[4];
     int i;
 
     mine[0] = h->flush_buffer_size;
     mine[1] = h->sync_bb;
     mine[2] = h->max_size > 0;
-    MPI_Allreduce(mine, lo, 3, MPI_LONG_LONG, MPI_MIN, fd->comm);
-    MPI_Allreduce(mine, hi, 3, MPI_LONG_LONG, MPI_MAX, fd->comm);
-    for (i = 0; i < 3; i++) {
+    mine[3] = h->indep_threshold;
+    MPI_Allreduce(mine, lo, 4, MPI_LONG_LONG, MPI_MIN, fd->comm);
+    MPI_Allreduce(mine, hi, 4, MPI_LONG_LONG, MPI_MAX, fd->comm);
+    for (i = 0; i < 4; i++) {
         if (lo[i] != hi[i]) {
             static const char *const names[] = {
-                "bblog_flush_buffer_size", "bblog_sync", "bblog_max_size (set or unset)"
+                "bblog_flush_buffer_size", "bblog_sync", "bblog_max_size (set or unset)",
+                "bblog_indep_threshold"
             };
             return ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_NOT_SAME,
                                    "bblog: hint %s differs between processes of %s; it must be "

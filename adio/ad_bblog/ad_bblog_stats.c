@@ -12,7 +12,7 @@
 
 enum {
     C_WRITE_CALLS, C_BYTES_LOGGED, C_RECORDS, C_EXTENTS_DRAINED,
-    C_BYTES_DRAINED, C_BYTES_THROUGH, C_WRITES_THROUGH, C_READ_CALLS, C_BYTES_OVERLAID,
+    C_BYTES_DRAINED, C_INDEP_WRITES, C_BYTES_THROUGH, C_WRITES_THROUGH, C_READ_CALLS, C_BYTES_OVERLAID,
     C_AIO_SUBMITS, C_SYNC_WRITES, C_WAITS, C_NCOUNTERS
 };
 
@@ -35,6 +35,7 @@ void ADIOI_BBLOG_Stats_report(ADIO_File fd)
     c[C_RECORDS] = ls.records;
     c[C_EXTENTS_DRAINED] = st->st.extents_drained;
     c[C_BYTES_DRAINED] = st->st.bytes_drained;
+    c[C_INDEP_WRITES] = st->st.indep_writes;
     c[C_BYTES_THROUGH] = st->st.bytes_through;
     c[C_WRITES_THROUGH] = st->st.writes_through;
     c[C_READ_CALLS] = st->st.read_calls;
@@ -61,14 +62,15 @@ void ADIOI_BBLOG_Stats_report(ADIO_File fd)
     fprintf(out, "{\"bblog_stats\": 1, \"file\": \"%s\", \"nprocs\": %d, \"log_dir\": \"%s\", "
             "\"flush_buffer_size\": %lld, \"write_calls\": %llu, \"bytes_logged\": %llu, "
             "\"records\": %llu, \"drains\": %llu, \"rounds\": %llu, "
-            "\"extents_drained\": %llu, \"bytes_drained\": %llu, \"bytes_through\": %llu, "
+            "\"extents_drained\": %llu, \"bytes_drained\": %llu, \"indep_writes\": %llu, "
+            "\"bytes_through\": %llu, "
             "\"writes_through\": %llu, \"read_calls\": %llu, \"bytes_overlaid\": %llu, "
             "\"aio_submits\": %llu, \"pwrite_flushes\": %llu, \"staging_waits\": %llu, "
             "\"max_time_append_s\": %.6f, \"max_time_drain_s\": %.6f, \"max_time_sync_s\": %.6f, "
             "\"max_time_log_fsync_s\": %.6f, \"direct_io\": %d, \"libaio\": %d}\n",
             st->pfs_path, st->nprocs, st->logdir, (long long) st->hints.flush_buffer_size,
             csum[C_WRITE_CALLS], csum[C_BYTES_LOGGED], csum[C_RECORDS], collmax[0],
-            collmax[1], csum[C_EXTENTS_DRAINED], csum[C_BYTES_DRAINED],
+            collmax[1], csum[C_EXTENTS_DRAINED], csum[C_BYTES_DRAINED], csum[C_INDEP_WRITES],
             csum[C_BYTES_THROUGH], csum[C_WRITES_THROUGH], csum[C_READ_CALLS],
             csum[C_BYTES_OVERLAID], csum[C_AIO_SUBMITS], csum[C_SYNC_WRITES], csum[C_WAITS],
             tmax[T_APPEND], tmax[T_DRAIN], tmax[T_SYNC], tmax[T_LOG_SYNC], ls.direct, ls.aio);

@@ -13,8 +13,8 @@
 #   adio/Makefile.mk                 include of adio/ad_bblog/Makefile.mk
 #   adio/ad_bblog                    symlink to BBLOG_SRCDIR/adio/ad_bblog, so that editing a
 #                                    driver file in the checkout costs an incremental make
-# then regenerates ROMIO's build system (autoreconf -fi -I confdb, in src/mpi/romio alone) when
-# configure.ac or a Makefile fragment changed since the last regeneration.
+# then regenerates ROMIO's build system, in src/mpi/romio alone: autoreconf -fi -I confdb when
+# configure.ac changed, automake alone when only a Makefile fragment changed, nothing otherwise.
 #
 # Idempotent: every edit first checks whether it is already there, files are rewritten only when
 # their content changes, and a second run changes nothing (no file, no mtime).
@@ -202,26 +202,44 @@ else
     echo "$prog: linked adio/ad_bblog -> $driver"
 fi
 
-# Regenerate ROMIO's configure and Makefile.in only when their inputs changed: the fingerprint
-# covers configure.ac, Makefile.am and every Makefile.mk fragment (the driver's included, through
-# the symlink). Debian's autotools differ from the ones MPICH's release was generated with;
-# ROMIO has its own confdb (libtool included), so regenerating ROMIO alone stays consistent.
+# Regenerate ROMIO's build system only as far as its inputs changed, because every regeneration
+# costs a rebuild in a configured tree:
+# - configure.ac changed (the first graft; or a hand edit): autoreconf -fi -I confdb. A configured
+#   build then reruns ROMIO's configure, which rewrites mpio.h, which everything includes: a full
+#   rebuild of ROMIO and of MPICH.
+# - only a Makefile.am/Makefile.mk changed (e.g. a file added to the driver's fragment, seen
+#   through the symlink): automake alone. The build tree's rebuild rules then regenerate just the
+#   Makefiles, and make compiles just what is new.
+# Debian's autotools differ from the ones MPICH's release was generated with; ROMIO has its own
+# confdb (libtool included), so regenerating ROMIO alone stays consistent, and the build tree's
+# rebuild rules call the same automake version that generated its Makefile.in.
 stamp=$romio/.bblog-graft-autoreconf
-fingerprint=$(cd "$romio" && {
-    cat configure.ac Makefile.am
-    find -L adio mpi-io -name Makefile.mk | LC_ALL=C sort | while read -r f; do
-        echo "== $f"
-        cat "$f"
-    done
-} | sha256sum | cut -d' ' -f1)
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$fingerprint" ] &&
-   [ -f "$romio/configure" ] && [ -f "$romio/Makefile.in" ] &&
-   grep -q ROMIO_BBLOG "$romio/configure"; then
+cfg_sum=$(sha256sum <"$romio/configure.ac" | cut -d' ' -f1)
+mk_sum=$(cd "$romio" && find -L . -path ./mpl -prune -o -path ./autom4te.cache -prune -o \
+        \( -name Makefile.am -o -name Makefile.mk \) -print | LC_ALL=C sort | while read -r f; do
+    echo "== $f"
+    cat "$f"
+done | sha256sum | cut -d' ' -f1)
+old_cfg=
+old_mk=
+if [ -f "$stamp" ]; then
+    old_cfg=$(sed -n 's/^configure.ac //p' "$stamp")
+    old_mk=$(sed -n 's/^makefiles //p' "$stamp")
+fi
+if [ "$old_cfg" != "$cfg_sum" ] || [ ! -f "$romio/configure" ] ||
+   ! grep -q 'BUILD_AD_BBLOG_TRUE' "$romio/configure"; then
+    command -v autoreconf >/dev/null 2>&1 ||
+        die "autoreconf not found (install autoconf automake libtool)"
+    echo "$prog: regenerating ROMIO's build system (autoreconf -fi -I confdb in $romio)"
+    (cd "$romio" && autoreconf -fi -I confdb) || die "autoreconf failed in $romio"
+    grep -q 'BUILD_AD_BBLOG_TRUE' "$romio/configure" ||
+        die "$romio/configure has no BUILD_AD_BBLOG conditional after autoreconf"
+elif [ "$old_mk" != "$mk_sum" ] || [ ! -f "$romio/Makefile.in" ]; then
+    command -v automake >/dev/null 2>&1 || die "automake not found (install automake)"
+    echo "$prog: a Makefile fragment changed: regenerating ROMIO's Makefile.in (automake in $romio)"
+    (cd "$romio" && automake --add-missing --copy) || die "automake failed in $romio"
+else
     exit 0
 fi
-command -v autoreconf >/dev/null 2>&1 || die "autoreconf not found (install autoconf automake libtool)"
-echo "$prog: regenerating ROMIO's build system (autoreconf -fi -I confdb in $romio)"
-(cd "$romio" && autoreconf -fi -I confdb) || die "autoreconf failed in $romio"
-grep -q 'BUILD_AD_BBLOG_TRUE' "$romio/configure" ||
-    die "$romio/configure has no BUILD_AD_BBLOG conditional after autoreconf"
-echo "$fingerprint" >"$stamp"
+printf 'configure.ac %s\nmakefiles %s\n' "$cfg_sum" "$mk_sum" >"$stamp.tmp"
+mv "$stamp.tmp" "$stamp"

@@ -10,15 +10,17 @@
 # It asserts nothing: stdout is JSON lines (one "env", one "run" per case and file system, one
 # "compare" per case, one "bar" per project target); progress goes to stderr.
 #
-# Cases (--cases, space separated, PATTERN:TRANSFER):
-#   strided:4k strided:64k   IOR strided: transfer i of rank r at (i*P + r)*t, --size per rank
-#   contiguous:4m            IOR contiguous with block = transfer = 4m, --size/4m segments
+# Cases (--cases, space separated, PATTERN:TRANSFER[:SIZE], SIZE per rank, default --size):
+#   strided:4k strided:64k   IOR strided: transfer i of rank r at (i*P + r)*t
+#   contiguous:4m            IOR contiguous with block = transfer = 4m, SIZE/4m segments
+# e.g. --cases "strided:4k:4m strided:64k contiguous:4m:64m" when 4 KiB collectives are slow
+# (one case per PATTERN:TRANSFER: records are named after it).
 # The project's targets: bblog's write phase >= 10x faster than plain on strided:4k, and
 # bblog's end-to-end >= 0.95x of plain's speed on contiguous:4m.
 #
 # Usage: bench/run-driver-bench.sh [options]
 #   --np N            ranks (default 4)
-#   --size SIZE       bytes per rank per run (default 16m; k/m/g suffixes)
+#   --size SIZE       bytes per rank per run, unless a case says (default 16m; k/m/g suffixes)
 #   --cases "LIST"    default "strided:4k strided:64k contiguous:4m"
 #   --reps N          timed runs per case and file system (default 3)
 #   --pfs-dir DIR     where the files go (default /var/tmp/bblog-bench/pfs). For the GlusterFS
@@ -95,7 +97,6 @@ mkdir -p "$RUNS"
 IOR=$WORK/build/ior
 "$MPICC" -O2 -std=gnu11 -Wall -Wextra -o "$IOR" "$SRC/bench/ior.c"
 PFS_REAL=$(realpath "$PFS_DIR")
-SIZE_B=$(bytes "$SIZE")
 
 # run_ior NAME FS IOR_ARGS...: one ior run under the command prefix WRAP (an array, may be
 # empty), its JSON in $RUNS/NAME.json.
@@ -116,14 +117,18 @@ run_ior() {
         die "run $name failed (exit $?): see $RUNS/$name.json and stderr above"
 }
 
-# case_args CASE: sets `args` (ior options) and `tag` for PATTERN:TRANSFER, or dies.
+# case_args CASE: sets `args` (ior options) and `tag` for PATTERN:TRANSFER[:SIZE], or dies.
 case_args() {
-    local pattern=${1%%:*} xfer=${1#*:} xfer_b
+    local pattern xfer size xfer_b size_b
+    IFS=: read -r pattern xfer size <<<"$1"
+    [ -n "$xfer" ] || die "case '$1' is not PATTERN:TRANSFER[:SIZE]"
+    size=${size:-$SIZE}
     xfer_b=$(bytes "$xfer")
-    [ $((SIZE_B % xfer_b)) = 0 ] || die "--size $SIZE is not a multiple of the transfer in $1"
+    size_b=$(bytes "$size")
+    [ $((size_b % xfer_b)) = 0 ] || die "size $size is not a multiple of the transfer in $1"
     case $pattern in
-    strided) args=(-a strided -b "$SIZE_B" -t "$xfer_b" -s 1) ;;
-    contiguous) args=(-a contiguous -b "$xfer_b" -t "$xfer_b" -s $((SIZE_B / xfer_b))) ;;
+    strided) args=(-a strided -b "$size_b" -t "$xfer_b" -s 1) ;;
+    contiguous) args=(-a contiguous -b "$xfer_b" -t "$xfer_b" -s $((size_b / xfer_b))) ;;
     *) die "unknown pattern in case '$1' (strided or contiguous)" ;;
     esac
     tag=$pattern-$xfer
@@ -228,7 +233,7 @@ def emit(obj):
 first = None
 results = {}
 for c in cases.split():
-    pattern, xfer = c.split(":")
+    pattern, xfer = c.split(":")[:2]
     tag = f"{pattern}-{xfer}"
     for fs in ("plain", "bblog"):
         recs = [load(os.path.join(runs, f"{tag}-{fs}-{r}.json")) for r in range(1, reps + 1)]
@@ -264,7 +269,7 @@ emit({"type": "env", "host": platform.node(), "cpus": os.cpu_count(),
 for (tag, fs), row in results.items():
     emit(row)
 for c in cases.split():
-    tag = c.replace(":", "-")
+    tag = "-".join(c.split(":")[:2])
     p, b = results[(tag, "plain")], results[(tag, "bblog")]
     cmp = {"type": "compare", "case": tag,
            "write_speedup": round(p["write_s"] / b["write_s"], 3),

@@ -1,5 +1,5 @@
 #!/bin/sh
-# build-mpi.sh [--mpich-src DIR] [--bblog-src DIR] [--cache DIR] [-j N] [--no-check]
+# build-mpi.sh [--mpich-src DIR] [--bblog-src DIR] [--cache DIR] [-j N] [--no-check] [--prune]
 #              [-- EXTRA MPICH CONFIGURE ARGS]
 #
 # From nothing to an MPICH with the bblog ROMIO driver compiled in (DESIGN.md section 2):
@@ -16,8 +16,9 @@
 #       core-build/ core/ logs/
 #   current -> mpich-<version>-<key>/install
 # A rerun with the same key is incremental: graft (a no-op unless something changed), refresh the
-# core, relink libmpi if libbblog.a changed, `make install`. Touching one driver file costs one
-# compile, the libromio/libmpi link and the install.
+# core, relink libmpi if libbblog.a changed, make, install the libraries. Touching one driver file
+# costs one compile, the libromio/libmpi link and the install (10-30 s); a file added to the
+# driver's Makefile.mk costs an automake run more (see graft-mpich.sh).
 #
 # Exits non-zero on any failure, after printing the tail of the log that shows it.
 set -eu
@@ -29,6 +30,7 @@ cache=${BBLOG_CACHE:-/var/cache/bblog}
 mpich_src=
 jobs=2
 check=yes
+prune=no
 
 die() {
     echo "$prog: $*" >&2
@@ -51,6 +53,7 @@ while [ $# -gt 0 ]; do
     -j) [ $# -ge 2 ] || usage; jobs=$2; shift 2 ;;
     -j*) jobs=${1#-j}; shift ;;
     --no-check) check=no; shift ;;
+    --prune) prune=yes; shift ;;
     --) shift; break ;;
     -h|--help) usage ;;
     *) echo "$prog: unknown argument $1" >&2; usage ;;
@@ -317,6 +320,17 @@ if [ "$check" = yes ]; then
     step "checking the graft (adio/graft/check-mpi.sh)"
     run "$logs/check.log" sh "$here/adio/graft/check-mpi.sh" "$prefix"
     sed 's/^/    /' "$logs/check.log"
+fi
+
+# ---- 11. old builds ----------------------------------------------------------------------------
+# Each graft or option change makes a new key (about 550 MB); --prune removes the other keys'
+# builds once this one is installed and checked.
+if [ "$prune" = yes ]; then
+    for d in "$cache"/mpich-*; do
+        [ -d "$d" ] && [ "$d" != "$kdir" ] || continue
+        step "pruning $d"
+        rm -rf "$d"
+    done
 fi
 
 step "done"

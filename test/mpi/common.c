@@ -2,10 +2,13 @@
 #include "common.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 int tst_rank;
 int tst_size;
@@ -564,6 +567,41 @@ void tst_check_file(MPI_Comm comm, const char *name, const struct tst_image *img
               name, (long long)tst_status_bytes(&st), (long long)img->size);
     }
     CHECK_MPI(MPI_File_close(&fh));
+}
+
+void tst_check_file_posix(MPI_Comm comm, const char *name, const struct tst_image *img)
+{
+    const char *path = tst_plain_path(name);
+    int rank;
+
+    MPI_Comm_rank(comm, &rank);
+    if (rank == 0) {
+        struct stat sb;
+        int fd = open(path, O_RDONLY);
+        if (fd < 0 || fstat(fd, &sb) != 0) {
+            CHECK(0, "%s: cannot open or stat: %s", path, strerror(errno));
+        } else {
+            unsigned char *buf = xmalloc((size_t)img->size + 1);
+            int64_t got = 0;
+            CHECK(sb.st_size == img->size, "%s: size %lld after close, expected %lld", path,
+                  (long long)sb.st_size, (long long)img->size);
+            while (got < img->size) {
+                ssize_t n = pread(fd, buf + got, (size_t)(img->size - got), got);
+                if (n < 0 && errno == EINTR)
+                    continue;
+                if (n <= 0)
+                    break;
+                got += n;
+            }
+            CHECK(got == img->size || sb.st_size != img->size, "%s: read %lld of %lld bytes",
+                  path, (long long)got, (long long)img->size);
+            tst_compare(buf, img->data, (size_t)got, 0, path);
+            free(buf);
+        }
+        if (fd >= 0)
+            close(fd);
+    }
+    MPI_Barrier(comm);
 }
 
 uint64_t tst_rand(uint64_t *state)

@@ -153,6 +153,10 @@ void tst_img_set_size(struct tst_image *img, int64_t size);
  * and every byte against img (each rank reads a slice), closes. */
 void tst_check_file(MPI_Comm comm, const char *name, const struct tst_image *img);
 
+/* Cheaper variant for tests with many files: rank 0 of comm reads the plain path with POSIX
+ * calls (after close, the PFS file itself must hold everything); collective over comm. */
+void tst_check_file_posix(MPI_Comm comm, const char *name, const struct tst_image *img);
+
 /* Writer id of background data. */
 #define TST_BG_WRITER 1000
 /* Collective: fills [0, size) with pattern(off, TST_BG_WRITER, gen), each rank an independent

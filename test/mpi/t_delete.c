@@ -133,10 +133,38 @@ int main(int argc, char **argv)
               "logs", n, getenv("BBLOG_DIR"));
     }
 
+    /* Delete on close, with data still in the logs at close. */
+    {
+        char *doc = tst_name(name, ".doc");
+        unsigned char buf[5000];
+        tst_open(MPI_COMM_WORLD, doc, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
+                 MPI_INFO_NULL, &fh);
+        tst_fill(buf, sizeof buf, tst_rank * 5000, tst_rank, 4);
+        CHECK_MPI(MPI_File_write_at(fh, tst_rank * 5000, buf, 5000, MPI_BYTE, &st));
+        CHECK_MPI(MPI_File_close(&fh));
+        MPI_Barrier(MPI_COMM_WORLD);
+        expect_gone(doc, "MPI_MODE_DELETE_ON_CLOSE");
+        free(doc);
+    }
+
+    /* MPI_MODE_EXCL on a file that exists. */
+    write_file(del, 5, MPI_INFO_NULL);
+    rc = tst_open_rc(MPI_COMM_WORLD, del, MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_RDWR,
+                     MPI_INFO_NULL, &fh);
+    CHECK(tst_err_class(rc) == MPI_ERR_FILE_EXISTS,
+          "MPI_MODE_EXCL on an existing file gave [%s], expected MPI_ERR_FILE_EXISTS",
+          tst_class_name(tst_err_class(rc)));
+    if (rc == MPI_SUCCESS)
+        MPI_File_close(&fh);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (tst_rank == 0)
+        CHECK_MPI(MPI_File_delete(del, MPI_INFO_NULL));
+    MPI_Barrier(MPI_COMM_WORLD);
+
     /* The record for the runner. */
     tst_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
     if (tst_rank == 0) {
-        static const char rec[] = "t_delete: deleted twice, recreated once, kept logs deleted\n";
+        static const char rec[] = "t_delete: deleted, recreated, kept logs, on close, excl\n";
         CHECK_MPI(MPI_File_write_at(fh, 0, rec, (int)strlen(rec), MPI_CHAR, &st));
     }
     CHECK_MPI(MPI_File_close(&fh));

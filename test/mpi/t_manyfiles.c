@@ -5,6 +5,9 @@
  * files are opened by each rank alone on MPI_COMM_SELF (names ".14.r<rank>"), as libraries do
  * for per-process files. argv[1] itself receives a small index written last. Each file has
  * its own logs, so none may leak into another.
+ * Then argv[1].twice is opened twice at once (two handles): data written through one handle is
+ * read through the other after sync-barrier-sync on both (MPI's rule for two handles), and
+ * what the second handle writes after that wins over the first handle's data.
  */
 #include "common.h"
 
@@ -72,6 +75,36 @@ int main(int argc, char **argv)
     }
     CHECK_MPI(MPI_File_close(&idx));
 
+    {
+        char *twice = tst_name(name, ".twice");
+        MPI_File h1, h2;
+        struct tst_image img;
+        int64_t off = tst_rank * CH, peer = (tst_rank + 1) % tst_size;
+        tst_img_init(&img);
+        tst_open(MPI_COMM_WORLD, twice, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &h1);
+        tst_open(MPI_COMM_WORLD, twice, MPI_MODE_RDWR, MPI_INFO_NULL, &h2);
+        tst_fill(buf, CH, off, tst_rank, 100);
+        CHECK_MPI(MPI_File_write_at(h1, off, buf, (int)CH, MPI_BYTE, &st));
+        for (int r = 0; r < tst_size; r++)
+            tst_img_write(&img, r * CH, CH, r, 100);
+        CHECK_MPI(MPI_File_sync(h1));
+        MPI_Barrier(MPI_COMM_WORLD);
+        CHECK_MPI(MPI_File_sync(h2));
+        tst_read_expect(h2, peer * CH, img.data + peer * CH, CH, "second handle reads the first's");
+        tst_read_expect(h2, off, img.data + off, CH, "second handle reads own first handle's");
+        /* The second handle overwrites the middle of this rank's chunk. */
+        tst_fill(buf, CH / 2, off + CH / 4, tst_rank, 101);
+        CHECK_MPI(MPI_File_write_at_all(h2, off + CH / 4, buf, (int)(CH / 2), MPI_BYTE, &st));
+        for (int r = 0; r < tst_size; r++)
+            tst_img_write(&img, r * CH + CH / 4, CH / 2, r, 101);
+        /* Close the second handle first: the first's close must not bring old bytes back. */
+        CHECK_MPI(MPI_File_close(&h2));
+        CHECK_MPI(MPI_File_close(&h1));
+        tst_check_file(MPI_COMM_WORLD, twice, &img);
+        tst_img_free(&img);
+        free(twice);
+    }
+
     for (int f = 0; f < NF; f++) {
         struct tst_image img;
         tst_img_init(&img);
@@ -79,7 +112,7 @@ int main(int argc, char **argv)
             for (int r = 0; r < tst_size; r++)
                 if (!is_self(f) || r == tst_rank)
                     tst_img_write(&img, chunk_off(f, round, r), CH, r, f);
-        tst_check_file(comm_of(f), names[f], &img);
+        tst_check_file_posix(comm_of(f), names[f], &img);
         tst_img_free(&img);
         free(names[f]);
     }

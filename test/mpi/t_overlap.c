@@ -7,6 +7,8 @@
  * Part 2: the ranks take turns over one shared region; between turns all ranks do
  *   MPI_File_sync, MPI_Barrier, MPI_File_sync, after which the next rank must read exactly what
  *   the model says (another process's data is visible after sync-barrier-sync).
+ * Part 3: the file is reopened (no MPI_MODE_CREATE) and each rank overwrites a stretch that
+ *   straddles its neighbour's region and the shared region (new logs over an existing file).
  */
 #include "common.h"
 
@@ -82,13 +84,13 @@ static void turn_range(int k, int64_t *off, int64_t *len)
 int main(int argc, char **argv)
 {
     const char *name = tst_init(&argc, &argv);
-    unsigned char *buf = malloc(R), *rd = malloc(R);
+    unsigned char *buf = malloc(R);
     struct tst_image img, mine;
     MPI_File fh;
     MPI_Status st;
     int64_t shared = tst_size * R;
 
-    REQUIRE(buf && rd, "out of memory");
+    REQUIRE(buf, "out of memory");
     tst_img_init(&img);
     tst_img_init(&mine);
     tst_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
@@ -160,6 +162,11 @@ int main(int argc, char **argv)
             tst_read_expect(fh, shared, img.data + shared, end, what);
         }
     }
+    /* Every rank has written into the shared region in its turn and later turns overwrote parts
+     * of it: what each rank reads now is the last writer's data, not its own earlier (drained)
+     * bytes. */
+    tst_read_expect(fh, shared, img.data + shared, img.size - shared,
+                    "shared region read by everyone after all turns");
     /* Everyone's part 1 regions are visible to everyone now, too. */
     {
         int peer = (tst_rank + tst_size - 1) % tst_size;
@@ -167,10 +174,21 @@ int main(int argc, char **argv)
     }
     CHECK_MPI(MPI_File_close(&fh));
 
+    /* Part 3: rank r rewrites [r*R + R/2, (r+1)*R + R/4), within the file's current size. */
+    tst_open(MPI_COMM_WORLD, name, MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
+    {
+        int64_t off = tst_rank * R + R / 2, len = R / 2 + R / 4;
+        tst_fill(buf, (size_t)len, off, tst_rank, 40);
+        CHECK_MPI(MPI_File_write_at_all(fh, off, buf, (int)len, MPI_BYTE, &st));
+        for (int r = 0; r < tst_size; r++)
+            tst_img_write(&img, r * R + R / 2, R / 2 + R / 4, r, 40);
+        tst_read_expect(fh, off, img.data + off, len, "own rewrite after reopen");
+    }
+    CHECK_MPI(MPI_File_close(&fh));
+
     tst_check_file(MPI_COMM_WORLD, name, &img);
     tst_img_free(&img);
     tst_img_free(&mine);
     free(buf);
-    free(rd);
     return tst_finalize();
 }

@@ -6,7 +6,9 @@
  *  2. write_shared by all ranks at once: the order is not deterministic, so rank 0 checks that
  *     every record arrived whole, then rewrites the region with the records sorted;
  *  3. write_ordered and write_ordered_begin/end (deterministic), read back with read_ordered and
- *     read_ordered_begin/end.
+ *     read_ordered_begin/end;
+ *  4. the file reopened with MPI_MODE_APPEND: both pointers start at the end (which must count
+ *     everything drained at close), write_ordered appends in rank order.
  */
 #include "common.h"
 
@@ -197,6 +199,29 @@ int main(int argc, char **argv)
         }
     }
     CHECK_MPI(MPI_File_close(&fh));
+
+    /* Part 4. */
+    {
+        int64_t end = img.size, mine = end, total = 0;
+        MPI_Offset p = -1;
+        for (int r = 0; r < tst_rank; r++)
+            mine += len3(r);
+        for (int r = 0; r < tst_size; r++)
+            total += len3(r);
+        tst_open(MPI_COMM_WORLD, name, MPI_MODE_WRONLY | MPI_MODE_APPEND, MPI_INFO_NULL, &fh);
+        CHECK_MPI(MPI_File_get_position(fh, &p));
+        CHECK(p == end, "MPI_MODE_APPEND: individual pointer at %lld, expected the end %lld",
+              (long long)p, (long long)end);
+        expect_shared(fh, end, "MPI_MODE_APPEND: shared pointer");
+        tst_fill(buf, (size_t)len3(tst_rank), mine, tst_rank, 6);
+        CHECK_MPI(MPI_File_write_ordered(fh, buf, (int)len3(tst_rank), MPI_BYTE, &st));
+        expect_shared(fh, end + total, "after write_ordered in append mode");
+        CHECK_MPI(MPI_File_close(&fh));
+        for (int r = 0, o = 0; r < tst_size; r++) {
+            tst_img_write(&img, end + o, len3(r), r, 6);
+            o += (int)len3(r);
+        }
+    }
 
     tst_check_file(MPI_COMM_WORLD, name, &img);
     tst_img_free(&img);

@@ -156,6 +156,14 @@ int main(int argc, char **argv)
     CHECK_MPI(MPI_File_sync(fh));
     MPI_Barrier(MPI_COMM_WORLD);
     expect_size_all(fh, s1 + 20000 + last * 1000 + 500, "final, after sync and barrier");
+    {
+        /* MPI_SEEK_END of the individual pointer is relative to the same size. */
+        MPI_Offset p = -1;
+        CHECK_MPI(MPI_File_seek(fh, -10, MPI_SEEK_END));
+        CHECK_MPI(MPI_File_get_position(fh, &p));
+        CHECK(p == s1 + 20000 + last * 1000 + 490, "seek(-10, MPI_SEEK_END): position %lld",
+              (long long)p);
+    }
     CHECK_MPI(MPI_File_close(&fh));
 
     tst_check_file(MPI_COMM_WORLD, name, &img);

@@ -176,6 +176,8 @@ KNOWN = [
     ("logged", "{write_calls} write calls, {bytes_logged:h} in {records} log records"),
     ("drained", "{bytes_drained:h} as {extents_drained} extents after coalescing, in {drains}"
                 " drain(s) of {rounds} round(s) (flush buffer {flush_buffer_size:h} per rank)"),
+    ("independent", "{indep_writes} of those extents written without two-phase aggregation"
+                    " (mean extent >= bblog_indep_threshold)"),
     ("write-through", "{bytes_through:h} in {writes_through} writes"),
     ("reads", "{read_calls} read calls, {bytes_overlaid:h} served from the log"),
     ("log I/O", "{aio_submits} libaio submits, {pwrite_flushes} pwrite flushes,"
@@ -212,6 +214,10 @@ for i, obj in enumerate(objs):
         print(f"\nbblog statistics: {json.dumps(obj)}")
         continue
     what = "write open" if i == 0 else "re-open for verification" if i == 1 else f"open {i + 1}"
+    if i > 0 and not obj.get("write_calls") and "read_calls" in obj:
+        print(f"\nbblog statistics, {what}: {obj['read_calls']} read calls,"
+              f" {human(obj.get('bytes_overlaid', 0))} served from the log")
+        continue
     print(f"\nbblog statistics, {what} of {obj.get('file', '?')}"
           f"{', summed over ' + str(obj['nprocs']) + ' ranks' if 'nprocs' in obj else ''}:")
     lines, used = curated(obj)

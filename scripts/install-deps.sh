@@ -4,7 +4,7 @@
 set -eu
 
 pkgs="autoconf automake libtool pkg-config make gcc libaio-dev libcmocka-dev
-      dpkg-dev file bison flex python3 libhwloc-dev"
+      dpkg-dev file bison flex python3 libhwloc-dev valgrind strace"
 missing=
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

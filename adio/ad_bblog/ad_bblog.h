@@ -141,6 +141,10 @@ int ADIOI_BBLOG_Check_same_hints(ADIO_File fd, const struct ADIOI_BBLOG_hints *h
 int ADIOI_BBLOG_Inner_resolve(const char *filename, const char **inner_name, int *fstype,
                               ADIOI_Fns ** ops);
 int ADIOI_BBLOG_Inner_ready(ADIO_File fd);
+/* 1 if the access is contiguous in memory and in the file view, with *byte_off its first byte
+ * (the strided entry points take offsets in etypes of the view, the contiguous ones in bytes). */
+int ADIOI_BBLOG_Contig_access(ADIO_File fd, MPI_Datatype datatype, int file_ptr_type,
+                              ADIO_Offset offset, ADIO_Offset * byte_off);
 /* name made absolute against the working directory: 0 or ENAMETOOLONG. */
 int ADIOI_BBLOG_Abspath(const char *name, char *out, size_t n);     /* deferred open of inner, if needed */
 void ADIOI_BBLOG_Inner_sync_view(ADIO_File fd);

@@ -43,6 +43,11 @@ void ADIOI_BBLOG_Close(ADIO_File fd, int *error_code)
     }
     if (st->user_info != MPI_INFO_NULL)
         MPI_Info_free(&st->user_info);
+    /* With MPI_MODE_DELETE_ON_CLOSE, ROMIO's ADIO_Close has one process delete the file right
+     * after this returns, and our Delete also removes logs of the file: no process may still
+     * be closing its log then. */
+    if ((fd->access_mode & ADIO_DELETE_ON_CLOSE) && !st->passthrough)
+        MPI_Barrier(fd->comm);
     ADIOI_Free(st);
     fd->fs_ptr = NULL;
     *error_code = err;

@@ -31,9 +31,9 @@ static int class_of(int rc)
         return MPI_ERR_BAD_FILE;
     case EACCES:
     case EPERM:
-        return MPI_ERR_ACCESS;
     case EROFS:
-        return MPI_ERR_READ_ONLY;
+        /* bblog's own files (the logs): a read-only burst buffer is an access problem. */
+        return MPI_ERR_ACCESS;
     case ENOSPC:
     case EDQUOT:
         return MPI_ERR_NO_SPACE;

@@ -130,6 +130,20 @@ int ADIOI_BBLOG_Abspath(const char *name, char *out, size_t n)
     return len < 0 || (size_t) len >= n ? ENAMETOOLONG : 0;
 }
 
+int ADIOI_BBLOG_Contig_access(ADIO_File fd, MPI_Datatype datatype, int file_ptr_type,
+                              ADIO_Offset offset, ADIO_Offset * byte_off)
+{
+    int buf_contig, file_contig;
+
+    ADIOI_Datatype_iscontig(datatype, &buf_contig);
+    ADIOI_Datatype_iscontig(fd->filetype, &file_contig);
+    if (!buf_contig || !file_contig)
+        return 0;
+    *byte_off = file_ptr_type == ADIO_INDIVIDUAL ? fd->fp_ind :
+        fd->disp + (ADIO_Offset) fd->etype_size * offset;
+    return 1;
+}
+
 int ADIOI_BBLOG_Inner_ready(ADIO_File fd)
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);

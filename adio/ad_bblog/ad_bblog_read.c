@@ -109,6 +109,12 @@ void ADIOI_BBLOG_ReadStrided(ADIO_File fd, void *buf, ADIOI_BBLOG_count_t count,
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
 
+    /* Contiguous in memory and file (a collective read lands here): one piece. */
+    if (ADIOI_BBLOG_Contig_access(fd, datatype, file_ptr_type, offset, &offset)) {
+        ADIOI_BBLOG_ReadContig(fd, buf, count, datatype, file_ptr_type, offset, status,
+                               error_code);
+        return;
+    }
     if (!has_logged(st)) {
         INNER_STRIDED(fd, st, ADIO_ReadStrided(st->inner, buf, count, datatype, file_ptr_type,
                                                offset, status, error_code));
@@ -133,8 +139,8 @@ void ADIOI_BBLOG_ReadStridedColl(ADIO_File fd, void *buf, ADIOI_BBLOG_count_t co
                                                    file_ptr_type, offset, status, error_code));
         return;
     }
-    ADIOI_GEN_ReadStrided_naive(fd, buf, count, datatype, file_ptr_type, offset, status,
-                                error_code);
+    ADIOI_BBLOG_ReadStrided(fd, buf, count, datatype, file_ptr_type, offset, status,
+                            error_code);
 }
 
 void ADIOI_BBLOG_IreadContig(ADIO_File fd, void *buf, ADIOI_BBLOG_count_t count,

@@ -170,6 +170,13 @@ void ADIOI_BBLOG_WriteStrided(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t
                                                 offset, status, error_code));
         return;
     }
+    /* Contiguous in memory and in the file: one extent (ROMIO's naive code would take it
+     * byte by byte). */
+    if (ADIOI_BBLOG_Contig_access(fd, datatype, file_ptr_type, offset, &offset)) {
+        ADIOI_BBLOG_WriteContig(fd, buf, count, datatype, file_ptr_type, offset, status,
+                                error_code);
+        return;
+    }
     /* ROMIO's naive strided writer walks the memory type and the file view together and calls
      * our WriteContig once per contiguous piece: exactly the flattened extents to log. */
     ADIOI_GEN_WriteStrided_naive(fd, buf, count, datatype, file_ptr_type, offset, status,
@@ -181,7 +188,6 @@ void ADIOI_BBLOG_WriteStridedColl(ADIO_File fd, const void *buf, ADIOI_BBLOG_cou
                                   ADIO_Status * status, int *error_code)
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
-    int buf_contig, file_contig;
 
     if (st->passthrough || fd->atomicity) {
         INNER_STRIDED(fd, st, ADIO_WriteStridedColl(st->inner, buf, count, datatype,
@@ -200,23 +206,8 @@ void ADIOI_BBLOG_WriteStridedColl(ADIO_File fd, const void *buf, ADIOI_BBLOG_cou
         if (any && (*error_code = ADIOI_BBLOG_Drain(fd, 0)) != MPI_SUCCESS)
             return;
     }
-    ADIOI_Datatype_iscontig(datatype, &buf_contig);
-    ADIOI_Datatype_iscontig(fd->filetype, &file_contig);
-    if (buf_contig && file_contig) {
-        ADIO_Offset off = file_ptr_type == ADIO_INDIVIDUAL ? fd->fp_ind :
-            fd->disp + (ADIO_Offset) fd->etype_size * offset;
-        ADIOI_BBLOG_WriteContig(fd, buf, count, datatype, ADIO_EXPLICIT_OFFSET, off, status,
-                                error_code);
-        if (*error_code == MPI_SUCCESS && file_ptr_type == ADIO_INDIVIDUAL) {
-            MPI_Count size;
-            MPI_Type_size_x(datatype, &size);
-            fd->fp_ind = off + (ADIO_Offset) size * count;
-            fd->fp_sys_posn = fd->fp_ind;
-        }
-        return;
-    }
-    ADIOI_GEN_WriteStrided_naive(fd, buf, count, datatype, file_ptr_type, offset, status,
-                                 error_code);
+    ADIOI_BBLOG_WriteStrided(fd, buf, count, datatype, file_ptr_type, offset, status,
+                             error_code);
 }
 
 void ADIOI_BBLOG_IwriteContig(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t count,

@@ -44,4 +44,20 @@ cd "$build/werror"
 make -s distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror >distcheck.log 2>&1 ||
     { tail -60 distcheck.log; exit 1; }
 
-step "all tests passed"
+# One closing line over everything that ran: CMocka cases, tool checks, MPI legs.
+step "summary"
+python3 - "$build/werror" "$build/san" <<'EOF'
+import glob, os, re, sys
+
+passed = failed = 0
+for tree in sys.argv[1:]:
+    for log in glob.glob(os.path.join(tree, "test", "**", "*.log"), recursive=True):
+        text = open(log, errors="replace").read()
+        passed += sum(map(int, re.findall(r"^\[  PASSED  \] (\d+) test", text, re.M)))
+        failed += sum(map(int, re.findall(r"^\[  FAILED  \] (\d+) test", text, re.M)))
+        for p, f in re.findall(r"^(?:\S+: )?(\d+) passed, (\d+) failed", text, re.M):
+            passed, failed = passed + int(p), failed + int(f)
+print("unit (plain + sanitizer builds), tool and MPI tests, in all:")
+print(f"tests: {passed} passed, {failed} failed")
+sys.exit(1 if failed or not passed else 0)
+EOF

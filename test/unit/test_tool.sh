@@ -20,6 +20,7 @@ trap 'rm -rf "$T"' EXIT
 OUT=$T/out
 ERR=$T/err
 failures=0
+checks=0
 
 fail() {
     echo "FAIL: $*"
@@ -32,6 +33,7 @@ fail() {
 run() {
     want=$1
     shift
+    checks=$((checks + 1))
     "$@" >"$OUT" 2>"$ERR"
     got=$?
     [ "$got" -eq "$want" ] || fail "'$*' exited $got, expected $want"
@@ -39,10 +41,12 @@ run() {
 
 # has FILE PATTERN: FILE has a line matching the fixed string PATTERN.
 has() {
+    checks=$((checks + 1))
     grep -qF -- "$2" "$1" || fail "no line with '$2' in the $(basename "$1") of the last command"
 }
 
 same() {
+    checks=$((checks + 1))
     cmp -s "$1" "$2" || fail "$1 differs from $2"
 }
 
@@ -177,8 +181,8 @@ run 1 "$BBLOG" ls "$T/nonexistent"
 has "$ERR" "$T/nonexistent"
 
 if [ "$failures" -ne 0 ]; then
-    echo "test_tool.sh: $failures failure(s)"
+    echo "test_tool.sh: $((checks - failures)) passed, $failures failed"
     exit 1
 fi
-echo "test_tool.sh: all checks passed"
+echo "test_tool.sh: $checks passed, 0 failed"
 exit 0

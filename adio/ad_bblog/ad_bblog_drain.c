@@ -199,6 +199,7 @@ int ADIOI_BBLOG_Drain(ADIO_File fd, int sync_inner)
         if (werr == MPI_SUCCESS)
             ADIO_WriteStridedColl(st->inner, r.buf, (int) r.bytes, MPI_BYTE,
                                   ADIO_EXPLICIT_OFFSET, 0, &status, &werr);
+        st->st.coll_writes++;
       next:
         if (werr != MPI_SUCCESS && err == MPI_SUCCESS)
             err = werr;

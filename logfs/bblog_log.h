@@ -71,7 +71,8 @@ int bblog_log_mark_drained(struct bblog_log *log);
 void bblog_log_set_gen(struct bblog_log *log, uint32_t gen);
 
 /* Waits for all in-flight I/O, closes the files and frees the log; with remove != 0 the two
- * files are unlinked, with remove == 0 the log is synced first. Returns the first error seen, including a sticky one. */
+ * files are unlinked, with remove == 0 the log is synced first. Returns the first error seen,
+ * including a sticky one. */
 int bblog_log_close(struct bblog_log *log, int remove);
 
 struct bblog_log_stats {

@@ -141,15 +141,27 @@ int ADIOI_BBLOG_Check_same_hints(ADIO_File fd, const struct ADIOI_BBLOG_hints *h
 /* ad_bblog_inner.c */
 int ADIOI_BBLOG_Inner_resolve(const char *filename, const char **inner_name, int *fstype,
                               ADIOI_Fns ** ops);
-int ADIOI_BBLOG_Inner_ready(ADIO_File fd);
+int ADIOI_BBLOG_Inner_ready(ADIO_File fd);     /* deferred open of inner, if needed */
 /* 1 if the access is contiguous in memory and in the file view, with *byte_off its first byte
  * (the strided entry points take offsets in etypes of the view, the contiguous ones in bytes). */
 int ADIOI_BBLOG_Contig_access(ADIO_File fd, MPI_Datatype datatype, int file_ptr_type,
                               ADIO_Offset offset, ADIO_Offset * byte_off);
 /* name made absolute against the working directory: 0 or ENAMETOOLONG. */
-int ADIOI_BBLOG_Abspath(const char *name, char *out, size_t n);     /* deferred open of inner, if needed */
+int ADIOI_BBLOG_Abspath(const char *name, char *out, size_t n);
 void ADIOI_BBLOG_Inner_sync_view(ADIO_File fd);
 void ADIOI_BBLOG_Inner_set_bytes_view(ADIO_File fd, MPI_Datatype filetype, int *error_code);
+
+/* Runs a strided operation on the inner file with the outer view and file pointer (the
+ * caller's int *error_code receives the result). */
+#define ADIOI_BBLOG_INNER_STRIDED(fd, st, call)                              \
+    do {                                                                     \
+        *error_code = ADIOI_BBLOG_Inner_ready(fd);                           \
+        if (*error_code == MPI_SUCCESS) {                                    \
+            ADIOI_BBLOG_Inner_sync_view(fd);                                 \
+            call;                                                            \
+            (fd)->fp_ind = (st)->inner->fp_ind;                              \
+        }                                                                    \
+    } while (0)
 
 /* ad_bblog_drain.c: collective drain of every process's log into the inner file; with
  * sync_inner the inner file is flushed before the logs are marked drained. */

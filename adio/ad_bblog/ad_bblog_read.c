@@ -9,16 +9,6 @@
 #include "ad_bblog.h"
 #include "adioi.h"
 
-#define INNER_STRIDED(fd, st, call)                                          \
-    do {                                                                     \
-        *error_code = ADIOI_BBLOG_Inner_ready(fd);                           \
-        if (*error_code == MPI_SUCCESS) {                                    \
-            ADIOI_BBLOG_Inner_sync_view(fd);                                 \
-            call;                                                            \
-            (fd)->fp_ind = (st)->inner->fp_ind;                              \
-        }                                                                    \
-    } while (0)
-
 static int has_logged(struct ADIOI_BBLOG_state *st)
 {
     return !st->passthrough && st->idx && bblog_idx_count(st->idx) > 0;
@@ -116,8 +106,9 @@ void ADIOI_BBLOG_ReadStrided(ADIO_File fd, void *buf, ADIOI_BBLOG_count_t count,
         return;
     }
     if (!has_logged(st)) {
-        INNER_STRIDED(fd, st, ADIO_ReadStrided(st->inner, buf, count, datatype, file_ptr_type,
-                                               offset, status, error_code));
+        ADIOI_BBLOG_INNER_STRIDED(fd, st,
+                                  ADIO_ReadStrided(st->inner, buf, count, datatype,
+                                                   file_ptr_type, offset, status, error_code));
         return;
     }
     /* One ReadContig (inner read + overlay) per contiguous piece of the access. */
@@ -135,8 +126,10 @@ void ADIOI_BBLOG_ReadStridedColl(ADIO_File fd, void *buf, ADIOI_BBLOG_count_t co
     /* The inner two-phase read is collective: take it only if no process must overlay. */
     MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, fd->comm);
     if (!any) {
-        INNER_STRIDED(fd, st, ADIO_ReadStridedColl(st->inner, buf, count, datatype,
-                                                   file_ptr_type, offset, status, error_code));
+        ADIOI_BBLOG_INNER_STRIDED(fd, st,
+                                  ADIO_ReadStridedColl(st->inner, buf, count, datatype,
+                                                       file_ptr_type, offset, status,
+                                                       error_code));
         return;
     }
     ADIOI_BBLOG_ReadStrided(fd, buf, count, datatype, file_ptr_type, offset, status,

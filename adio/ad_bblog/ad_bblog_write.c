@@ -148,17 +148,6 @@ void ADIOI_BBLOG_WriteContig(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t 
     }
 }
 
-/* Runs a strided operation on the inner file with the outer view and file pointer. */
-#define INNER_STRIDED(fd, st, call)                                          \
-    do {                                                                     \
-        *error_code = ADIOI_BBLOG_Inner_ready(fd);                           \
-        if (*error_code == MPI_SUCCESS) {                                    \
-            ADIOI_BBLOG_Inner_sync_view(fd);                                 \
-            call;                                                            \
-            (fd)->fp_ind = (st)->inner->fp_ind;                              \
-        }                                                                    \
-    } while (0)
-
 void ADIOI_BBLOG_WriteStrided(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t count,
                               MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
                               ADIO_Status * status, int *error_code)
@@ -166,8 +155,9 @@ void ADIOI_BBLOG_WriteStrided(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
 
     if (st->passthrough || fd->atomicity) {
-        INNER_STRIDED(fd, st, ADIO_WriteStrided(st->inner, buf, count, datatype, file_ptr_type,
-                                                offset, status, error_code));
+        ADIOI_BBLOG_INNER_STRIDED(fd, st,
+                                  ADIO_WriteStrided(st->inner, buf, count, datatype,
+                                                    file_ptr_type, offset, status, error_code));
         return;
     }
     /* Contiguous in memory and in the file: one extent (ROMIO's naive code would take it
@@ -190,8 +180,10 @@ void ADIOI_BBLOG_WriteStridedColl(ADIO_File fd, const void *buf, ADIOI_BBLOG_cou
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
 
     if (st->passthrough || fd->atomicity) {
-        INNER_STRIDED(fd, st, ADIO_WriteStridedColl(st->inner, buf, count, datatype,
-                                                    file_ptr_type, offset, status, error_code));
+        ADIOI_BBLOG_INNER_STRIDED(fd, st,
+                                  ADIO_WriteStridedColl(st->inner, buf, count, datatype,
+                                                        file_ptr_type, offset, status,
+                                                        error_code));
         return;
     }
     if (st->hints.max_size > 0) {

@@ -66,6 +66,7 @@ struct ADIOI_BBLOG_state {
     int rank, nprocs;
     int bb_full_warned;
     int log_failed;                     /* the log refused an append: write through */
+    int through_unsynced;               /* written through since the last sync */
     MPI_Datatype synced_filetype;       /* outer view last copied to inner */
     MPI_Datatype synced_etype;
     ADIO_Offset synced_disp;

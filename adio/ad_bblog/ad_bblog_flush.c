@@ -25,9 +25,14 @@ void ADIOI_BBLOG_Flush(ADIO_File fd, int *error_code)
         if (rc != 0)
             *error_code = ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot make the log durable",
                                              bblog_log_meta_path(st->log));
+        /* What went around the log must be durable too: on the PFS. */
+        if (*error_code == MPI_SUCCESS && st->through_unsynced && st->inner->is_open)
+            ADIO_Flush(st->inner, error_code);
     } else {
         *error_code = ADIOI_BBLOG_Drain(fd, 1);
     }
+    if (*error_code == MPI_SUCCESS)
+        st->through_unsynced = 0;
     st->gen++;
     if (st->log)
         bblog_log_set_gen(st->log, st->gen);

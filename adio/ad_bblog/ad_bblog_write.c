@@ -4,9 +4,10 @@
  * into the log's staging buffer and the extent inserted in the index. That is the whole hot
  * path; the PFS sees nothing until a drain.
  *
- * Writes go straight to the inner file instead when the log must not or cannot hold them:
- * atomic mode, the shared-file-pointer file, and the burst buffer full (bblog_max_size reached
- * or the log refused the append) for bytes that no logged extent covers. Bytes that a logged
+ * Writes go straight to the inner file instead when the log must not or cannot hold them, or
+ * gains nothing: atomic mode, the shared-file-pointer file, extents of bblog_indep_threshold
+ * bytes or more, and the burst buffer full (bblog_max_size reached or the log refused the
+ * append), the last two for bytes that no logged extent covers. Bytes that a logged
  * extent covers stay in the log even then: writing them through would let the drain (or a
  * replay after a crash) put the older logged bytes back over the newer ones.
  */
@@ -33,6 +34,7 @@ static int write_through(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const v
         st->st.bytes_through += n;
     }
     st->st.writes_through++;
+    st->through_unsynced = 1;
     return err;
 }
 
@@ -86,6 +88,12 @@ int ADIOI_BBLOG_Log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const
     if (len <= 0)
         return MPI_SUCCESS;
     st->st.write_calls++;
+    /* Draining on demand, a large extent gains nothing from the log: the drain would write the
+     * very same extent, after copying it twice. It goes to the PFS now, unless it overwrites
+     * logged bytes (then it must stay behind them in the log). */
+    if (st->hints.indep_threshold > 0 && len >= st->hints.indep_threshold &&
+        !logged_overlap(st, off, len))
+        return write_through(fd, off, len, buf);
     if (st->log_failed || (st->hints.max_size > 0 && st->log_bytes + len > st->hints.max_size)) {
         if (!logged_overlap(st, off, len)) {
             warn_full(st, st->log_failed ? "failed" : "is full (bblog_max_size)");

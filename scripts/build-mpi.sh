@@ -30,6 +30,7 @@ cache=${BBLOG_CACHE:-/var/cache/bblog}
 mpich_src=
 jobs=2
 check=yes
+env_out=
 prune=no
 
 die() {
@@ -54,6 +55,8 @@ while [ $# -gt 0 ]; do
     -j*) jobs=${1#-j}; shift ;;
     --no-check) check=no; shift ;;
     --prune) prune=yes; shift ;;
+    --env-out) [ $# -ge 2 ] || usage; env_out=$2; shift 2 ;;
+    --env-out=*) env_out=${1#*=}; shift ;;
     --) shift; break ;;
     -h|--help) usage ;;
     *) echo "$prog: unknown argument $1" >&2; usage ;;
@@ -336,3 +339,5 @@ fi
 step "done"
 echo "MPICH $version with bblog: $prefix  (also $cache/current)"
 echo ". $env_file"
+# For scripts that must use this very build, not whatever `current` points at later.
+[ -z "$env_out" ] || echo "$env_file" >"$env_out"

@@ -20,7 +20,9 @@ step "packages"
 "$here/scripts/install-deps.sh"
 
 step "MPICH with bblog"
-"$here/scripts/build-mpi.sh"
+mkdir -p "$build"
+"$here/scripts/build-mpi.sh" --env-out "$build/mpi-env"
+mpi_env=$(cat "$build/mpi-env")
 
 step "autogen"
 (cd "$here" && ./autogen.sh >/dev/null 2>&1) || (cd "$here" && ./autogen.sh)
@@ -28,7 +30,7 @@ step "autogen"
 step "core: build and make check (-Werror; unit, tool and MPI tests)"
 rm -rf "$build/werror" && mkdir -p "$build/werror"
 cd "$build/werror"
-"$here/configure" -q --enable-werror --with-bblog-mpi
+"$here/configure" -q --enable-werror --with-bblog-mpi="$mpi_env"
 make -s -j"$jobs"
 make -s -j"$jobs" check || { cat test-suite.log 2>/dev/null | tail -100; exit 1; }
 

@@ -59,7 +59,6 @@ static void warn_full(struct ADIOI_BBLOG_state *st, const char *why)
 
 static int create_log(ADIO_File fd, struct ADIOI_BBLOG_state *st)
 {
-    static const char myname[] = "ADIOI_BBLOG_LOG_EXTENT";
     struct bblog_log_params p;
     int rc;
 
@@ -71,10 +70,9 @@ static int create_log(ADIO_File fd, struct ADIOI_BBLOG_state *st)
     p.rank = (uint32_t) st->rank;
     p.nprocs = (uint32_t) st->nprocs;
     rc = bblog_log_create(&p, &st->log);
-    if (rc != 0)
-        return ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot create log in", st->logdir);
-    bblog_log_set_gen(st->log, st->gen);
-    return MPI_SUCCESS;
+    if (rc == 0)
+        bblog_log_set_gen(st->log, st->gen);
+    return rc;
 }
 
 int ADIOI_BBLOG_Log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void *buf)
@@ -100,8 +98,13 @@ int ADIOI_BBLOG_Log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const
             return write_through(fd, off, len, buf);
         }
     }
-    if (!st->log && (rc = create_log(fd, st)) != MPI_SUCCESS)
-        return rc;
+    if (!st->log && (rc = create_log(fd, st)) != 0) {
+        /* No room (or no permission any more) for the log: nothing is logged yet, so every
+         * write of this file can safely go straight to the PFS. */
+        st->log_failed = 1;
+        warn_full(st, "cannot hold a new log");
+        return write_through(fd, off, len, buf);
+    }
     t0 = ADIOI_BBLOG_Now();
     rc = bblog_log_append(st->log, (uint64_t) off, (uint64_t) len, buf, &data_off);
     st->st.t_append += ADIOI_BBLOG_Now() - t0;

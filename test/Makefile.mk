@@ -13,8 +13,17 @@ EXTRA_DIST += test/mpi/run-diff.sh test/mpi/common.h test/mpi/common.c test/mpi/
     test/mpi/t_shared.c test/mpi/t_nonblock.c test/mpi/t_manyfiles.c test/mpi/t_delete.c \
     test/mpi/t_empty.c test/mpi/t_bigdata.c test/mpi/t_hints.c test/mpi/t_errors.c
 
-# The runner compiles into test/mpi/build of the build tree.
+# Application tests (test/apps/run-apps.sh): HDF5 programs compiled by the runner with the bblog
+# MPI's mpicc against Debian's libhdf5-mpich, compared with h5diff against plain ROMIO. Same
+# rules as run-diff.sh (skips, 77, without --with-bblog-mpi or, CI unset, without HDF5).
+if MPI_TESTS
+TESTS += test/apps/run-apps.sh
+endif
+EXTRA_DIST += test/apps/run-apps.sh test/apps/h5common.h test/apps/h5common.c \
+    test/apps/h5_blocks.c test/apps/h5_extend.c
+
+# The runners compile into test/mpi/build and test/apps/build of the build tree.
 clean-local: clean-mpi-tests
 clean-mpi-tests:
-	-rm -rf test/mpi/build
+	-rm -rf test/mpi/build test/apps/build
 .PHONY: clean-mpi-tests

@@ -266,10 +266,12 @@ check_warning() {
 # OPTIONS, comma-separated: keep (bblog_keep_logs=true is in HINTS: logs must remain), stats=N
 # (bblog_stats to a file, N objects expected), warn (HINTS set bblog_max_size below the data:
 # each rank warns about the full burst buffer, naming it, at most once per file it writes),
-# valgrind (the bblog leg runs under valgrind, no force leg).
+# valgrind (the bblog leg runs under valgrind, no force leg), nested (one more leg with the inner
+# driver named: bblog:ufs:PATH).
 run_case() {
     local name=$1 prog=$2 n=$3 hints=$4 opts=${5:-}
-    local dir=$work/$name.$n keep=0 stats= warn=0 vg=0 ref_ok=0 mode target base why s want got
+    local dir=$work/$name.$n keep=0 stats= warn=0 vg=0 nested=0 ref_ok=0 mode target base why s
+    local want got
     local hint_leg o
     local -a envs pre
     for o in ${opts//,/ }; do
@@ -278,12 +280,14 @@ run_case() {
         stats=*) stats=${o#stats=} ;;
         warn) warn=1 ;;
         valgrind) vg=1 ;;
+        nested) nested=1 ;;
         *) echo "run-diff: unknown option $o" >&2; exit 1 ;;
         esac
     done
     mkdir -p "$dir"
     local modes="ufs bblog force"
     [ "$vg" = 1 ] && modes="ufs bblog"
+    [ "$nested" = 1 ] && modes="$modes nested"
     for mode in $modes; do
         pre=()
         hint_leg=$hints
@@ -291,6 +295,7 @@ run_case() {
         ufs) base=ufs.out target=ufs:$dir/ufs.out envs=() ;;
         bblog) base=bb.out target=bblog:$dir/bb.out envs=() ;;
         force) base=force.out target=$dir/force.out envs=(ROMIO_FSTYPE_FORCE=bblog:) ;;
+        nested) base=nested.out target=bblog:ufs:$dir/nested.out envs=() ;;
         esac
         if [ "$vg" = 1 ] && [ "$mode" = bblog ]; then
             pre=(valgrind -q --error-exitcode=1 --suppressions="$src/valgrind.supp")
@@ -438,6 +443,11 @@ selected "t_bigdata[max256k]" && run_case "t_bigdata[max256k]" t_bigdata 3 "$tin
 selected "t_bigdata[flush64k,max256k,syncbb]" &&
     run_case "t_bigdata[flush64k,max256k,syncbb]" t_bigdata 4 "$small;$tiny;bblog_sync=bb" warn
 selected "t_strided[flush64k]" && run_case "t_strided[flush64k]" t_strided 4 "$small"
+# The inner driver named after the prefix (bblog:ufs:/path).
+selected "t_noncontig[nested]" && run_case "t_noncontig[nested]" t_noncontig 2 "" nested
+# Everything logged, large writes too (bblog_indep_threshold=0), with a burst buffer too small.
+selected "t_bigdata[indep0,max256k]" &&
+    run_case "t_bigdata[indep0,max256k]" t_bigdata 3 "bblog_indep_threshold=0;$tiny" warn
 # Kept logs; statistics (t_contig opens its file twice: write, then check).
 selected "t_contig[keep]" && run_case "t_contig[keep]" t_contig 2 "bblog_keep_logs=true" keep
 selected "t_contig[stats]" && run_case "t_contig[stats]" t_contig 2 "" stats=2

@@ -74,8 +74,7 @@ deb_version=$(basename "$dsc" .dsc)
 deb_version=${deb_version#pnetcdf_}
 version=${deb_version%-*}
 
-config_args="--disable-fortran --disable-cxx --enable-burst-buffering --disable-shared
- --enable-static"
+config_args="--disable-fortran --disable-cxx --enable-burst-buffering --disable-shared"
 key=$(printf '%s\n%s\n%s\n' "$(basename "$dsc")" "$config_args" "$mpi_prefix" |
     sha256sum | cut -c1-12)
 kdir=$cache/pnetcdf-$version-$key

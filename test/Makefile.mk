@@ -11,7 +11,8 @@ EXTRA_DIST += test/mpi/run-diff.sh test/mpi/common.h test/mpi/common.c test/mpi/
     test/mpi/t_contig.c test/mpi/t_strided.c test/mpi/t_noncontig.c test/mpi/t_view.c \
     test/mpi/t_overlap.c test/mpi/t_raw.c test/mpi/t_size.c test/mpi/t_atomic.c \
     test/mpi/t_shared.c test/mpi/t_nonblock.c test/mpi/t_manyfiles.c test/mpi/t_delete.c \
-    test/mpi/t_empty.c test/mpi/t_bigdata.c test/mpi/t_hints.c test/mpi/t_errors.c
+    test/mpi/t_empty.c test/mpi/t_bigdata.c test/mpi/t_hints.c test/mpi/t_errors.c \
+    test/mpi/t_collread.c
 
 # Application tests (test/apps/run-apps.sh): HDF5 programs compiled by the runner with the bblog
 # MPI's mpicc against Debian's libhdf5-mpich, compared with h5diff against plain ROMIO. Same
@@ -21,6 +22,8 @@ TESTS += test/apps/run-apps.sh
 endif
 EXTRA_DIST += test/apps/run-apps.sh test/apps/h5common.h test/apps/h5common.c \
     test/apps/h5_blocks.c test/apps/h5_extend.c
+# PnetCDF built against the bblog MPI, for running PnetCDF's own tests by hand (not in make check).
+EXTRA_DIST += scripts/build-pnetcdf.sh
 
 # The runners compile into test/mpi/build and test/apps/build of the build tree.
 clean-local: clean-mpi-tests

@@ -1,7 +1,7 @@
 /*
  * Reads. A process always reads its own earlier writes (DESIGN.md section 3) without any
  * collective: the bytes come from the inner file, and this process's logged extents are laid
- * over them from the log. Bytes past the end of the inner file that lie before the end of an
+ * over them from the log. A collective read drains first (see ReadStridedColl). Bytes past the end of the inner file that lie before the end of an
  * overlaid extent read as zeros, as they will once drained.
  */
 #include <string.h>
@@ -123,17 +123,17 @@ void ADIOI_BBLOG_ReadStridedColl(ADIO_File fd, void *buf, ADIOI_BBLOG_count_t co
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
     int mine = has_logged(st), any;
 
-    /* The inner two-phase read is collective: take it only if no process must overlay. */
+    /* A collective read is a point all processes reach together. Programs (PnetCDF's among
+     * them) read there what other processes wrote just before, without the sync-barrier-sync
+     * MPI asks for, and get it on plain ROMIO; so when any process holds logged data, the
+     * logs are drained first, then the inner two-phase read serves everyone. */
     MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, fd->comm);
-    if (!any) {
-        ADIOI_BBLOG_INNER_STRIDED(fd, st,
-                                  ADIO_ReadStridedColl(st->inner, buf, count, datatype,
-                                                       file_ptr_type, offset, status,
-                                                       error_code));
+    *error_code = any ? ADIOI_BBLOG_Drain(fd, 0) : MPI_SUCCESS;
+    if (*error_code != MPI_SUCCESS)
         return;
-    }
-    ADIOI_BBLOG_ReadStrided(fd, buf, count, datatype, file_ptr_type, offset, status,
-                            error_code);
+    ADIOI_BBLOG_INNER_STRIDED(fd, st,
+                              ADIO_ReadStridedColl(st->inner, buf, count, datatype,
+                                                   file_ptr_type, offset, status, error_code));
 }
 
 void ADIOI_BBLOG_IreadContig(ADIO_File fd, void *buf, ADIOI_BBLOG_count_t count,

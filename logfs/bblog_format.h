@@ -18,8 +18,8 @@
  *    12  u32  header_size         4096
  *    16  u32  record_size         64
  *    20  u32  flags               0 (reserved)
- *    24  u32  rank                rank in the communicator that opened the file
- *    28  u32  nprocs              size of that communicator
+ *    24  u32  rank                rank of the writing process in MPI_COMM_WORLD
+ *    28  u32  nprocs              size of MPI_COMM_WORLD
  *    32  u64  create_time_ns      CLOCK_REALTIME at creation
  *    40  u64  epoch               drain epoch: records of older epochs are drained
  *    48  u64  file_id             64-bit FNV-1a of pfs_path, to match logs cheaply

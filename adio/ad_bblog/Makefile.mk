@@ -21,6 +21,7 @@ romio_other_sources +=                  \
     adio/ad_bblog/ad_bblog_open.c       \
     adio/ad_bblog/ad_bblog_read.c       \
     adio/ad_bblog/ad_bblog_resize.c     \
+    adio/ad_bblog/ad_bblog_shared.c     \
     adio/ad_bblog/ad_bblog_stats.c      \
     adio/ad_bblog/ad_bblog_write.c
 

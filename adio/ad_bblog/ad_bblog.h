@@ -53,19 +53,27 @@ struct ADIOI_BBLOG_stats {
     double t_append, t_drain, t_sync;   /* seconds */
 };
 
+/* What one process logged for one file, shared by its handles on it (ad_bblog_shared.c). */
+struct ADIOI_BBLOG_logstate {
+    struct ADIOI_BBLOG_logstate *next;
+    char pfs_path[PATH_MAX];            /* the key */
+    int refs;                           /* handles attached */
+    struct bblog_log *log;              /* created at the first logged write */
+    struct bblog_index *idx;
+    ADIO_Offset log_bytes;              /* payload bytes in the log since the last drain */
+    int log_failed;                     /* the log refused an append: write through */
+};
+
 struct ADIOI_BBLOG_state {
     ADIO_File inner;                    /* the real file; ADIO_FILE_NULL until opened */
     int passthrough;                    /* shared-fp file: every call goes to inner */
     MPI_Info user_info;                 /* hints as given at open, forwarded to inner */
     struct ADIOI_BBLOG_hints hints;
     int hints_parsed;
-    struct bblog_log *log;
-    struct bblog_index *idx;
+    struct ADIOI_BBLOG_logstate *ls;    /* NULL for the pass-through shared-fp file */
     uint32_t gen;                       /* collective syncs so far: the records' gen */
-    ADIO_Offset log_bytes;              /* payload bytes in the log since the last drain */
     int rank, nprocs;
     int bb_full_warned;
-    int log_failed;                     /* the log refused an append: write through */
     int through_unsynced;               /* written through since the last sync */
     MPI_Datatype synced_filetype;       /* outer view last copied to inner */
     MPI_Datatype synced_etype;
@@ -169,6 +177,11 @@ void ADIOI_BBLOG_Inner_set_bytes_view(ADIO_File fd, MPI_Datatype filetype, int *
 int ADIOI_BBLOG_Drain(ADIO_File fd, int sync_inner);
 /* Independent: appends [off, off+len) of buf to the log (or writes it through). */
 int ADIOI_BBLOG_Log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void *buf);
+
+/* ad_bblog_shared.c: 0 or ENOMEM / BBLOG_E*; detach closes the log (removing its files when
+ * remove) once the last handle lets go and returns what that close returned. */
+int ADIOI_BBLOG_Logstate_attach(const char *pfs_path, struct ADIOI_BBLOG_logstate **out);
+int ADIOI_BBLOG_Logstate_detach(struct ADIOI_BBLOG_logstate *ls, int remove);
 
 /* ad_bblog_stats.c: one JSON object per file from rank 0 (collective). */
 void ADIOI_BBLOG_Stats_report(ADIO_File fd);

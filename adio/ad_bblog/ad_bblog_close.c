@@ -21,19 +21,18 @@ void ADIOI_BBLOG_Close(ADIO_File fd, int *error_code)
         err = ADIOI_BBLOG_Drain(fd, 0);
     if (!st->passthrough && st->hints_parsed && st->hints.stats[0])
         ADIOI_BBLOG_Stats_report(fd);
-    if (st->log) {
-        rc = bblog_log_close(st->log, err == MPI_SUCCESS && !st->hints.keep_logs);
+    if (st->ls) {
+        int had_log = st->ls->log != NULL;
+        rc = ADIOI_BBLOG_Logstate_detach(st->ls, err == MPI_SUCCESS && !st->hints.keep_logs);
         if (rc != 0 && err == MPI_SUCCESS)
             err = ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot close the log in",
                                      st->logdir);
-        if (err != MPI_SUCCESS)
-            fprintf(stderr, "bblog: rank %d: %s was not fully drained; its log stays in %s "
-                    "(name %s.*): run `bblog replay %s --file %s` to apply it\n", st->rank,
-                    st->pfs_path, st->logdir, st->log_name, st->logdir, st->pfs_path);
-        st->log = NULL;
+        if (err != MPI_SUCCESS && had_log)
+            fprintf(stderr, "bblog: rank %d: %s was not fully drained; its log stays in %s: "
+                    "run `bblog replay %s --file %s` to apply it\n", st->rank, st->pfs_path,
+                    st->logdir, st->logdir, st->pfs_path);
+        st->ls = NULL;
     }
-    if (st->idx)
-        bblog_idx_destroy(st->idx);
     if (st->inner != ADIO_FILE_NULL) {
         int ierr;
         ADIO_Close(st->inner, &ierr);

@@ -28,12 +28,12 @@ static int snapshot(struct ADIOI_BBLOG_state *st, struct bblog_seg **segs, size_
 {
     struct bblog_idx_iter it;
     struct bblog_extent e;
-    size_t i = 0, count = bblog_idx_count(st->idx);
+    size_t i = 0, count = bblog_idx_count(st->ls->idx);
 
     *segs = malloc((count ? count : 1) * sizeof(**segs));
     if (!*segs)
         return ENOMEM;
-    bblog_idx_iter_init(st->idx, &it, 0, UINT64_MAX);
+    bblog_idx_iter_init(st->ls->idx, &it, 0, UINT64_MAX);
     while (bblog_idx_iter_next(&it, &e)) {
         (*segs)[i].off = e.off;
         (*segs)[i].len = e.len;
@@ -59,7 +59,7 @@ static int flush_read(struct ADIOI_BBLOG_state *st, struct round *r)
     int rc = 0;
 
     if (r->read_len)
-        rc = bblog_log_read(st->log, r->read_src, r->read_len, r->buf + r->read_pos);
+        rc = bblog_log_read(st->ls->log, r->read_src, r->read_len, r->buf + r->read_pos);
     r->read_len = 0;
     return rc;
 }
@@ -115,7 +115,7 @@ static void write_pieces(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct roun
 
 static int grow_to_logged_end(ADIO_File fd, struct ADIOI_BBLOG_state *st)
 {
-    uint64_t mine = bblog_idx_end(st->idx), end;
+    uint64_t mine = bblog_idx_end(st->ls->idx), end;
     int root = st->inner->hints->ranklist[0], err = MPI_SUCCESS;
     long long grow = 0;
 
@@ -145,8 +145,8 @@ int ADIOI_BBLOG_Drain(ADIO_File fd, int sync_inner)
     double t0 = ADIOI_BBLOG_Now();
 
     memset(&r, 0, sizeof(r));
-    mine[0] = bblog_idx_bytes(st->idx);
-    mine[1] = bblog_idx_count(st->idx);
+    mine[0] = bblog_idx_bytes(st->ls->idx);
+    mine[1] = bblog_idx_count(st->ls->idx);
     MPI_Allreduce(mine, total, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, fd->comm);
     if (total[1] == 0)
         return MPI_SUCCESS;
@@ -211,22 +211,22 @@ int ADIOI_BBLOG_Drain(ADIO_File fd, int sync_inner)
 
     if (rc != 0 && err == MPI_SUCCESS)
         err = ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot read back the log",
-                                 st->log ? bblog_log_data_path(st->log) : st->logdir);
+                                 st->ls->log ? bblog_log_data_path(st->ls->log) : st->logdir);
     if (err == MPI_SUCCESS && sync_inner && st->inner->is_open)
         ADIO_Flush(st->inner, &err);
     failed = err != MPI_SUCCESS;
     MPI_Allreduce(&failed, &anyfail, 1, MPI_INT, MPI_MAX, fd->comm);
-    if (!anyfail && st->log) {
-        rc = bblog_log_mark_drained(st->log);
+    if (!anyfail && st->ls->log) {
+        rc = bblog_log_mark_drained(st->ls->log);
         if (rc != 0)
             err = ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot mark drained",
-                                     bblog_log_meta_path(st->log));
+                                     bblog_log_meta_path(st->ls->log));
         else
-            st->log_failed = 0;         /* an emptied log takes appends again */
+            st->ls->log_failed = 0;         /* an emptied log takes appends again */
     }
     if (!anyfail) {
-        bblog_idx_clear(st->idx);
-        st->log_bytes = 0;
+        bblog_idx_clear(st->ls->idx);
+        st->ls->log_bytes = 0;
     } else if (err == MPI_SUCCESS) {
         err = ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_IO, "bblog: draining %s failed on "
                               "another process; the data stays in the logs under %s",

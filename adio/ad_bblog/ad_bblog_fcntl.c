@@ -27,9 +27,9 @@ void ADIOI_BBLOG_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t * fcntl_struct, int 
         if (*error_code != MPI_SUCCESS)
             return;
         ADIO_Fcntl(st->inner, flag, fcntl_struct, error_code);
-        if (*error_code == MPI_SUCCESS && !st->passthrough && st->idx &&
-            (ADIO_Offset) bblog_idx_end(st->idx) > fcntl_struct->fsize)
-            fcntl_struct->fsize = (ADIO_Offset) bblog_idx_end(st->idx);
+        if (*error_code == MPI_SUCCESS && !st->passthrough && st->ls->idx &&
+            (ADIO_Offset) bblog_idx_end(st->ls->idx) > fcntl_struct->fsize)
+            fcntl_struct->fsize = (ADIO_Offset) bblog_idx_end(st->ls->idx);
         return;
     case ADIO_FCNTL_SET_DISKSPACE:
         *error_code = ADIOI_BBLOG_Inner_ready(fd);

@@ -21,10 +21,10 @@ void ADIOI_BBLOG_Flush(ADIO_File fd, int *error_code)
         return;
     }
     if (st->hints.sync_bb) {
-        int rc = st->log ? bblog_log_sync(st->log) : 0;
+        int rc = st->ls->log ? bblog_log_sync(st->ls->log) : 0;
         if (rc != 0)
             *error_code = ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot make the log durable",
-                                             bblog_log_meta_path(st->log));
+                                             bblog_log_meta_path(st->ls->log));
         /* What went around the log must be durable too: on the PFS. */
         if (*error_code == MPI_SUCCESS && st->through_unsynced && st->inner->is_open)
             ADIO_Flush(st->inner, error_code);
@@ -34,7 +34,7 @@ void ADIOI_BBLOG_Flush(ADIO_File fd, int *error_code)
     if (*error_code == MPI_SUCCESS)
         st->through_unsynced = 0;
     st->gen++;
-    if (st->log)
-        bblog_log_set_gen(st->log, st->gen);
+    if (st->ls->log)
+        bblog_log_set_gen(st->ls->log, st->gen);
     st->st.t_sync += ADIOI_BBLOG_Now() - t0;
 }

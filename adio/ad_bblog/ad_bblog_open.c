@@ -152,7 +152,7 @@ static int prepare_log(ADIO_File fd, struct ADIOI_BBLOG_state *st)
             if (*p == '/' || *p == ' ')
                 *p = '_';
     }
-    rc = bblog_idx_create(&st->idx);
+    rc = ADIOI_BBLOG_Logstate_attach(st->pfs_path, &st->ls);
     if (rc != 0)
         return ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot create the index for",
                                   fd->filename);
@@ -163,8 +163,8 @@ static int prepare_log(ADIO_File fd, struct ADIOI_BBLOG_state *st)
  * the state made by SetInfo goes here. */
 static void discard_state(ADIO_File fd, struct ADIOI_BBLOG_state *st)
 {
-    if (st->idx)
-        bblog_idx_destroy(st->idx);
+    if (st->ls)
+        ADIOI_BBLOG_Logstate_detach(st->ls, 1);
     if (st->user_info != MPI_INFO_NULL)
         MPI_Info_free(&st->user_info);
     ADIOI_Free(st);

@@ -11,7 +11,7 @@
 
 static int has_logged(struct ADIOI_BBLOG_state *st)
 {
-    return !st->passthrough && st->idx && bblog_idx_count(st->idx) > 0;
+    return !st->passthrough && st->ls->idx && bblog_idx_count(st->ls->idx) > 0;
 }
 
 /* Reads [off, off+len) from the inner file into buf; *got = bytes before its end of file. */
@@ -51,16 +51,16 @@ static int overlay(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, char *buf, AD
     int rc;
 
     *end = 0;
-    bblog_idx_iter_init(st->idx, &it, (uint64_t) off, (uint64_t) len);
+    bblog_idx_iter_init(st->ls->idx, &it, (uint64_t) off, (uint64_t) len);
     while (bblog_idx_iter_next(&it, &e)) {
         ADIO_Offset rel = (ADIO_Offset) e.off - off;
         /* Bytes between the inner file's end and this extent are a hole: zeros. */
         if (rel > got && rel > *end)
             memset(buf + (got > *end ? got : *end), 0, rel - (got > *end ? got : *end));
-        rc = bblog_log_read(st->log, e.log_off, e.len, buf + rel);
+        rc = bblog_log_read(st->ls->log, e.log_off, e.len, buf + rel);
         if (rc != 0)
             return ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot read back the log",
-                                      bblog_log_data_path(st->log));
+                                      bblog_log_data_path(st->ls->log));
         *end = rel + (ADIO_Offset) e.len;
         st->st.bytes_overlaid += e.len;
     }

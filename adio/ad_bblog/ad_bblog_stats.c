@@ -29,8 +29,8 @@ void ADIOI_BBLOG_Stats_report(ADIO_File fd)
     FILE *out;
 
     memset(&ls, 0, sizeof(ls));
-    if (st->log)
-        bblog_log_get_stats(st->log, &ls);
+    if (st->ls->log)
+        bblog_log_get_stats(st->ls->log, &ls);
     c[C_WRITE_CALLS] = st->st.write_calls;
     c[C_BYTES_LOGGED] = st->st.bytes_logged;
     c[C_RECORDS] = ls.records;

@@ -43,7 +43,7 @@ static int logged_overlap(struct ADIOI_BBLOG_state *st, ADIO_Offset off, ADIO_Of
     struct bblog_idx_iter it;
     struct bblog_extent e;
 
-    bblog_idx_iter_init(st->idx, &it, (uint64_t) off, (uint64_t) len);
+    bblog_idx_iter_init(st->ls->idx, &it, (uint64_t) off, (uint64_t) len);
     return bblog_idx_iter_next(&it, &e);
 }
 
@@ -60,18 +60,22 @@ static void warn_full(struct ADIOI_BBLOG_state *st, const char *why)
 static int create_log(ADIO_File fd, struct ADIOI_BBLOG_state *st)
 {
     struct bblog_log_params p;
-    int rc;
+    int rc, world_rank, world_size;
 
     memset(&p, 0, sizeof(p));
     p.dir = st->logdir;
     p.name = st->log_name;
     p.pfs_path = st->pfs_path;
     p.job_id = st->job;
-    p.rank = (uint32_t) st->rank;
-    p.nprocs = (uint32_t) st->nprocs;
-    rc = bblog_log_create(&p, &st->log);
+    /* The process's place in the job, not in the file's communicator: handles opened on
+     * MPI_COMM_SELF share this log too, and replay tells processes apart by it. */
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+    p.rank = (uint32_t) world_rank;
+    p.nprocs = (uint32_t) world_size;
+    rc = bblog_log_create(&p, &st->ls->log);
     if (rc == 0)
-        bblog_log_set_gen(st->log, st->gen);
+        bblog_log_set_gen(st->ls->log, st->gen);
     return rc;
 }
 
@@ -92,36 +96,36 @@ int ADIOI_BBLOG_Log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const
     if (st->hints.indep_threshold > 0 && len >= st->hints.indep_threshold &&
         !logged_overlap(st, off, len))
         return write_through(fd, off, len, buf);
-    if (st->log_failed || (st->hints.max_size > 0 && st->log_bytes + len > st->hints.max_size)) {
+    if (st->ls->log_failed || (st->hints.max_size > 0 && st->ls->log_bytes + len > st->hints.max_size)) {
         if (!logged_overlap(st, off, len)) {
-            warn_full(st, st->log_failed ? "failed" : "is full (bblog_max_size)");
+            warn_full(st, st->ls->log_failed ? "failed" : "is full (bblog_max_size)");
             return write_through(fd, off, len, buf);
         }
     }
-    if (!st->log && (rc = create_log(fd, st)) != 0) {
+    if (!st->ls->log && (rc = create_log(fd, st)) != 0) {
         /* No room (or no permission any more) for the log: nothing is logged yet, so every
          * write of this file can safely go straight to the PFS. */
-        st->log_failed = 1;
+        st->ls->log_failed = 1;
         warn_full(st, "cannot hold a new log");
         return write_through(fd, off, len, buf);
     }
     t0 = ADIOI_BBLOG_Now();
-    rc = bblog_log_append(st->log, (uint64_t) off, (uint64_t) len, buf, &data_off);
+    rc = bblog_log_append(st->ls->log, (uint64_t) off, (uint64_t) len, buf, &data_off);
     st->st.t_append += ADIOI_BBLOG_Now() - t0;
     if (rc != 0) {
         /* The log refused the bytes (device full, I/O error): they are not stored there. */
-        st->log_failed = 1;
+        st->ls->log_failed = 1;
         warn_full(st, bblog_strerror(rc));
         if (!logged_overlap(st, off, len))
             return write_through(fd, off, len, buf);
         return ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot log a write that overwrites "
-                                  "logged data; log", bblog_log_data_path(st->log));
+                                  "logged data; log", bblog_log_data_path(st->ls->log));
     }
-    rc = bblog_idx_insert(st->idx, (uint64_t) off, (uint64_t) len, data_off);
+    rc = bblog_idx_insert(st->ls->idx, (uint64_t) off, (uint64_t) len, data_off);
     if (rc != 0)
         return ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot index a logged write of",
                                   st->pfs_path);
-    st->log_bytes += len;
+    st->ls->log_bytes += len;
     st->st.bytes_logged += len;
     return MPI_SUCCESS;
 }
@@ -203,7 +207,7 @@ void ADIOI_BBLOG_WriteStridedColl(ADIO_File fd, const void *buf, ADIOI_BBLOG_cou
         MPI_Count size;
         long long need, any;
         MPI_Type_size_x(datatype, &size);
-        need = st->log_bytes > 0 && st->log_bytes + (ADIO_Offset) size * count >
+        need = st->ls->log_bytes > 0 && st->ls->log_bytes + (ADIO_Offset) size * count >
             st->hints.max_size;
         MPI_Allreduce(&need, &any, 1, MPI_LONG_LONG, MPI_MAX, fd->comm);
         if (any && (*error_code = ADIOI_BBLOG_Drain(fd, 0)) != MPI_SUCCESS)

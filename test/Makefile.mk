@@ -7,7 +7,7 @@
 if MPI_TESTS
 TESTS += test/mpi/run-diff.sh
 endif
-EXTRA_DIST += test/mpi/run-diff.sh test/mpi/common.h test/mpi/common.c test/mpi/valgrind.supp \
+EXTRA_DIST += test/runner-lib.sh test/mpi/run-diff.sh test/mpi/common.h test/mpi/common.c test/mpi/valgrind.supp \
     test/mpi/t_contig.c test/mpi/t_strided.c test/mpi/t_noncontig.c test/mpi/t_view.c \
     test/mpi/t_overlap.c test/mpi/t_raw.c test/mpi/t_size.c test/mpi/t_atomic.c \
     test/mpi/t_shared.c test/mpi/t_nonblock.c test/mpi/t_manyfiles.c test/mpi/t_delete.c \

@@ -121,41 +121,15 @@ for p in $programs; do
     fi
 done
 
+# shellcheck source=../runner-lib.sh
+. "$src/../runner-lib.sh"
+
 passed=0
 failed=0
 failures=
 bytes_differ=0
 bytes_same=0
 keep_work=${APPTEST_KEEP:-}
-
-report() { # STATUS NAME RANKS MODE [REASON]
-    local status=$1 name=$2 ranks=$3 mode=$4
-    shift 4
-    if [ "$status" = PASS ]; then
-        passed=$((passed + 1))
-        echo "PASS $name $ranks $mode"
-    else
-        failed=$((failed + 1))
-        failures="$failures
-  $name $ranks $mode: $*"
-        keep_work=1
-        echo "FAIL $name $ranks $mode: $*"
-    fi
-}
-
-show_log() {
-    [ -s "$1" ] && tail -n 25 "$1" | sed 's/^/    | /'
-}
-
-selected() {
-    local pat
-    [ ${#patterns[@]} -eq 0 ] && return 0
-    for pat in "${patterns[@]}"; do
-        # shellcheck disable=SC2053
-        [[ $1 == $pat ]] && return 0
-    done
-    return 1
-}
 
 # Only when named by a pattern that is not a wildcard: cases kept out of the default run.
 named() {

@@ -93,30 +93,13 @@ for p in $programs; do
     fi
 done
 
+# shellcheck source=../runner-lib.sh
+. "$src/../runner-lib.sh"
+
 passed=0
 failed=0
 failures=
 keep_work=${MPITEST_KEEP:-}
-
-report() { # STATUS NAME RANKS MODE [REASON]
-    local status=$1 name=$2 ranks=$3 mode=$4
-    shift 4
-    if [ "$status" = PASS ]; then
-        passed=$((passed + 1))
-        echo "PASS $name $ranks $mode"
-    else
-        failed=$((failed + 1))
-        failures="$failures
-  $name $ranks $mode: $*"
-        keep_work=1
-        echo "FAIL $name $ranks $mode: $*"
-    fi
-}
-
-# Prints the last lines of a log, indented.
-show_log() {
-    [ -s "$1" ] && tail -n 25 "$1" | sed 's/^/    | /'
-}
 
 # Describes how two files differ (sizes, first differing bytes, count of differing bytes).
 describe_diff() {
@@ -397,16 +380,6 @@ run_err_mpmd() {
         show_log "$leg_log"
     fi
     rm -rf "$leg_bb"
-}
-
-selected() {
-    local pat
-    [ ${#patterns[@]} -eq 0 ] && return 0
-    for pat in "${patterns[@]}"; do
-        # shellcheck disable=SC2053
-        [[ $1 == $pat ]] && return 0
-    done
-    return 1
 }
 
 patterns=("$@")

@@ -19,7 +19,8 @@
  * Timing (MPI_Wtime, a barrier before each phase, each phase reduced to its maximum over ranks):
  * open, write phase (first write call to last write return), close, and end-to-end (open start to
  * close end, barriers between phases included). Bandwidths are aggregate bytes over those times.
- * Rank 0 prints the parameters and timings, as text or (--json) as one JSON object on one line.
+ * Rank 0 prints the parameters and timings, as text or (--json) as one JSON object on one line,
+ * with the peak resident memory of the largest rank (max_rss_kib).
  *
  * Exit status: 0 success, 1 MPI-IO error, 2 usage error, 3 verification found errors.
  */
@@ -32,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <mpi.h>
 
@@ -55,8 +57,8 @@ struct opts {
     char **hints; /* "key=value" strings from argv, not copied */
 };
 
-/* Per-rank phase durations, reduced with MPI_MAX. */
-enum { T_OPEN, T_WRITE, T_CLOSE, T_TOTAL, T_VERIFY, T_COUNT };
+/* Per-rank phase durations and peak resident memory (KiB), reduced with MPI_MAX. */
+enum { T_OPEN, T_WRITE, T_CLOSE, T_TOTAL, T_VERIFY, T_RSS, T_COUNT };
 
 static int g_rank;
 
@@ -462,7 +464,7 @@ static void report(const struct opts *o, MPI_Info info_used, int nprocs, const d
                 (long long)expected_size, t[T_VERIFY]);
     else
         fputs(", \"verify\": null", f);
-    fputs("}\n", f);
+    fprintf(f, ", \"max_rss_kib\": %.0f}\n", t[T_RSS]);
     fflush(f);
 }
 
@@ -560,6 +562,13 @@ int main(int argc, char **argv)
             rc = EXIT_VERIFY;
     }
 
+    {
+        struct rusage ru;
+
+        /* Peak RSS of the process so far (Linux: KiB), the data buffer included. */
+        if (getrusage(RUSAGE_SELF, &ru) == 0)
+            t_local[T_RSS] = (double)ru.ru_maxrss;
+    }
     MPI_Reduce(t_local, t, T_COUNT, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (g_rank == 0) {
         report(&o, info_used, nprocs, t, &vr, expected_size);

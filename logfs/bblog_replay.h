@@ -15,6 +15,10 @@
  *   earlier job with bblog_keep_logs) take no part in these checks: they are only counted.
  * - Missing ranks are allowed (a rank that wrote nothing, or whose log was drained and
  *   removed, leaves no log) and are reported.
+ * - Logs with data to replay must be regular files (meta and data) owned by the caller, or
+ *   the replay is refused (EPERM) before anything is written: replay writes with the caller's
+ *   rights what the logs say where their headers say, so root must not replay logs another
+ *   user planted in a shared directory (it replays them as that user).
  * - A log whose scan ends in BBLOG_ECORRUPT (a bad record or payload followed by valid ones)
  *   refuses the whole replay of its file before anything is written: its later data can't be
  *   trusted, and skipping it could let older data of another rank win over it.

@@ -600,10 +600,10 @@ int bblog_log_mark_drained(struct bblog_log *log)
      * fate could land after the truncation. */
     if (log->aio_dead)
         return check_failed(log);
-    rc = stage_wait_all(log);
-    if (rc != 0 && !log->err_reported)
-        goto out;
-    rc = 0;
+    /* A staged write that failed does not matter any more: the drain read its bytes from the
+     * staging buffer, which still held them, and they are on the PFS now. Waiting is what
+     * matters: no write of the old epoch may land after the truncation below. */
+    (void) stage_wait_all(log);
     log->hdr.epoch++;
     bblog_header_encode(&log->hdr, hbuf);
     rc = bblog_io_full(log->fd_meta, hbuf, sizeof hbuf, 0, 1, NULL);

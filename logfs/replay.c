@@ -521,10 +521,10 @@ static void close_data_logs(struct replay *R)
     }
 }
 
-/* Stats both files of a selected log. */
+/* Stats both files of a selected log (lstat: a symlink is seen as one, and refused). */
 static int stat_log(const struct rlog *rl, struct stat *meta, struct stat *data)
 {
-    if (stat(rl->log->meta_path, meta) != 0 || stat(rl->data_path, data) != 0)
+    if (lstat(rl->log->meta_path, meta) != 0 || lstat(rl->data_path, data) != 0)
         return errno;
     return 0;
 }
@@ -636,6 +636,26 @@ static int verify_pass(struct replay *R)
                     strerror(rc));
             break;
         }
+        /* Replay writes what a log says where its header says, with the rights of whoever runs
+         * it: root replaying a shared bblog_dir must not write another user's data into files
+         * that user could not write (nor read, through a planted symlink, files that user
+         * could not read). Logs are the caller's own regular files, or refused. */
+        if (!S_ISREG(rl->meta_st.st_mode) || !S_ISREG(rl->data_st.st_mode)) {
+            rc = EPERM;
+            set_err(R->err, rc, l->meta_path, "log or its .data file is not a regular file (a "
+                    "symbolic link?): refused; %s was not written", R->target);
+            break;
+        }
+        if (rl->meta_st.st_uid != geteuid() || rl->data_st.st_uid != geteuid()) {
+            rc = EPERM;
+            set_err(R->err, rc, l->meta_path,
+                    "log belongs to uid %lu, not to you (uid %lu): replay it as its owner, so "
+                    "that it writes with that user's rights; %s was not written",
+                    (unsigned long) (rl->meta_st.st_uid != geteuid() ? rl->meta_st.st_uid
+                                     : rl->data_st.st_uid),
+                    (unsigned long) geteuid(), R->target);
+            break;
+        }
         rc = reopen_log(R, rl, &s);
         if (rc != 0)
             break;
@@ -736,10 +756,10 @@ static int data_fd(struct replay *R, size_t i, int *fd)
     struct rlog *rl = &R->sel[i];
 
     if (rl->fd < 0) {
-        rl->fd = open(rl->data_path, O_RDONLY | O_CLOEXEC);
+        rl->fd = open(rl->data_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         if (rl->fd < 0 && (errno == EMFILE || errno == ENFILE)) {
             close_data_logs(R);
-            rl->fd = open(rl->data_path, O_RDONLY | O_CLOEXEC);
+            rl->fd = open(rl->data_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         }
         if (rl->fd < 0) {
             int rc = errno;

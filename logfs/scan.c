@@ -230,7 +230,10 @@ int bblog_scan_open(const char *meta_path, struct bblog_scan **out)
     if (rc != 0)
         goto fail;
 
-    s->fd_data = open(data_path, O_RDONLY | O_CLOEXEC);
+    /* The data log is found by name beside the meta file: never through a symlink, which
+     * would let whoever can write the log directory make a reader (replay run by root) read
+     * any file as payload. */
+    s->fd_data = open(data_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (s->fd_data < 0 || fstat(s->fd_data, &sb) != 0) {
         rc = errno;
         goto fail;

@@ -16,3 +16,12 @@ test_unit_test_plan_LDADD = $(UNIT_LIBS)
 noinst_PROGRAMS += bench/bench_reorder
 bench_bench_reorder_SOURCES = bench/bench_reorder.c
 bench_bench_reorder_LDADD = $(BBLOG_LIBS)
+
+# The pacing controller of background drains (seed 003): a pure state machine, fake-clock tests.
+noinst_HEADERS += reorder/bblog_pace.h
+libbblog_a_SOURCES += reorder/pace.c
+check_PROGRAMS += test/unit/test_pace
+TESTS += test/unit/test_pace
+test_unit_test_pace_SOURCES = test/unit/test_pace.c
+test_unit_test_pace_CFLAGS = $(UNIT_CFLAGS)
+test_unit_test_pace_LDADD = $(UNIT_LIBS)

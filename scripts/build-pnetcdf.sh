@@ -1,14 +1,22 @@
 #!/bin/sh
-# build-pnetcdf.sh [--cache DIR] [-j N]
+# build-pnetcdf.sh [--mpi-env FILE] [--cache DIR] [--prefix-out FILE] [-j N]
 #
 # PnetCDF from Debian's source package (`apt-get source pnetcdf`, 1.12.3 on Debian 12), built
-# against the bblog MPI of scripts/build-mpi.sh (its bblog-env.sh must exist), C only, with
-# PnetCDF's burst-buffer driver (--enable-burst-buffering). Cached like the MPI, under
-# ${BBLOG_CACHE:-/var/cache/bblog}:
+# against the bblog MPI of scripts/build-mpi.sh, C only, with PnetCDF's burst-buffer driver
+# (--enable-burst-buffering).
+#   --mpi-env FILE     the MPI to build against: the file written by `build-mpi.sh --env-out`
+#                      (it holds the path of the MPI's bblog-env.sh), or that bblog-env.sh itself.
+#                      Default: $cache/current/bin/bblog-env.sh (the MPI built last, by anyone).
+#   --prefix-out FILE  write the directory of this build (install/, build/, src/ below it) to
+#                      FILE, for the test runners (test/apps/run-pnetcdf*.sh, configure
+#                      --with-pnetcdf).
+# Cached like the MPI, under ${BBLOG_CACHE:-/var/cache/bblog}:
 #   downloads/pnetcdf/               Debian source package
 #   pnetcdf-<version>-<key>/         one build, keyed by the source package, the configure
 #       src/ build/ install/ logs/   options and the MPI it is built against; the build tree
-#                                    stays, for PnetCDF's own `make check` and `make ptest`
+#                                    stays, with PnetCDF's test programs built (`make tests`),
+#                                    for its own `make check` and `make ptest`
+#                                    (test/apps/run-pnetcdf-suite.sh)
 #   pnetcdf-current -> pnetcdf-<version>-<key>
 # A rerun with the same key does nothing. Exits non-zero on failure, after printing the tail of
 # the log that shows it.
@@ -17,6 +25,8 @@ set -eu
 prog=build-pnetcdf
 cache=${BBLOG_CACHE:-/var/cache/bblog}
 jobs=2
+mpi_env=
+prefix_out=
 
 die() {
     echo "$prog: $*" >&2
@@ -27,18 +37,38 @@ while [ $# -gt 0 ]; do
     case $1 in
     --cache) [ $# -ge 2 ] || die "--cache needs a directory"; cache=$2; shift 2 ;;
     --cache=*) cache=${1#*=}; shift ;;
+    --mpi-env) [ $# -ge 2 ] || die "--mpi-env needs a file"; mpi_env=$2; shift 2 ;;
+    --mpi-env=*) mpi_env=${1#*=}; shift ;;
+    --prefix-out) [ $# -ge 2 ] || die "--prefix-out needs a file"; prefix_out=$2; shift 2 ;;
+    --prefix-out=*) prefix_out=${1#*=}; shift ;;
     -j) [ $# -ge 2 ] || die "-j needs a number"; jobs=$2; shift 2 ;;
     -j*) jobs=${1#-j}; shift ;;
-    -h|--help) sed -n '2p' "$0" | sed 's/^# //' >&2; exit 2 ;;
+    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
     *) die "unknown argument $1" ;;
     esac
 done
 
-env_script=$cache/current/bin/bblog-env.sh
-[ -r "$env_script" ] || die "no bblog MPI ($env_script): run scripts/build-mpi.sh first"
+if [ -z "$mpi_env" ]; then
+    env_script=$cache/current/bin/bblog-env.sh
+    [ -r "$env_script" ] || die "no bblog MPI ($env_script): run scripts/build-mpi.sh first"
+else
+    [ -r "$mpi_env" ] || die "--mpi-env: cannot read $mpi_env"
+    if grep -q BBLOG_MPI_PREFIX "$mpi_env"; then
+        env_script=$mpi_env
+    else
+        env_script=$(head -n 1 "$mpi_env")
+        [ -r "$env_script" ] ||
+            die "--mpi-env: $mpi_env names '$env_script', which is not a readable file" \
+                "(expected the output of build-mpi.sh --env-out)"
+    fi
+fi
 # shellcheck source=/dev/null
 . "$env_script"
+[ -n "${BBLOG_MPI_PREFIX:-}" ] || die "$env_script did not set BBLOG_MPI_PREFIX"
 mpi_prefix=$(cd "$BBLOG_MPI_PREFIX" && pwd -P)
+[ "$(command -v mpicc)" = "$mpi_prefix/bin/mpicc" ] ||
+    [ "$(command -v mpicc)" = "$BBLOG_MPI_PREFIX/bin/mpicc" ] ||
+    die "mpicc is $(command -v mpicc), not the one of $env_script"
 
 run() { # LOG CMD...
     run_log=$1
@@ -78,8 +108,26 @@ config_args="--disable-fortran --disable-cxx --enable-burst-buffering --disable-
 key=$(printf '%s\n%s\n%s\n' "$(basename "$dsc")" "$config_args" "$mpi_prefix" |
     sha256sum | cut -c1-12)
 kdir=$cache/pnetcdf-$version-$key
-if [ -f "$kdir/.done" ]; then
+# The directory of this build, for the runners (--prefix-out).
+done_out() {
     ln -sfn "$kdir" "$cache/pnetcdf-current"
+    if [ -n "$prefix_out" ]; then
+        echo "$kdir" >"$prefix_out.tmp" && mv "$prefix_out.tmp" "$prefix_out"
+    fi
+}
+# PnetCDF's own test programs, for test/apps/run-pnetcdf-suite.sh: `make tests` builds them
+# without running them. Serial: PnetCDF 1.12.3's test Makefiles race under -j (two rules
+# compile the same object: "mv: cannot stat '.deps/test_put.Tpo'").
+build_tests() {
+    if [ ! -f "$kdir/.tests-done" ]; then
+        step "make tests (PnetCDF's test programs, serial)"
+        run "$kdir/logs/tests.log" make -C "$kdir/build" tests
+        touch "$kdir/.tests-done"
+    fi
+}
+if [ -f "$kdir/.done" ]; then
+    build_tests
+    done_out
     step "PnetCDF $version already built in $kdir"
     exit 0
 fi
@@ -101,5 +149,6 @@ run "$kdir/logs/make.log" make -C "$kdir/build" -j"$jobs"
 step "make install"
 run "$kdir/logs/install.log" make -C "$kdir/build" install
 touch "$kdir/.done"
-ln -sfn "$kdir" "$cache/pnetcdf-current"
+build_tests
+done_out
 step "PnetCDF $version in $kdir/install (build tree $kdir/build)"

@@ -9,7 +9,19 @@ set -eu
 
 pkgs="autoconf automake libtool pkg-config make gcc libaio-dev libcmocka-dev
       dpkg-dev file bison flex python3 libhwloc-dev valgrind strace
-      libhdf5-mpich-dev hdf5-tools"
+      libhdf5-mpich-dev hdf5-tools python3-matplotlib"
+# clang and its libFuzzer runtime: scripts/fuzz.sh (test/fuzz).
+pkgs="$pkgs clang libclang-rt-14-dev"
+# --ompi: also what scripts/build-ompi.sh and test/ompi/run-ompi.sh need (Open MPI's build
+# dependencies, Debian's Open MPI parallel I/O stack). They co-install with the MPICH packages,
+# but Open MPI's alternatives (mpicc, mpirun, mpi.h, h5pcc) have the higher priority: MPICH is
+# set back as the system default below, as it was.
+ompi=no
+if [ "${1:-}" = --ompi ]; then
+    ompi=yes
+    pkgs="$pkgs libevent-dev libpmix-dev libopenmpi-dev python3-h5py-mpi python3-mpi4py
+          libnetcdf-mpi-dev netcdf-bin libpnetcdf-dev pnetcdf-bin"
+fi
 missing=
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
@@ -23,3 +35,10 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
 apt-get install -y -q --no-install-recommends $missing
+if [ "$ompi" = yes ]; then
+    ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+    for alt in mpi:/usr/bin/mpicc.mpich mpirun:/usr/bin/mpirun.mpich \
+        "mpi-$ma:/usr/include/$ma/mpich" h5pcc:/usr/bin/h5pcc.mpich; do
+        [ ! -e "${alt#*:}" ] || update-alternatives --set "${alt%%:*}" "${alt#*:}"
+    done
+fi

@@ -1,10 +1,15 @@
 #!/bin/sh
 # test-all.sh: builds everything from nothing and runs every test bblog has.
 #   1. Debian packages (scripts/install-deps.sh);
-#   2. MPICH 4.0.2 with the bblog driver grafted in (scripts/build-mpi.sh, cached);
-#   3. the core with warnings as errors: `make check` (unit tests, the bblog tool test, and the
-#      MPI differential suite on the MPI of step 2);
-#   4. the core again under AddressSanitizer + UBSan: `make check` of the unit tests;
+#   2. MPICH 4.0.2 with the bblog driver grafted in (scripts/build-mpi.sh, cached), and PnetCDF
+#      1.12.3 on it (scripts/build-pnetcdf.sh, cached);
+#   3. the core with warnings as errors: `make check` (unit tests, the bblog tool test, the
+#      MPI differential suite on the MPI of step 2, the HDF5 and PnetCDF application tests);
+#   3b. PnetCDF's own `make check`, plain and through bblog (test/apps/run-pnetcdf-suite.sh);
+#      BBLOG_PNC_SUITES="check ptest" adds its `make ptest` (4 processes; 12 minutes or more
+#      per run on 2 cores, too slow for CI's 45 minutes), "" skips both;
+#   4. the core again under AddressSanitizer + UBSan: `make check` of the unit tests, the
+#      fuzz corpus replay (test/fuzz) and the log security tests (test/security);
 #   5. `make distcheck` (the tarball builds and passes its checks).
 # Build trees go under ${BBLOG_BUILD:-/var/tmp/bblog-build}; the MPI under ${BBLOG_CACHE:-/var/cache/bblog}.
 # Exits non-zero as soon as a step fails; the last line says what passed.
@@ -24,15 +29,29 @@ mkdir -p "$build"
 "$here/scripts/build-mpi.sh" --env-out "$build/mpi-env"
 mpi_env=$(cat "$build/mpi-env")
 
+step "PnetCDF on that MPI"
+"$here/scripts/build-pnetcdf.sh" --mpi-env "$build/mpi-env" --prefix-out "$build/pnetcdf-dir" \
+    -j"$jobs"
+pnc_dir=$(cat "$build/pnetcdf-dir")
+
 step "autogen"
 (cd "$here" && ./autogen.sh >/dev/null 2>&1) || (cd "$here" && ./autogen.sh)
 
 step "core: build and make check (-Werror; unit, tool and MPI tests)"
 rm -rf "$build/werror" && mkdir -p "$build/werror"
 cd "$build/werror"
-"$here/configure" -q --enable-werror --with-bblog-mpi="$mpi_env"
+"$here/configure" -q --enable-werror --with-bblog-mpi="$mpi_env" --with-pnetcdf="$pnc_dir"
 make -s -j"$jobs"
 make -s -j"$jobs" check || { cat test-suite.log 2>/dev/null | tail -100; exit 1; }
+
+pnc_suites=${BBLOG_PNC_SUITES-check}
+if [ -n "$pnc_suites" ]; then
+    step "PnetCDF's own suites ($pnc_suites), plain and with ROMIO_FSTYPE_FORCE=bblog:"
+    rm -rf "$build/pnetcdf-suite"
+    # shellcheck disable=SC2086
+    BBLOG_ENV_SCRIPT=$mpi_env PNETCDF_DIR=$pnc_dir PNCSUITE_WORK=$build/pnetcdf-suite \
+        "$here/test/apps/run-pnetcdf-suite.sh" $pnc_suites
+fi
 
 step "core: make check under AddressSanitizer + UBSan"
 rm -rf "$build/san" && mkdir -p "$build/san"

@@ -22,11 +22,29 @@ TESTS += test/apps/run-apps.sh
 endif
 EXTRA_DIST += test/apps/run-apps.sh test/apps/h5common.h test/apps/h5common.c \
     test/apps/h5_blocks.c test/apps/h5_extend.c
-# PnetCDF built against the bblog MPI, for running PnetCDF's own tests by hand (not in make check).
-EXTRA_DIST += scripts/build-pnetcdf.sh
+# PnetCDF application tests (test/apps/run-pnetcdf.sh): pnc_*.c compiled by the runner against
+# the PnetCDF of scripts/build-pnetcdf.sh (configure --with-pnetcdf=DIR), compared with ncmpidiff
+# and cmp against plain ROMIO. Skips (77) when configured without --with-pnetcdf, unless CI is
+# set. PnetCDF's own suites (run-pnetcdf-suite.sh) run from scripts/test-all.sh, not here.
+if MPI_TESTS
+TESTS += test/apps/run-pnetcdf.sh
+endif
+EXTRA_DIST += scripts/build-pnetcdf.sh test/apps/run-pnetcdf.sh test/apps/run-pnetcdf-suite.sh \
+    test/apps/pnc_common.h test/apps/pnc_common.c test/apps/pnc_record.c test/apps/pnc_btio.c \
+    test/apps/known/xcoll.c
 
 # The runners compile into test/mpi/build and test/apps/build of the build tree.
 clean-local: clean-mpi-tests
 clean-mpi-tests:
 	-rm -rf test/mpi/build test/apps/build
 .PHONY: clean-mpi-tests
+
+# Crash/replay harness and fault tests (issue 8): shell runners that compile their programs with
+# the bblog MPI's mpicc (and cc), like run-diff.sh, and use the bblog command of this build tree
+# (tools/bblog: make check builds it first). Same skip rules as run-diff.sh.
+if MPI_TESTS
+TESTS += test/crash/run-crash.sh test/faults/run-faults.sh
+endif
+EXTRA_DIST += test/crash/run-crash.sh test/crash/crashpat.h test/crash/crashwrite.c \
+    test/crash/crashcheck.c test/faults/run-faults.sh test/faults/faultpat.h test/faults/fio.c \
+    test/faults/fcheck.c test/faults/bbfault.c bench/crash-replay-long.sh

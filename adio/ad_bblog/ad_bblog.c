@@ -47,6 +47,8 @@ struct ADIOI_Fns_struct ADIO_BBLOG_operations = {
     .fsname = "BBLOG: burst-buffer log, drained with collective two-phase writes",
     .ADIOI_xxx_IreadStridedColl = ADIOI_BBLOG_IreadStridedColl,
     .ADIOI_xxx_IwriteStridedColl = ADIOI_BBLOG_IwriteStridedColl,
+#ifdef ADIOI_BBLOG_HAVE_SETLOCK
     /* Locks are the inner file's (atomic mode, shared file pointer). */
     .ADIOI_xxx_SetLock = ADIOI_BBLOG_SetLock,
+#endif
 };

@@ -3,6 +3,11 @@
  * driver sources stay one set of files.
  *   MPICH 4.0.x: I/O counts are int.
  *   MPICH 4.1 and later: I/O counts are MPI_Aint.
+ *   MPICH 4.x: ADIOI_Fns has a SetLock slot, through which ROMIO's common code takes the locks
+ *     of atomic mode and of the shared file pointer; bblog forwards it to the inner file.
+ *   Open MPI 4.1 (ROMIO 3.2.1, io/romio321): I/O counts are int; ADIOI_Fns ends at
+ *     IwriteStridedColl, and the lock macros call fcntl on fd->fd_sys directly, which bblog's
+ *     open sets to the inner file's descriptor, so the locks reach the inner file all the same.
  */
 #ifndef AD_BBLOG_COMPAT_H_INCLUDED
 #define AD_BBLOG_COMPAT_H_INCLUDED
@@ -13,6 +18,10 @@
 typedef MPI_Aint ADIOI_BBLOG_count_t;
 #else
 typedef int ADIOI_BBLOG_count_t;
+#endif
+
+#ifdef MPICH_NUMVERSION
+#define ADIOI_BBLOG_HAVE_SETLOCK 1
 #endif
 
 #ifdef HAVE_STATUS_SET_BYTES

@@ -20,6 +20,7 @@ int ADIOI_BBLOG_Feature(ADIO_File fd, int flag)
     }
 }
 
+#ifdef ADIOI_BBLOG_HAVE_SETLOCK
 int ADIOI_BBLOG_SetLock(ADIO_File fd, int cmd, int type, ADIO_Offset offset, int whence,
                         ADIO_Offset len)
 {
@@ -29,3 +30,4 @@ int ADIOI_BBLOG_SetLock(ADIO_File fd, int cmd, int type, ADIO_Offset offset, int
         return MPI_ERR_IO;
     return st->inner->fns->ADIOI_xxx_SetLock(st->inner, cmd, type, offset, whence, len);
 }
+#endif

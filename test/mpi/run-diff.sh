@@ -2,8 +2,8 @@
 # MPI differential tests of bblog (DESIGN.md section 8).
 #
 # Compiles test/mpi/t_*.c with the mpicc of the bblog MPI (the environment script of the MPICH
-# built with the driver grafted in), then runs every program, for each rank count of its case,
-# three ways into a fresh directory:
+# built with the driver grafted in, or of the Open MPI: scripts/build-ompi.sh), then runs every
+# program, for each rank count of its case, three ways into a fresh directory:
 #   ufs    ufs:$dir/ufs.out      plain ROMIO, the reference
 #   bblog  bblog:$dir/bb.out     the driver, by prefix
 #   force  $dir/force.out        the driver, by ROMIO_FSTYPE_FORCE=bblog:
@@ -54,6 +54,20 @@ for tool in mpicc mpiexec cmp; do
         exit 1
     fi
 done
+# The MPI is MPICH (scripts/build-mpi.sh) or Open MPI (scripts/build-ompi.sh). Open MPI's
+# mpiexec has no -launcher (it starts local processes itself), needs consent for more ranks than
+# cores and, as root, to run at all; bblog lives in its ROMIO component, not in its default
+# MPI-IO component (OMPIO).
+launch=(-launcher fork)
+ompi=no
+if mpiexec --version 2>&1 | grep -qE 'Open MPI|OpenRTE'; then
+    ompi=yes
+    launch=()
+    export OMPI_MCA_io=romio321 OMPI_MCA_rmaps_base_oversubscribe=1
+    if [ "$(id -u)" = 0 ]; then
+        export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    fi
+fi
 
 # Sources: $srcdir (set by automake's test harness) or this script's directory.
 if [ -n "${srcdir:-}" ] && [ -f "$srcdir/test/mpi/common.h" ]; then
@@ -128,8 +142,8 @@ elif command -v unshare >/dev/null 2>&1 &&
 fi
 
 # run_leg DIR MODE [ENV=VAL...] -- MPIEXEC-ARGS...
-# Runs one mpiexec (-launcher fork, under timeout) with a fresh burst-buffer directory as
-# BBLOG_DIR and the given variables; sets leg_rc, leg_bb, leg_log. With leg_ro set and
+# Runs one mpiexec (with MPICH: -launcher fork; under timeout) with a fresh burst-buffer
+# directory as BBLOG_DIR and the given variables; sets leg_rc, leg_bb, leg_log. With leg_ro set and
 # ro_method=mount, runs in a private mount namespace where leg_ro is a read-only tmpfs.
 run_leg() {
     local dir=$1 mode=$2
@@ -155,7 +169,7 @@ run_leg() {
         for e in "${envs[@]}"; do
             export "${e?}"
         done
-        exec "${wrap[@]}" timeout -k 10 "$tmo" mpiexec -launcher fork "$@"
+        exec "${wrap[@]}" timeout -k 10 "$tmo" mpiexec "${launch[@]}" "$@"
     ) >"$leg_log" 2>&1
     leg_rc=$?
     echo "$(( ($(date +%s%N) - t0) / 1000000 )) $dir $mode" >>"$work/timings"
@@ -370,8 +384,14 @@ run_err_mpmd() {
     local name=$1 key=$2 v0=$3 v1=$4 expect=$5
     local dir=$work/$name.2
     mkdir -p "$dir"
-    run_leg "$dir" bblog -- -n 1 -env "$key" "$v0" "$bin/t_errors" "bblog:$dir/bb.out" \
-        "env:$expect" : -n 1 -env "$key" "$v1" "$bin/t_errors" "bblog:$dir/bb.out" "env:$expect"
+    if [ "$ompi" = yes ]; then
+        # Open MPI has no per-context -env: env(1) sets the variable and execs the program.
+        run_leg "$dir" bblog -- -n 1 env "$key=$v0" "$bin/t_errors" "bblog:$dir/bb.out" \
+            "env:$expect" : -n 1 env "$key=$v1" "$bin/t_errors" "bblog:$dir/bb.out" "env:$expect"
+    else
+        run_leg "$dir" bblog -- -n 1 -env "$key" "$v0" "$bin/t_errors" "bblog:$dir/bb.out" \
+            "env:$expect" : -n 1 -env "$key" "$v1" "$bin/t_errors" "bblog:$dir/bb.out" "env:$expect"
+    fi
     check_leg "$dir" bb.out 0
     if [ -z "$leg_why" ]; then
         report PASS "$name" 2 bblog

@@ -5,7 +5,8 @@
  * for bad values that the message names the key and the value.
  *
  *   t_errors FILE             invalid hint values, bblog_dir missing / a regular file /
- *                             read-only ($TEST_RO_DIR, prepared by the runner), hints that differ
+ *                             read-only ($TEST_RO_DIR, prepared by the runner) with the path in
+ *                             the message, the PFS file in a missing directory, hints that differ
  *                             between ranks, valid spellings as controls; then FILE is written.
  *   t_errors FILE env:CLASS   open FILE once; it must fail with CLASS (e.g. MPI_ERR_INFO_VALUE)
  *                             because of BBLOG_* variables the runner set; `env:MPI_SUCCESS`
@@ -132,8 +133,12 @@ static void one_hint(const char *fname, const char *key, const char *val, int wa
 
     MPI_Info_create(&info);
     MPI_Info_set(info, key, val);
-    expect_open(fname, info, want, label, want == MPI_ERR_INFO_VALUE ? key : NULL,
-                want == MPI_ERR_INFO_VALUE ? val : NULL);
+    /* A bad value names the key and the value; an unusable bblog_dir names the directory. */
+    if (strcmp(key, "bblog_dir") == 0)
+        expect_open(fname, info, want, label, want != MPI_SUCCESS ? val : NULL, NULL);
+    else
+        expect_open(fname, info, want, label, want == MPI_ERR_INFO_VALUE ? key : NULL,
+                    want == MPI_ERR_INFO_VALUE ? val : NULL);
     MPI_Info_free(&info);
 }
 
@@ -176,6 +181,36 @@ static void dir_cases(const char *fname)
         remove_plain(fname);
     } else if (tst_rank == 0) {
         printf("t_errors: note: TEST_RO_DIR not set, read-only bblog_dir not checked\n");
+    }
+
+    /* The PFS file in a directory that does not exist: MPI_ERR_NO_SUCH_FILE on every rank (the
+     * runner checks that no log is left). The path is named where plain ROMIO names it: in the
+     * message of the process that opens first (rank 0); the others get only the class, as
+     * with ufs:, which is noted. */
+    {
+        char pfs[4096], *name;
+        MPI_File fh = MPI_FILE_NULL;
+        int rc, named, any_named = 0, all_named = 0;
+
+        snprintf(pfs, sizeof pfs, "%s/no-such-pfs-dir/out", dir_of(fname));
+        name = tst_name(strncmp(fname, "bblog:", 6) == 0 ? "bblog:" : "", pfs);
+        rc = tst_open_rc(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
+                         &fh);
+        CHECK(tst_err_class(rc) == MPI_ERR_NO_SUCH_FILE, "PFS directory missing: open gave [%s] "
+              "%s; expected MPI_ERR_NO_SUCH_FILE", tst_class_name(tst_err_class(rc)),
+              rc == MPI_SUCCESS ? "" : tst_err_string(rc));
+        if (rc == MPI_SUCCESS)
+            CHECK_MPI(MPI_File_close(&fh));
+        named = rc != MPI_SUCCESS && strstr(tst_err_string(rc), pfs) != NULL;
+        MPI_Allreduce(&named, &any_named, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+        MPI_Allreduce(&named, &all_named, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+        if (tst_rank == 0) {
+            CHECK(any_named, "PFS directory missing: no rank's error message names %s", pfs);
+            if (any_named && !all_named)
+                printf("t_errors: note: PFS directory missing: only some ranks' messages name "
+                       "the path (as with plain ROMIO)\n");
+        }
+        free(name);
     }
 }
 

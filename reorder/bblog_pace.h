@@ -1,0 +1,147 @@
+/*
+ * The pacing controller of background drains (DESIGN.md section 6; seed paper 003, sections
+ * III and VI). Plain C, no MPI, no threads, no clock: every call takes the current time `now`
+ * in seconds (any monotonic clock, the caller's), so the controller is a pure state machine of
+ * (bytes, times, history) and is tested with a fake clock. The caller serialises the calls
+ * (the driver holds its drain lock around them). Returns are 0 or a positive errno.
+ *
+ * The application alternates compute and I/O phases. A phase starts at the first write after
+ * the previous phase ended; it ends when no write came for params.quiet_gap seconds, or at an
+ * explicit mark (bblog_pace_on_mark: MPI_File_sync, close, re-open of the file).
+ *
+ * proactive (seed 003, III): when a phase ends, all undrained bytes (its own and those left over
+ * from earlier phases) are cut into segments of params.segment_size and issued at even
+ * intervals over the window [phase end, deadline), deadline = predicted start of the next phase
+ * minus params.margin x the predicted period; a segment that takes no longer than the spacing
+ * therefore ends before the deadline. The prediction is the start of this phase plus the
+ * previous interval between phase starts (seed 003, VI: no prior knowledge of the period, and
+ * it follows a period that changes). For the first phase it is params.interval, or, when that
+ * is 0, the time from bblog_pace_init to the first phase start (seed 003, III: "the time
+ * difference between the start of application and the start of data dump"). No segment is
+ * issued while a phase is open: if a phase starts before the drain ended, the remaining bytes
+ * join that phase's schedule.
+ *
+ * reactive: undrained bytes are drained at once, one segment after another, phases or not.
+ *
+ * params.max_rate (bytes/s, both modes) caps the rate: a segment of b bytes issued at t delays
+ * the next issue to t + b / max_rate at least, even if that misses the deadline.
+ */
+#ifndef BBLOG_PACE_H
+#define BBLOG_PACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum bblog_pace_mode {
+    BBLOG_PACE_REACTIVE = 1,  /* drain as fast as possible */
+    BBLOG_PACE_PROACTIVE = 2, /* seed 003: spread each phase over the predicted interval */
+};
+
+struct bblog_pace_params {
+    enum bblog_pace_mode mode;
+    uint64_t segment_size; /* bytes of one segment, > 0 */
+    double interval;       /* first predicted period between phase starts, s; 0: learn it */
+    double max_rate;       /* bytes/s, 0: no cap */
+    double margin;         /* fraction of the predicted period kept free before it, [0, 1) */
+    double quiet_gap;      /* s without a write that end a phase, > 0 */
+};
+
+/* One drained segment, for the stats time series: issued at start, reported done after
+ * duration, bytes as reported by the caller. */
+struct bblog_pace_segment {
+    double start;
+    double duration;
+    uint64_t bytes;
+};
+
+/* One I/O phase (bblog_pace_phases lists the ended ones). */
+struct bblog_pace_phase {
+    double start;
+    double end;
+    uint64_t bytes;        /* bytes written during the phase (bblog_pace_on_write) */
+    uint64_t carried;      /* undrained bytes when it started: > 0 means the drain was late */
+    double period;         /* the predicted period in force for this phase */
+    double deadline;       /* end of its drain window (set when the phase ends) */
+};
+
+/* What to do now: drain `bytes` (> 0, at most one segment) and report with
+ * bblog_pace_on_drained; or, with bytes == 0, call bblog_pace_next again at time `wake`
+ * (INFINITY: only after the next bblog_pace_on_write, _on_mark, _on_drained or _set_pending). */
+struct bblog_pace_action {
+    uint64_t bytes;
+    double wake;
+};
+
+/* A snapshot of the state, for the driver's stats and for tests. */
+struct bblog_pace_status {
+    int in_phase;          /* a phase is open */
+    int in_flight;         /* a segment was issued and not yet reported */
+    uint64_t pending;      /* undrained bytes known to the controller */
+    double period;         /* predicted period between phase starts (0 before the first) */
+    double deadline;       /* end of the current drain window (proactive; 0 if none) */
+    double spacing;        /* interval between segment issues in it (0: back to back) */
+    size_t nphases;
+    size_t nsegments;
+};
+
+/* The state. Embedded by the caller; its fields are private: use the functions. */
+struct bblog_pace {
+    struct bblog_pace_params par;
+    double t_init;
+    double t_last;             /* latest time passed in: times never go back */
+    int in_phase;
+    uint64_t nstarted;         /* phases started so far */
+    struct bblog_pace_phase cur; /* the open phase, or the last one */
+    double last_write;         /* time of the latest write of the open phase */
+    double period;
+    uint64_t pending;
+    /* Drain window of the last phase that ended (proactive); sched_on is 0 while a phase is
+     * open. The next segment is due at next_due, the following ones every spacing seconds;
+     * the spacing is re-planned after each segment so that the rest still ends by deadline. */
+    int sched_on;
+    double next_due, deadline, spacing;
+    double rate_next;          /* max_rate: no issue before this time */
+    int in_flight;
+    double flight_start;
+    struct bblog_pace_segment *seg;
+    size_t nseg, seg_cap;
+    struct bblog_pace_phase *phase;
+    size_t nphase, phase_cap;
+};
+
+/* Validates params (EINVAL naming nothing: the caller knows which hint it parsed) and starts
+ * the controller at time now, with nothing pending. */
+int bblog_pace_init(struct bblog_pace *p, const struct bblog_pace_params *params, double now);
+void bblog_pace_free(struct bblog_pace *p);
+
+/* bytes more undrained data were logged at now (the growth of the caller's undrained total,
+ * so an overwrite of undrained bytes adds less than its length). Opens a phase if none is open.
+ *
+ * For every function taking now: EINVAL if now is not finite or earlier than a time passed
+ * before (nothing changes then). ENOMEM: a phase or segment record could not be stored; the
+ * state (and *act) are still valid and complete, only the stats lose that record. */
+int bblog_pace_on_write(struct bblog_pace *p, double now, uint64_t bytes);
+
+/* Explicit end of the open phase (MPI_File_sync, close, re-open). No effect without one. */
+int bblog_pace_on_mark(struct bblog_pace *p, double now);
+
+/* What to do at now (see struct bblog_pace_action). Issuing a segment marks it in flight; no
+ * other segment is issued until bblog_pace_on_drained. */
+int bblog_pace_next(struct bblog_pace *p, double now, struct bblog_pace_action *act);
+
+/* The segment in flight ended at now after draining bytes (may differ from what was asked:
+ * extents are not cut at arbitrary bytes, and overwritten data may be gone). EINVAL if no
+ * segment is in flight. ENOMEM: the segment was accounted but not recorded. */
+int bblog_pace_on_drained(struct bblog_pace *p, double now, uint64_t bytes);
+
+/* The caller's own count of undrained bytes, after anything the controller did not issue: a
+ * collective drain (sync, close, a full burst buffer), or overwrites that shrank the data. */
+int bblog_pace_set_pending(struct bblog_pace *p, double now, uint64_t bytes);
+
+void bblog_pace_get_status(const struct bblog_pace *p, struct bblog_pace_status *st);
+
+/* The recorded segments and phases, oldest first; valid until the next call on p. */
+const struct bblog_pace_segment *bblog_pace_segments(const struct bblog_pace *p, size_t *n);
+const struct bblog_pace_phase *bblog_pace_phases(const struct bblog_pace *p, size_t *n);
+
+#endif

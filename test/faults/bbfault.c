@@ -1,0 +1,278 @@
+/*
+ * An LD_PRELOAD fault injector for the I/O of bblog jobs (test/faults/run-faults.sh).
+ *
+ * It wraps pwrite, pread (and their 64 variants), io_submit and io_getevents, and makes chosen
+ * calls on chosen files fail. Selection, all by environment variables:
+ *   BBFAULT_OP     pwrite | pread | aio_submit | aio_complete: which call. aio_submit makes
+ *                  io_submit of a write refuse it; aio_complete rewrites the completion of a
+ *                  write that io_getevents reports (the write itself happened, in full).
+ *   BBFAULT_PATH   a substring of the file's path (/proc/self/fd/N): ".data" for the data
+ *                  logs, ".meta" for the metadata logs, the PFS file's name...
+ *   BBFAULT_ERR    EIO | ENOSPC | short | kill. short: a write or read moves only half of its
+ *                  bytes (at least one) and reports that count, which is not an error. kill:
+ *                  the process dies by SIGKILL instead of making the call (a crash at that
+ *                  very point).
+ *   BBFAULT_OFF    only calls at this file offset (pwrite, pread), e.g. 0 for log headers
+ *   BBFAULT_PEER   with kill on a log file: first wait (at most 20 s) until the same log of
+ *                  rank PEER (the path with .rPEER. for .rME.) is down to its 4096-byte header,
+ *                  i.e. PEER has marked its log drained; the log line says whether it was.
+ *   BBFAULT_SKIP   how many matching calls pass untouched first (default 0)
+ *   BBFAULT_TIMES  how many matching calls are then hit (default 1; 0: every one after)
+ *   BBFAULT_RANK   only in this MPI rank (PMI_RANK of the process; default every process)
+ *   BBFAULT_LOG    a file to which one line per injected fault is appended, so that a test can
+ *                  tell that its fault was injected at all
+ * Without BBFAULT_OP nothing is changed. Counts are per process.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <fcntl.h>
+#include <libaio.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum op { OP_NONE, OP_PWRITE, OP_PREAD, OP_AIO_SUBMIT, OP_AIO_COMPLETE };
+
+static struct {
+    int ready;
+    enum op op;
+    const char *path;
+    int err;                    /* errno to inject; 0: short transfer; -1: SIGKILL */
+    long long off;              /* -1: any offset */
+    long skip, times, seen, hit;
+} cfg;
+
+static void setup(void)
+{
+    const char *op, *err, *rank, *want;
+
+    if (cfg.ready)
+        return;
+    cfg.ready = 1;
+    op = getenv("BBFAULT_OP");
+    if (!op || !*op)
+        return;
+    want = getenv("BBFAULT_RANK");
+    rank = getenv("PMI_RANK");
+    if (want && *want && (!rank || strcmp(rank, want) != 0))
+        return;
+    if (strcmp(op, "pwrite") == 0)
+        cfg.op = OP_PWRITE;
+    else if (strcmp(op, "pread") == 0)
+        cfg.op = OP_PREAD;
+    else if (strcmp(op, "aio_submit") == 0)
+        cfg.op = OP_AIO_SUBMIT;
+    else if (strcmp(op, "aio_complete") == 0)
+        cfg.op = OP_AIO_COMPLETE;
+    else {
+        fprintf(stderr, "bbfault: BBFAULT_OP=%s: not pwrite, pread, aio_submit or "
+                "aio_complete\n", op);
+        abort();
+    }
+    err = getenv("BBFAULT_ERR");
+    if (!err || strcmp(err, "EIO") == 0)
+        cfg.err = EIO;
+    else if (strcmp(err, "ENOSPC") == 0)
+        cfg.err = ENOSPC;
+    else if (strcmp(err, "short") == 0)
+        cfg.err = 0;
+    else if (strcmp(err, "kill") == 0)
+        cfg.err = -1;
+    else {
+        fprintf(stderr, "bbfault: BBFAULT_ERR=%s: not EIO, ENOSPC, short or kill\n", err);
+        abort();
+    }
+    cfg.path = getenv("BBFAULT_PATH");
+    cfg.skip = getenv("BBFAULT_SKIP") ? atol(getenv("BBFAULT_SKIP")) : 0;
+    cfg.times = getenv("BBFAULT_TIMES") ? atol(getenv("BBFAULT_TIMES")) : 1;
+    cfg.off = getenv("BBFAULT_OFF") ? atoll(getenv("BBFAULT_OFF")) : -1;
+}
+
+/* BBFAULT_PEER: waits until the peer's copy of log `path` is an emptied (drained) log; returns
+ * whether it became one. */
+static int wait_peer(const char *path)
+{
+    const char *peer = getenv("BBFAULT_PEER"), *me = getenv("PMI_RANK");
+    char mine[32], theirs[32], other[4096];
+    const char *at;
+    struct stat sb;
+
+    if (!peer || !*peer || !me)
+        return 0;
+    snprintf(mine, sizeof mine, ".r%s.", me);
+    snprintf(theirs, sizeof theirs, ".r%s.", peer);
+    at = strstr(path, mine);
+    if (!at)
+        return 0;
+    snprintf(other, sizeof other, "%.*s%s%s", (int) (at - path), path, theirs, at + strlen(mine));
+    for (int i = 0; i < 2000; i++) {
+        struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+        if (stat(other, &sb) == 0 && sb.st_size == 4096)
+            return 1;
+        nanosleep(&ts, NULL);
+    }
+    return 0;
+}
+
+static void record(const char *what, int fd, const char *path)
+{
+    const char *logname = getenv("BBFAULT_LOG");
+    char line[4400];
+    int lfd, n;
+
+    if (!logname || !*logname)
+        return;
+    n = snprintf(line, sizeof line, "pid %ld rank %s: %s on fd %d (%s): %s\n", (long) getpid(),
+                 getenv("PMI_RANK") ? getenv("PMI_RANK") : "?", what, fd, path,
+                 cfg.err == EIO ? "EIO" : cfg.err == ENOSPC ? "ENOSPC" : cfg.err == 0 ? "short"
+                 : "SIGKILL");
+    lfd = open(logname, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (lfd >= 0) {
+        if (write(lfd, line, (size_t) n) < 0)
+            n = 0;
+        close(lfd);
+    }
+}
+
+/* Whether this call on fd (at offset off, -1 when not known) is to be hit; counts the matching
+ * calls. With BBFAULT_ERR=kill a hit does not return. */
+static int hit(enum op op, int fd, long long off, const char *what)
+{
+    char link[64], path[4096];
+    ssize_t n;
+
+    setup();
+    if (cfg.op != op)
+        return 0;
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    n = readlink(link, path, sizeof path - 1);
+    if (n < 0)
+        return 0;
+    path[n] = '\0';
+    if (cfg.path && *cfg.path && !strstr(path, cfg.path))
+        return 0;
+    if (cfg.off >= 0 && off != cfg.off)
+        return 0;
+    if (cfg.seen++ < cfg.skip)
+        return 0;
+    if (cfg.times > 0 && cfg.hit >= cfg.times)
+        return 0;
+    cfg.hit++;
+    if (cfg.err == -1) {
+        char w[200];
+
+        snprintf(w, sizeof w, "%s, %s", what,
+                 getenv("BBFAULT_PEER") ? (wait_peer(path) ? "after the peer marked its log "
+                                           "drained" : "the peer never marked its log drained")
+                 : "at once");
+        record(w, fd, path);
+        raise(SIGKILL);
+    }
+    record(what, fd, path);
+    return 1;
+}
+
+static void *next(const char *name, const char *version)
+{
+    void *f = version ? dlvsym(RTLD_NEXT, name, version) : NULL;
+
+    if (!f)
+        f = dlsym(RTLD_NEXT, name);
+    if (!f) {
+        fprintf(stderr, "bbfault: no %s to wrap\n", name);
+        abort();
+    }
+    return f;
+}
+
+typedef ssize_t (*rw_fn)(int, void *, size_t, off_t);
+
+static ssize_t do_pwrite(const char *name, int fd, const void *buf, size_t len, off_t off)
+{
+    rw_fn real = (rw_fn) next(name, NULL);
+
+    if (len > 0 && hit(OP_PWRITE, fd, (long long) off, "pwrite")) {
+        if (cfg.err) {
+            errno = cfg.err;
+            return -1;
+        }
+        return real(fd, (void *) buf, len > 1 ? len / 2 : 1, off);
+    }
+    return real(fd, (void *) buf, len, off);
+}
+
+static ssize_t do_pread(const char *name, int fd, void *buf, size_t len, off_t off)
+{
+    rw_fn real = (rw_fn) next(name, NULL);
+
+    if (len > 0 && hit(OP_PREAD, fd, (long long) off, "pread")) {
+        if (cfg.err) {
+            errno = cfg.err;
+            return -1;
+        }
+        return real(fd, buf, len > 1 ? len / 2 : 1, off);
+    }
+    return real(fd, buf, len, off);
+}
+
+ssize_t pwrite(int fd, const void *buf, size_t len, off_t off)
+{
+    return do_pwrite("pwrite", fd, buf, len, off);
+}
+
+ssize_t pwrite64(int fd, const void *buf, size_t len, off_t off)
+{
+    return do_pwrite("pwrite64", fd, buf, len, off);
+}
+
+ssize_t pread(int fd, void *buf, size_t len, off_t off)
+{
+    return do_pread("pread", fd, buf, len, off);
+}
+
+ssize_t pread64(int fd, void *buf, size_t len, off_t off)
+{
+    return do_pread("pread64", fd, buf, len, off);
+}
+
+int io_submit(io_context_t ctx, long nr, struct iocb *ios[])
+{
+    typedef int (*fn)(io_context_t, long, struct iocb **);
+    fn real = (fn) next("io_submit", "LIBAIO_0.1");
+
+    if (nr > 0 && ios[0]->aio_lio_opcode == IO_CMD_PWRITE &&
+        hit(OP_AIO_SUBMIT, ios[0]->aio_fildes, -1, "io_submit")) {
+        if (cfg.err)
+            return -cfg.err;
+        /* a short submit: none of them queued, as the kernel may answer */
+        return 0;
+    }
+    return real(ctx, nr, ios);
+}
+
+int io_getevents(io_context_t ctx, long min_nr, long nr, struct io_event *events,
+                 struct timespec *timeout)
+{
+    typedef int (*fn)(io_context_t, long, long, struct io_event *, struct timespec *);
+    fn real = (fn) next("io_getevents", "LIBAIO_0.4");
+    int n = real(ctx, min_nr, nr, events, timeout);
+
+    for (int i = 0; i < n; i++) {
+        struct iocb *cb = events[i].obj;
+
+        if (cb && cb->aio_lio_opcode == IO_CMD_PWRITE && (long) events[i].res > 0 &&
+            hit(OP_AIO_COMPLETE, cb->aio_fildes, -1, "io_getevents")) {
+            if (cfg.err)
+                events[i].res = (unsigned long) (long) -cfg.err;
+            else
+                events[i].res = events[i].res > 1 ? events[i].res / 2 : events[i].res;
+        }
+    }
+    return n;
+}

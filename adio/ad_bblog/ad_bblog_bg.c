@@ -57,6 +57,7 @@ struct ADIOI_BBLOG_bg {
     int closing;                /* the handle was closed: drain everything, then done */
     int done;                   /* closing and all drained (or failed) */
     int starved;                /* nothing eligible: wait for the next planning point */
+    int single;                 /* one process: no planning points, everything is eligible */
     int pfs_fd;
     uint64_t plan_log_end;      /* log bytes below were logged before the last planning point */
     size_t plan_through;        /* ls->through entries already sent */
@@ -99,13 +100,24 @@ struct pick {
     uint64_t off, len, log_off;
 };
 
-static int eligible(const struct ADIOI_BBLOG_logstate *ls, const struct bblog_extent *e)
+/* Whether the background may write e now; e is cut to the part that the answer is for. An
+ * extent logged since the last planning point qualifies only if an independent call wrote it
+ * (a collective call's data must not reach the file before every process entered the call, as
+ * with ROMIO's two-phase write) and no other process logged those bytes before that point. */
+static int eligible(const struct ADIOI_BBLOG_logstate *ls, struct bblog_extent *e)
 {
     struct bblog_idx_iter it;
     struct bblog_extent f;
+    uint64_t run_end;
 
-    if (ls->bg->closing || e->log_off + e->len <= ls->bg->plan_log_end)
+    if (e->log_off < ls->bg->plan_log_end && e->log_off + e->len > ls->bg->plan_log_end)
+        e->len = ls->bg->plan_log_end - e->log_off;
+    if (ls->bg->closing || e->log_off + e->len <= ls->bg->plan_log_end || ls->bg->single)
         return 1;
+    if (ADIOI_BBLOG_Stamp_at(ls, e->log_off, &run_end) % 2)
+        return 0;
+    if (run_end - e->log_off < e->len)
+        e->len = run_end - e->log_off;
     bblog_idx_iter_init(ls->bg->fence, &it, e->off, e->len);
     return !bblog_idx_iter_next(&it, &f);
 }
@@ -128,9 +140,6 @@ static size_t pick_segment(struct ADIOI_BBLOG_logstate *ls, uint64_t want, struc
         uint64_t lo = pass == 0 ? start : 0, len = pass == 0 ? UINT64_MAX - start : start;
         bblog_idx_iter_init(ls->idx, &it, lo, len);
         while (got < want && bblog_idx_iter_next(&it, &e)) {
-            /* Cut at the planning boundary of the log: the two sides differ in eligibility. */
-            if (e.log_off < bg->plan_log_end && e.log_off + e.len > bg->plan_log_end)
-                e.len = bg->plan_log_end - e.log_off;
             if (!eligible(ls, &e))
                 continue;
             if (e.len > want - got)
@@ -331,6 +340,7 @@ int ADIOI_BBLOG_Bg_start(ADIO_File fd)
     bg->pfs_fd = -1;
     bg->bufsz = seg;
     bg->hold = st->hints.drain == ADIOI_BBLOG_DRAIN_ON_DEMAND;
+    bg->single = st->nprocs <= 1;
     bg->keep_logs = st->hints.keep_logs;
     if (st->hints.stats[0]) {
         bg->stats = 1;

@@ -231,7 +231,8 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
     struct round r;
     uint64_t *mine = NULL;
     size_t n = 0, cursor = 0, mine_cap = 0, i;
-    uint64_t start = 0, my_end, end, budget = (uint64_t) st->hints.flush_buffer_size;
+    uint64_t start = 0, mm[2], mmin[2], end, budget = (uint64_t) st->hints.flush_buffer_size;
+    uint64_t span;
     unsigned long long in[2], total[2];
     long long sin[3], sout[3];
     int indep, exchange, rc = 0, err = MPI_SUCCESS, failed, anyfail;
@@ -280,6 +281,13 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
                             "planning the drain of %s", st->pfs_path) : err;
     }
     exchange = st->nprocs > 1 && !sout[0] && -sout[1] != sout[2];
+    /* A round spans at most cb_nodes x cb_buffer_size bytes, so that ROMIO's two-phase write
+     * does it in one cycle on each aggregator: its write error path leaves the remaining
+     * cycles' exchanges out on the failing aggregator only, and the other processes would wait
+     * for them for ever. With one cycle an error reaches every process. */
+    span = (uint64_t) (st->inner->hints->cb_nodes > 0 ? st->inner->hints->cb_nodes : 1);
+    span *= st->inner->hints->cb_buffer_size > 0 ? (uint64_t) st->inner->hints->cb_buffer_size :
+        budget;
     if (rc == 0 && n > 0 && !(r.buf = ADIOI_Malloc(budget)))
         rc = ENOMEM;
     do {
@@ -287,8 +295,16 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
         MPI_Datatype ftype = MPI_BYTE;
         int werr = MPI_SUCCESS, count = 0, xrc;
 
-        my_end = rc == 0 ? bblog_plan_round_end(segs, n, &cursor, start, budget) : UINT64_MAX;
-        MPI_Allreduce(&my_end, &end, 1, MPI_UINT64_T, MPI_MIN, fd->comm);
+        /* {end of my round, first byte I have in it}: the round ends where the first process
+         * runs out of budget, and spans at most `span` bytes from the first byte anyone has in
+         * it (see below). */
+        mm[0] = rc == 0 ? bblog_plan_round_end(segs, n, &cursor, start, budget) : UINT64_MAX;
+        mm[1] = rc == 0 && cursor < n ? (segs[cursor].off > start ? segs[cursor].off : start) :
+            UINT64_MAX;
+        MPI_Allreduce(mm, mmin, 2, MPI_UINT64_T, MPI_MIN, fd->comm);
+        end = mmin[0];
+        if (!indep && mmin[1] != UINT64_MAX && mmin[1] + span > mmin[1] && mmin[1] + span < end)
+            end = mmin[1] + span;
         r.k = 0;
         r.bytes = 0;
         if (exchange) {

@@ -251,10 +251,11 @@ check_warning() {
 # (bblog_stats to a file, N objects expected), warn (HINTS set bblog_max_size below the data:
 # each rank warns about the full burst buffer, naming it, at most once per file it writes),
 # valgrind (the bblog leg runs under valgrind, no force leg), nested (one more leg with the inner
-# driver named: bblog:ufs:PATH).
+# driver named: bblog:ufs:PATH), noforce (no force leg: the mode under test is in the hints).
 run_case() {
     local name=$1 prog=$2 n=$3 hints=$4 opts=${5:-}
-    local dir=$work/$name.$n keep=0 stats= warn=0 vg=0 nested=0 ref_ok=0 mode target base why s
+    local dir=$work/$name.$n keep=0 stats= warn=0 vg=0 nested=0 noforce=0 ref_ok=0 mode target
+    local base why s
     local want got
     local hint_leg o
     local -a envs pre
@@ -265,12 +266,13 @@ run_case() {
         warn) warn=1 ;;
         valgrind) vg=1 ;;
         nested) nested=1 ;;
+        noforce) noforce=1 ;;
         *) echo "run-diff: unknown option $o" >&2; exit 1 ;;
         esac
     done
     mkdir -p "$dir"
     local modes="ufs bblog force"
-    [ "$vg" = 1 ] && modes="ufs bblog"
+    [ "$vg" = 1 ] || [ "$noforce" = 1 ] && modes="ufs bblog"
     [ "$nested" = 1 ] && modes="$modes nested"
     for mode in $modes; do
         pre=()
@@ -432,7 +434,7 @@ for m in "${bgmodes[@]}"; do
         [ "$name" = t_bgdrain ] || set -- "$(eval echo \${$(( ($# + 1) / 2 ))})"
         selected "$name[$mode]" || continue
         for n in "$@"; do
-            run_case "$name[$mode]" "$prog" "$n" "$hints"
+            run_case "$name[$mode]" "$prog" "$n" "$hints" noforce
         done
     done
 done

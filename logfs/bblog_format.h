@@ -34,7 +34,9 @@
  *    16  u64  len                 length of the extent, > 0
  *    24  u64  data_off            where its payload starts in BASE.data
  *    32  u64  epoch               header epoch when the record was appended
- *    40  u32  gen                 sync generation: number of collective syncs before it
+ *    40  u32  gen                 ordering stamp: 2c + 1 for a write made inside the writer's
+ *                                 collective call number c on the file (from 0), 2c for one
+ *                                 made after c collective calls and outside any
  *    44  u32  flags               0 (reserved)
  *    48  u32  data_crc            CRC32C of the payload
  *    52  u32  reserved            0
@@ -52,9 +54,11 @@
  * Replay applies only records whose epoch equals the header's epoch, so a drained record is
  * never re-applied over data another process wrote since.
  *
- * Replay order across the ranks of one file: by gen, then by rank, then by seq. Within one
- * gen, bytes written by two ranks conflict only if the application broke MPI-IO consistency
- * rules (no sync-barrier-sync between them), so any order is valid there.
+ * Replay order across the ranks of one file: by gen, then by rank, then by seq. gen never
+ * decreases within a log, and every process counts the same collective calls, so a write made
+ * after a collective call replays after one made in it or before it, on any rank. Within one
+ * gen, bytes written by two ranks conflict only if no collective call separates the writes
+ * (MPI-IO leaves that undefined), so any order is valid there.
  */
 #ifndef BBLOG_FORMAT_H
 #define BBLOG_FORMAT_H

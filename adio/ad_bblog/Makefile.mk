@@ -9,6 +9,7 @@ noinst_HEADERS += adio/ad_bblog/ad_bblog.h adio/ad_bblog/ad_bblog_compat.h
 
 romio_other_sources +=                  \
     adio/ad_bblog/ad_bblog.c            \
+    adio/ad_bblog/ad_bblog_bg.c         \
     adio/ad_bblog/ad_bblog_close.c      \
     adio/ad_bblog/ad_bblog_delete.c     \
     adio/ad_bblog/ad_bblog_drain.c      \
@@ -19,6 +20,7 @@ romio_other_sources +=                  \
     adio/ad_bblog/ad_bblog_hints.c      \
     adio/ad_bblog/ad_bblog_inner.c      \
     adio/ad_bblog/ad_bblog_open.c       \
+    adio/ad_bblog/ad_bblog_order.c      \
     adio/ad_bblog/ad_bblog_read.c       \
     adio/ad_bblog/ad_bblog_resize.c     \
     adio/ad_bblog/ad_bblog_shared.c     \

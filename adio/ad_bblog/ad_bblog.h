@@ -15,6 +15,7 @@
 #define AD_BBLOG_H_INCLUDED
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdint.h>
 
 #include "adio.h"
@@ -26,10 +27,17 @@
 #define PATH_MAX 4096
 #endif
 
+enum { ADIOI_BBLOG_DRAIN_ON_DEMAND, ADIOI_BBLOG_DRAIN_REACTIVE, ADIOI_BBLOG_DRAIN_PROACTIVE };
+
 /* bblog_* hints in force for one file (ad_bblog_hints.c, man/bblog.7). */
 struct ADIOI_BBLOG_hints {
     char dir[PATH_MAX];                 /* burst-buffer directory */
     int sync_bb;                        /* bblog_sync=bb: sync makes the log durable only */
+    int close_bb;                       /* bblog_close=bb: close returns, drain goes on */
+    int drain;                          /* ADIOI_BBLOG_DRAIN_* */
+    ADIO_Offset segment_size;           /* background drain segment, 0 = stripe row or 4m */
+    double drain_interval;              /* first predicted period, s; 0 = learn it */
+    ADIO_Offset drain_max_rate;         /* bytes/s, 0 = no cap */
     int keep_logs;                      /* bblog_keep_logs=true */
     ADIO_Offset flush_buffer_size;      /* bytes per process per drain round */
     ADIO_Offset max_size;               /* burst-buffer budget per process, 0 = unlimited */
@@ -47,10 +55,23 @@ struct ADIOI_BBLOG_stats {
     uint64_t coll_writes;               /* collective write calls on the inner file */
     uint64_t extents_drained;           /* index extents written (after coalescing) */
     uint64_t bytes_drained;
+    uint64_t bytes_superseded;          /* logged bytes another process wrote later */
     uint64_t bytes_through;             /* written straight to the PFS (fallback, atomic) */
     uint64_t writes_through;
     uint64_t read_calls, bytes_overlaid;
     double t_append, t_drain, t_sync;   /* seconds */
+};
+
+/* A run of the data log written under one ordering stamp (ad_bblog_order.c). */
+struct ADIOI_BBLOG_run {
+    uint64_t log_off;                   /* where the run starts in the data log */
+    uint32_t stamp;
+};
+
+/* File bytes written under a stamp, straight to the PFS (ad_bblog_order.c). */
+struct ADIOI_BBLOG_piece {
+    uint64_t off, len;
+    uint32_t stamp;
 };
 
 /* What one process logged for one file, shared by its handles on it (ad_bblog_shared.c). */
@@ -62,6 +83,19 @@ struct ADIOI_BBLOG_logstate {
     struct bblog_index *idx;
     ADIO_Offset log_bytes;              /* payload bytes in the log since the last drain */
     int log_failed;                     /* the log refused an append: write through */
+    uint64_t log_end;                   /* end of the data appended to the log */
+    int rank;                           /* this process in the file's communicator */
+    pthread_mutex_t lock;               /* with a background drain: index, log, bg */
+    struct ADIOI_BBLOG_bg *bg;          /* background drain (ad_bblog_bg.c), or NULL */
+    /* write order across processes (ad_bblog_order.c) */
+    uint32_t colls;                     /* collective calls made on the file */
+    int in_coll;                        /* inside one now */
+    struct ADIOI_BBLOG_run *runs;       /* stamps of the log since the last drain */
+    size_t nruns, runs_cap;
+    struct ADIOI_BBLOG_piece *through;  /* written through since the last drain */
+    size_t nthrough, through_cap;
+    struct ADIOI_BBLOG_piece *recent;   /* with bg: appended since the last planning point */
+    size_t nrecent, recent_cap;
 };
 
 struct ADIOI_BBLOG_state {
@@ -71,7 +105,6 @@ struct ADIOI_BBLOG_state {
     struct ADIOI_BBLOG_hints hints;
     int hints_parsed;
     struct ADIOI_BBLOG_logstate *ls;    /* NULL for the pass-through shared-fp file */
-    uint32_t gen;                       /* collective syncs so far: the records' gen */
     int rank, nprocs;
     int bb_full_warned;
     int through_unsynced;               /* written through since the last sync */
@@ -178,10 +211,66 @@ int ADIOI_BBLOG_Drain(ADIO_File fd, int sync_inner);
 /* Independent: appends [off, off+len) of buf to the log (or writes it through). */
 int ADIOI_BBLOG_Log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void *buf);
 
+/* ad_bblog_order.c: write order across processes. The stamp of a write made now; a
+ * collective call on the file is bracketed by Coll_begin and Coll_end(fd, 1), or followed by
+ * Coll_end(fd, 0) when it writes nothing. */
+uint32_t ADIOI_BBLOG_Stamp(const struct ADIOI_BBLOG_logstate *ls);
+void ADIOI_BBLOG_Coll_begin(ADIO_File fd);
+void ADIOI_BBLOG_Coll_end(ADIO_File fd, int began);
+/* Records the stamp of an append at log_off, or of bytes written through; 0 or ENOMEM. */
+int ADIOI_BBLOG_Note_append(struct ADIOI_BBLOG_logstate *ls, uint64_t log_off, uint32_t stamp);
+int ADIOI_BBLOG_Note_through(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len,
+                             uint32_t stamp);
+int ADIOI_BBLOG_Note_recent(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len,
+                            uint32_t stamp);
+/* The stamp of the log byte at log_off, and where its run ends in the log. */
+uint32_t ADIOI_BBLOG_Stamp_at(const struct ADIOI_BBLOG_logstate *ls, uint64_t log_off,
+                              uint64_t *run_end);
+void ADIOI_BBLOG_Order_reset(struct ADIOI_BBLOG_logstate *ls);     /* after a drain */
+void ADIOI_BBLOG_Order_free(struct ADIOI_BBLOG_logstate *ls);
+
+/* The pieces other processes drain in one round, sorted by offset. */
+struct ADIOI_BBLOG_order {
+    int *counts;                        /* 2 * nprocs: allgatherv counts and displacements */
+    uint64_t *pieces;                   /* n triples (off, len, stamp) */
+    uint64_t *reach;                    /* reach[j]: max end of pieces[0..j] */
+    size_t n, cap, reach_cap;
+};
+typedef int (*ADIOI_BBLOG_keep_fn) (void *arg, uint64_t off, uint64_t len);
+int ADIOI_BBLOG_Order_init(ADIO_File fd, struct ADIOI_BBLOG_order *o);      /* 0 or ENOMEM */
+void ADIOI_BBLOG_Order_fini(struct ADIOI_BBLOG_order *o);
+/* Collective: every process passes its n_mine pieces (off, len, stamp triples). */
+int ADIOI_BBLOG_Order_exchange(ADIO_File fd, struct ADIOI_BBLOG_order *o, const uint64_t *mine,
+                               int n_mine);
+/* Calls keep for each part of [lo, hi) that no other process wrote with a stamp above stamp,
+ * in file order; returns the first non-zero keep result, or 0. */
+int ADIOI_BBLOG_Order_keep(const struct ADIOI_BBLOG_order *o, uint64_t lo, uint64_t hi,
+                           uint32_t stamp, ADIOI_BBLOG_keep_fn keep, void *arg);
+
+/* ad_bblog_bg.c: background drains. Lock/Unlock are no-ops without one. */
+void ADIOI_BBLOG_Lock(struct ADIOI_BBLOG_logstate *ls);
+void ADIOI_BBLOG_Unlock(struct ADIOI_BBLOG_logstate *ls);
+int ADIOI_BBLOG_Bg_start(ADIO_File fd);                 /* at open: MPI error code */
+int ADIOI_BBLOG_Bg_plan(ADIO_File fd);                  /* collective: 0 or ENOMEM */
+void ADIOI_BBLOG_Bg_pause(struct ADIOI_BBLOG_logstate *ls);
+/* drained: a collective drain emptied every process's log */
+void ADIOI_BBLOG_Bg_resume(struct ADIOI_BBLOG_logstate *ls, int drained);
+void ADIOI_BBLOG_Bg_note_write(struct ADIOI_BBLOG_logstate *ls, uint64_t idx_bytes_before);
+void ADIOI_BBLOG_Bg_mark(struct ADIOI_BBLOG_logstate *ls);
+int ADIOI_BBLOG_Bg_fenced(const struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len);
+void ADIOI_BBLOG_Bg_close(struct ADIOI_BBLOG_logstate *ls);
+void ADIOI_BBLOG_Bg_stop(struct ADIOI_BBLOG_logstate *ls, int rank);
+/* Waits for the background drains of closed files (of pfs_path, or all when NULL). */
+void ADIOI_BBLOG_Bg_wait(const char *pfs_path);
+void ADIOI_BBLOG_Bg_wait_all(void);
+
 /* ad_bblog_shared.c: 0 or ENOMEM / BBLOG_E*; detach closes the log (removing its files when
  * remove) once the last handle lets go and returns what that close returned. */
 int ADIOI_BBLOG_Logstate_attach(const char *pfs_path, struct ADIOI_BBLOG_logstate **out);
 int ADIOI_BBLOG_Logstate_detach(struct ADIOI_BBLOG_logstate *ls, int remove);
+/* A logstate of pfs_path (any, when NULL) whose handles are closed but whose background drain
+ * may still run, or NULL. */
+struct ADIOI_BBLOG_logstate *ADIOI_BBLOG_Logstate_closing(const char *pfs_path);
 
 /* ad_bblog_stats.c: one JSON object per file from rank 0 (collective). */
 void ADIOI_BBLOG_Stats_report(ADIO_File fd);

@@ -1,24 +1,55 @@
 /*
  * MPI_File_close (collective): drain what is left, report stats, close the inner file, and
  * remove the logs unless bblog_keep_logs=true. If the drain fails, the logs are kept and the
- * error says where they are, so `bblog replay` can finish the job.
+ * error says where they are, so `bblog replay` can finish the job. With bblog_close=bb the
+ * log is only made durable here, and the background drain (ad_bblog_bg.c) finishes the job
+ * after close: it removes the log once the data is on the PFS.
  */
 #include <stdio.h>
 
 #include "ad_bblog.h"
 #include "adioi.h"
 
+/* bblog_close=bb: a last planning point, the log made durable on the burst buffer, and the
+ * background drain told to finish alone. Returns 1 when it goes on after close; 0 when any
+ * process could not get there, and all then drained collectively (err: the result). */
+static int close_to_bb(ADIO_File fd, struct ADIOI_BBLOG_state *st, int *err)
+{
+    int failed = ADIOI_BBLOG_Bg_plan(fd) != 0, any, rc;
+
+    ADIOI_BBLOG_Bg_mark(st->ls);
+    ADIOI_BBLOG_Lock(st->ls);
+    rc = st->ls->log ? bblog_log_sync(st->ls->log) : 0;
+    ADIOI_BBLOG_Unlock(st->ls);
+    failed |= rc != 0;
+    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, fd->comm);
+    if (any) {
+        *err = ADIOI_BBLOG_Drain(fd, 0);
+        return 0;
+    }
+    ADIOI_BBLOG_Bg_close(st->ls);
+    return 1;
+}
+
 void ADIOI_BBLOG_Close(ADIO_File fd, int *error_code)
 {
     static const char myname[] = "ADIOI_BBLOG_CLOSE";
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
-    int err = MPI_SUCCESS, rc;
+    int err = MPI_SUCCESS, rc, last, after = 0;
 
     *error_code = MPI_SUCCESS;
     if (!st)
         return;
-    if (st->inner != ADIO_FILE_NULL && !st->passthrough)
+    /* The last handle of the file in this process: the background drain goes on after close
+     * (bblog_close=bb) or stops here. Handles are closed in the same order on all processes
+     * of the communicator, so "last" agrees among them for files opened on the same one. */
+    last = st->ls && st->ls->bg && st->ls->refs == 2;
+    if (last && st->hints.close_bb && st->inner != ADIO_FILE_NULL)
+        after = close_to_bb(fd, st, &err);
+    else if (st->inner != ADIO_FILE_NULL && !st->passthrough)
         err = ADIOI_BBLOG_Drain(fd, 0);
+    if (last && !after)
+        ADIOI_BBLOG_Bg_stop(st->ls, st->rank);
     if (!st->passthrough && st->hints_parsed && st->hints.stats[0])
         ADIOI_BBLOG_Stats_report(fd);
     if (st->ls) {

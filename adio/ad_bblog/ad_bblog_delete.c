@@ -57,8 +57,10 @@ void ADIOI_BBLOG_Delete(const char *filename, int *error_code)
     base = base ? base + 1 : inner_name;
     /* ROMIO's hidden shared-file-pointer files are never logged. */
     if (!(base[0] == '.' && strstr(base, ".shfp."))) {
-        if (ADIOI_BBLOG_Abspath(inner_name, path, sizeof(path)) == 0)
+        if (ADIOI_BBLOG_Abspath(inner_name, path, sizeof(path)) == 0) {
+            ADIOI_BBLOG_Bg_wait(path);  /* bblog_close=bb: its drain finishes first */
             remove_stale_logs(path);
+        }
     }
     ops->ADIOI_xxx_Delete(inner_name, error_code);
 }

@@ -8,8 +8,10 @@
  *    across all processes, and no process holds more than bblog_flush_buffer_size bytes in it.
  *    Cutting by file range, not by each process's own buffer, keeps the aggregated access of a
  *    round dense, so two-phase I/O writes whole stripes instead of reading-modifying-writing.
- * 3. Per round, each process reads its pieces from the data log into the flush buffer (pieces
- *    contiguous in the log in one read) and describes their file side with an hindexed type of
+ * 3. Per round, when writes of different processes may need ordering, the processes exchange
+ *    their pieces of the round and each leaves out what another process wrote later
+ *    (ad_bblog_order.c). Each process then reads its pieces from the data log into the flush
+ *    buffer (pieces contiguous in the log in one read) and describes their file side with an hindexed type of
  *    non-decreasing offsets; all processes then call the inner driver's collective write.
  *    A process with nothing in a round still takes part, with an empty access.
  * 4. Only when every process succeeded: inner flush (for sync), then the logs are marked
@@ -23,22 +25,57 @@
 #include "adioi.h"
 #include "bblog_reorder.h"
 
-/* Snapshot of the index as segments (off, len, src = data-log offset). */
-static int snapshot(struct ADIOI_BBLOG_state *st, struct bblog_seg **segs, size_t *n)
+/* Snapshot of the index as segments (off, len, src = data-log offset), each within one run of
+ * one ordering stamp (stamps[i]); *lo and *hi: the least and greatest stamp, with the bytes
+ * written through since the last drain. */
+static int snapshot(struct ADIOI_BBLOG_state *st, struct bblog_seg **segs, uint32_t **stamps,
+                    size_t *n, uint32_t *lo, uint32_t *hi)
 {
+    struct ADIOI_BBLOG_logstate *ls = st->ls;
     struct bblog_idx_iter it;
     struct bblog_extent e;
-    size_t i = 0, count = bblog_idx_count(st->ls->idx);
+    size_t i = 0, cap = bblog_idx_count(ls->idx) + ls->nruns + 1;
 
-    *segs = malloc((count ? count : 1) * sizeof(**segs));
-    if (!*segs)
+    *lo = UINT32_MAX;
+    *hi = 0;
+    *segs = malloc(cap * sizeof(**segs));
+    *stamps = malloc(cap * sizeof(**stamps));
+    if (!*segs || !*stamps)
         return ENOMEM;
-    bblog_idx_iter_init(st->ls->idx, &it, 0, UINT64_MAX);
+    bblog_idx_iter_init(ls->idx, &it, 0, UINT64_MAX);
     while (bblog_idx_iter_next(&it, &e)) {
-        (*segs)[i].off = e.off;
-        (*segs)[i].len = e.len;
-        (*segs)[i].src = e.log_off;
-        i++;
+        /* An extent coalesced across stamps is cut at the run boundaries. */
+        while (e.len > 0) {
+            uint64_t run_end, len = e.len;
+            uint32_t stamp = ADIOI_BBLOG_Stamp_at(ls, e.log_off, &run_end);
+            if (run_end - e.log_off < len)
+                len = run_end - e.log_off;
+            if (i == cap) {
+                struct bblog_seg *s2;
+                uint32_t *t2;
+                cap *= 2;
+                if (!(s2 = realloc(*segs, cap * sizeof(*s2))))
+                    return ENOMEM;
+                *segs = s2;
+                if (!(t2 = realloc(*stamps, cap * sizeof(*t2))))
+                    return ENOMEM;
+                *stamps = t2;
+            }
+            (*segs)[i].off = e.off;
+            (*segs)[i].len = len;
+            (*segs)[i].src = e.log_off;
+            (*stamps)[i] = stamp;
+            *lo = stamp < *lo ? stamp : *lo;
+            *hi = stamp > *hi ? stamp : *hi;
+            i++;
+            e.off += len;
+            e.log_off += len;
+            e.len -= len;
+        }
+    }
+    for (cap = 0; cap < ls->nthrough; cap++) {
+        *lo = ls->through[cap].stamp < *lo ? ls->through[cap].stamp : *lo;
+        *hi = ls->through[cap].stamp > *hi ? ls->through[cap].stamp : *hi;
     }
     *n = i;
     return 0;
@@ -97,6 +134,58 @@ static int add_piece(struct ADIOI_BBLOG_state *st, struct round *r, uint64_t off
     return rc;
 }
 
+struct keep_arg {
+    struct ADIOI_BBLOG_state *st;
+    struct round *r;
+    uint64_t off, src;          /* the segment being cut */
+};
+
+static int keep_piece(void *arg, uint64_t off, uint64_t len)
+{
+    struct keep_arg *k = arg;
+
+    return add_piece(k->st, k->r, off, len, k->src + (off - k->off));
+}
+
+/* This process's pieces of the round [start, end) (segments, and bytes written through) as
+ * (off, len, stamp) triples in *mine. */
+static int round_pieces(struct ADIOI_BBLOG_state *st, const struct bblog_seg *segs,
+                        const uint32_t *stamps, size_t cursor, size_t n, uint64_t start,
+                        uint64_t end, uint64_t **mine, size_t *cap, int *count)
+{
+    size_t i, k = 0, need = 0;
+
+    for (i = cursor; i < n && segs[i].off < end; i++)
+        need++;
+    need += st->ls->nthrough;
+    if (need > *cap) {
+        uint64_t *m = realloc(*mine, need * 3 * sizeof(*m));
+        if (!m)
+            return ENOMEM;
+        *mine = m;
+        *cap = need;
+    }
+    for (i = cursor; i < n && segs[i].off < end; i++) {
+        uint64_t lo = segs[i].off > start ? segs[i].off : start;
+        uint64_t hi = segs[i].off + segs[i].len < end ? segs[i].off + segs[i].len : end;
+        if (hi > lo) {
+            (*mine)[3 * k] = lo, (*mine)[3 * k + 1] = hi - lo, (*mine)[3 * k + 2] = stamps[i];
+            k++;
+        }
+    }
+    for (i = 0; i < st->ls->nthrough; i++) {
+        const struct ADIOI_BBLOG_piece *t = &st->ls->through[i];
+        uint64_t lo = t->off > start ? t->off : start;
+        uint64_t hi = t->off + t->len < end ? t->off + t->len : end;
+        if (hi > lo) {
+            (*mine)[3 * k] = lo, (*mine)[3 * k + 1] = hi - lo, (*mine)[3 * k + 2] = t->stamp;
+            k++;
+        }
+    }
+    *count = (int) k;
+    return 0;
+}
+
 /* Independent drain of one round: each piece with its own write to the inner file. */
 static void write_pieces(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct round *r, int *err)
 {
@@ -132,24 +221,33 @@ static int grow_to_logged_end(ADIO_File fd, struct ADIOI_BBLOG_state *st)
     return err;
 }
 
-int ADIOI_BBLOG_Drain(ADIO_File fd, int sync_inner)
+static int drain(ADIO_File fd, int sync_inner, int *emptied)
 {
     static const char myname[] = "ADIOI_BBLOG_DRAIN";
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
     struct bblog_seg *segs = NULL;
+    uint32_t *stamps = NULL, slo, shi;
+    struct ADIOI_BBLOG_order order;
     struct round r;
-    size_t n = 0, cursor = 0, i;
-    uint64_t start = 0, my_end, end, budget = (uint64_t) st->hints.flush_buffer_size;
-    unsigned long long mine[2], total[2];
-    int indep, rc = 0, err = MPI_SUCCESS, failed, anyfail;
+    uint64_t *mine = NULL;
+    size_t n = 0, cursor = 0, mine_cap = 0, i;
+    uint64_t start = 0, mm[2], mmin[2], end, budget = (uint64_t) st->hints.flush_buffer_size;
+    uint64_t span;
+    unsigned long long in[2], total[2];
+    long long sin[3], sout[3];
+    int indep, exchange, rc = 0, err = MPI_SUCCESS, failed, anyfail;
     double t0 = ADIOI_BBLOG_Now();
 
     memset(&r, 0, sizeof(r));
-    mine[0] = bblog_idx_bytes(st->ls->idx);
-    mine[1] = bblog_idx_count(st->ls->idx);
-    MPI_Allreduce(mine, total, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, fd->comm);
-    if (total[1] == 0)
+    in[0] = bblog_idx_bytes(st->ls->idx);
+    in[1] = bblog_idx_count(st->ls->idx);
+    MPI_Allreduce(in, total, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, fd->comm);
+    *emptied = 0;
+    if (total[1] == 0) {
+        ADIOI_BBLOG_Order_reset(st->ls);
+        *emptied = 1;
         return MPI_SUCCESS;
+    }
     /* Two-phase aggregation pays off for small pieces; extents of a megabyte or more are
      * already what the PFS wants, and funnelling them through the aggregators only serialises
      * them (plain ROMIO writes such non-interleaved accesses independently too). The decision
@@ -163,23 +261,74 @@ int ADIOI_BBLOG_Drain(ADIO_File fd, int sync_inner)
      * the logged data, which is its size after the drain anyway, makes such holes read as
      * zeros. */
     err = grow_to_logged_end(fd, st);
-    rc = snapshot(st, &segs, &n);
+    rc = snapshot(st, &segs, &stamps, &n, &slo, &shi);
+    if (rc == 0)
+        rc = ADIOI_BBLOG_Order_init(fd, &order);
+    else
+        memset(&order, 0, sizeof(order));
+    /* Write order matters only between different stamps; with one stamp everywhere (or one
+     * process) there is nothing to exchange. Agreed here, with any failure so far. */
+    sin[0] = rc != 0;
+    sin[1] = rc == 0 ? -(long long) slo : 0;
+    sin[2] = rc == 0 ? (long long) shi : 0;
+    MPI_Allreduce(sin, sout, 3, MPI_LONG_LONG, MPI_MAX, fd->comm);
+    if (sout[0]) {
+        if (rc == 0)
+            rc = ENOMEM;        /* another process failed: nothing drains anywhere */
+        n = 0;
+        err = err == MPI_SUCCESS ?
+            ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_NO_MEM, "bblog: out of memory "
+                            "planning the drain of %s", st->pfs_path) : err;
+    }
+    exchange = st->nprocs > 1 && !sout[0] && -sout[1] != sout[2];
+    /* A round spans at most cb_nodes x cb_buffer_size bytes, so that ROMIO's two-phase write
+     * does it in one cycle on each aggregator: its write error path leaves the remaining
+     * cycles' exchanges out on the failing aggregator only, and the other processes would wait
+     * for them for ever. With one cycle an error reaches every process. */
+    span = (uint64_t) (st->inner->hints->cb_nodes > 0 ? st->inner->hints->cb_nodes : 1);
+    span *= st->inner->hints->cb_buffer_size > 0 ? (uint64_t) st->inner->hints->cb_buffer_size :
+        budget;
     if (rc == 0 && n > 0 && !(r.buf = ADIOI_Malloc(budget)))
         rc = ENOMEM;
     do {
         ADIO_Status status;
         MPI_Datatype ftype = MPI_BYTE;
-        int werr = MPI_SUCCESS;
+        int werr = MPI_SUCCESS, count = 0, xrc;
 
-        my_end = rc == 0 ? bblog_plan_round_end(segs, n, &cursor, start, budget) : UINT64_MAX;
-        MPI_Allreduce(&my_end, &end, 1, MPI_UINT64_T, MPI_MIN, fd->comm);
+        /* {end of my round, first byte I have in it}: the round ends where the first process
+         * runs out of budget, and spans at most `span` bytes from the first byte anyone has in
+         * it (see below). */
+        mm[0] = rc == 0 ? bblog_plan_round_end(segs, n, &cursor, start, budget) : UINT64_MAX;
+        mm[1] = rc == 0 && cursor < n ? (segs[cursor].off > start ? segs[cursor].off : start) :
+            UINT64_MAX;
+        MPI_Allreduce(mm, mmin, 2, MPI_UINT64_T, MPI_MIN, fd->comm);
+        end = mmin[0];
+        if (!indep && mmin[1] != UINT64_MAX && mmin[1] + span > mmin[1] && mmin[1] + span < end)
+            end = mmin[1] + span;
         r.k = 0;
         r.bytes = 0;
+        if (exchange) {
+            xrc = rc == 0 ? round_pieces(st, segs, stamps, cursor, n, start, end, &mine,
+                                         &mine_cap, &count) : 0;
+            if (xrc != 0)
+                count = 0;
+            rc = rc ? rc : xrc;
+            xrc = ADIOI_BBLOG_Order_exchange(fd, &order, mine, count);
+            rc = rc ? rc : xrc;
+        }
         for (i = cursor; rc == 0 && i < n && segs[i].off < end; i++) {
             uint64_t lo = segs[i].off > start ? segs[i].off : start;
             uint64_t hi = segs[i].off + segs[i].len < end ? segs[i].off + segs[i].len : end;
-            if (hi > lo)
+            struct keep_arg k = { st, &r, segs[i].off, segs[i].src };
+            uint64_t before = r.bytes;
+            if (hi <= lo)
+                continue;
+            if (exchange) {
+                rc = ADIOI_BBLOG_Order_keep(&order, lo, hi, stamps[i], keep_piece, &k);
+                st->st.bytes_superseded += (hi - lo) - (r.bytes - before);
+            } else {
                 rc = add_piece(st, &r, lo, hi - lo, segs[i].src + (lo - segs[i].off));
+            }
         }
         if (rc == 0)
             rc = flush_read(st, &r);
@@ -226,7 +375,10 @@ int ADIOI_BBLOG_Drain(ADIO_File fd, int sync_inner)
     }
     if (!anyfail) {
         bblog_idx_clear(st->ls->idx);
+        ADIOI_BBLOG_Order_reset(st->ls);
         st->ls->log_bytes = 0;
+        st->ls->log_end = 0;
+        *emptied = 1;
     } else if (err == MPI_SUCCESS) {
         err = ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_IO, "bblog: draining %s failed on "
                               "another process; the data stays in the logs under %s",
@@ -236,8 +388,24 @@ int ADIOI_BBLOG_Drain(ADIO_File fd, int sync_inner)
     st->st.t_drain += ADIOI_BBLOG_Now() - t0;
     if (r.buf)
         ADIOI_Free(r.buf);
+    ADIOI_BBLOG_Order_fini(&order);
     free(r.lens);
     free(r.disps);
     free(segs);
+    free(stamps);
+    free(mine);
+    return err;
+}
+
+/* A background drain (ad_bblog_bg.c) is paused meanwhile: its segment in flight completes
+ * first, and it forgets what it wrote, so nothing is written twice. */
+int ADIOI_BBLOG_Drain(ADIO_File fd, int sync_inner)
+{
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    int err, emptied = 0;
+
+    ADIOI_BBLOG_Bg_pause(st->ls);
+    err = drain(fd, sync_inner, &emptied);
+    ADIOI_BBLOG_Bg_resume(st->ls, emptied);
     return err;
 }

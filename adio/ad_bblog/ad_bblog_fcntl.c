@@ -26,10 +26,12 @@ void ADIOI_BBLOG_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t * fcntl_struct, int 
         *error_code = ADIOI_BBLOG_Inner_ready(fd);
         if (*error_code != MPI_SUCCESS)
             return;
+        ADIOI_BBLOG_Lock(st->ls);
         ADIO_Fcntl(st->inner, flag, fcntl_struct, error_code);
         if (*error_code == MPI_SUCCESS && !st->passthrough && st->ls->idx &&
             (ADIO_Offset) bblog_idx_end(st->ls->idx) > fcntl_struct->fsize)
             fcntl_struct->fsize = (ADIO_Offset) bblog_idx_end(st->ls->idx);
+        ADIOI_BBLOG_Unlock(st->ls);
         return;
     case ADIO_FCNTL_SET_DISKSPACE:
         *error_code = ADIOI_BBLOG_Inner_ready(fd);
@@ -43,6 +45,7 @@ void ADIOI_BBLOG_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t * fcntl_struct, int 
             fd->atomicity = fcntl_struct->atomicity ? 1 : 0;
             st->inner->atomicity = fd->atomicity;
         }
+        ADIOI_BBLOG_Coll_end(fd, 0);
         return;
     default:
         *error_code = ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_ARG,

@@ -4,7 +4,8 @@
  * as on any ROMIO file system. bblog_sync=bb: make the logs durable on the burst buffer only;
  * the data reaches the PFS at a later drain (close at the latest).
  *
- * Each sync starts a new sync generation: replay orders records of different ranks by it.
+ * Like every collective call, a sync orders the writes before it before those after it, across
+ * processes (ad_bblog_order.c).
  */
 #include "ad_bblog.h"
 #include "adioi.h"
@@ -20,8 +21,12 @@ void ADIOI_BBLOG_Flush(ADIO_File fd, int *error_code)
         ADIO_Flush(st->inner, error_code);
         return;
     }
+    ADIOI_BBLOG_Bg_mark(st->ls);     /* a sync ends an I/O phase (pacing) */
     if (st->hints.sync_bb) {
-        int rc = st->ls->log ? bblog_log_sync(st->ls->log) : 0;
+        int rc;
+        ADIOI_BBLOG_Lock(st->ls);
+        rc = st->ls->log ? bblog_log_sync(st->ls->log) : 0;
+        ADIOI_BBLOG_Unlock(st->ls);
         if (rc != 0)
             *error_code = ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot make the log durable",
                                              bblog_log_meta_path(st->ls->log));
@@ -33,8 +38,6 @@ void ADIOI_BBLOG_Flush(ADIO_File fd, int *error_code)
     }
     if (*error_code == MPI_SUCCESS)
         st->through_unsynced = 0;
-    st->gen++;
-    if (st->ls->log)
-        bblog_log_set_gen(st->ls->log, st->gen);
+    ADIOI_BBLOG_Coll_end(fd, 0);
     st->st.t_sync += ADIOI_BBLOG_Now() - t0;
 }

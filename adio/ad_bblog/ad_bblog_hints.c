@@ -19,7 +19,7 @@
 /* Drain rounds describe their extents with int lengths: keep a round well inside that. */
 #define MAX_FLUSH_BUFFER_SIZE     (1024 * 1024 * 1024)
 
-enum hint_kind { H_PATH, H_SIZE, H_ENUM, H_BOOL };
+enum hint_kind { H_PATH, H_SIZE, H_ENUM, H_BOOL, H_SECONDS };
 
 struct hint_def {
     const char *key;            /* MPI_Info key */
@@ -31,9 +31,12 @@ struct hint_def {
 static const struct hint_def hint_defs[] = {
     {"bblog_dir", "BBLOG_DIR", H_PATH, NULL},
     {"bblog_mapping", "BBLOG_MAPPING", H_ENUM, "process"},
-    {"bblog_drain", "BBLOG_DRAIN", H_ENUM, "on_demand"},
+    {"bblog_drain", "BBLOG_DRAIN", H_ENUM, "on_demand|reactive|proactive"},
     {"bblog_sync", "BBLOG_SYNC", H_ENUM, "pfs|bb"},
-    {"bblog_close", "BBLOG_CLOSE", H_ENUM, "pfs"},
+    {"bblog_close", "BBLOG_CLOSE", H_ENUM, "pfs|bb"},
+    {"bblog_segment_size", "BBLOG_SEGMENT_SIZE", H_SIZE, NULL},
+    {"bblog_drain_interval", "BBLOG_DRAIN_INTERVAL", H_SECONDS, NULL},
+    {"bblog_drain_max_rate", "BBLOG_DRAIN_MAX_RATE", H_SIZE, NULL},
     {"bblog_flush_buffer_size", "BBLOG_FLUSH_BUFFER_SIZE", H_SIZE, NULL},
     {"bblog_max_size", "BBLOG_MAX_SIZE", H_SIZE, NULL},
     {"bblog_indep_threshold", "BBLOG_INDEP_THRESHOLD", H_SIZE, NULL},
@@ -131,7 +134,24 @@ static int apply(const struct hint_def *d, int from_env, const char *v,
         }
         if (strcmp(d->key, "bblog_sync") == 0)
             h->sync_bb = strcmp(v, "bb") == 0;
+        else if (strcmp(d->key, "bblog_close") == 0)
+            h->close_bb = strcmp(v, "bb") == 0;
+        else if (strcmp(d->key, "bblog_drain") == 0)
+            h->drain = strcmp(v, "reactive") == 0 ? ADIOI_BBLOG_DRAIN_REACTIVE :
+                strcmp(v, "proactive") == 0 ? ADIOI_BBLOG_DRAIN_PROACTIVE :
+                ADIOI_BBLOG_DRAIN_ON_DEMAND;
         return MPI_SUCCESS;
+    case H_SECONDS: {
+            char *end;
+            double sec;
+            errno = 0;
+            sec = strtod(v, &end);
+            if (errno || end == v || *end != '\0' || !(sec >= 0 && sec <= 1e7))
+                return bad_value(d, from_env, v, "expected seconds, such as 60 or 0.5 (0: learn "
+                                 "the period from the application)");
+            h->drain_interval = sec;
+            return MPI_SUCCESS;
+        }
     case H_BOOL:
         if (strcasecmp(v, "true") == 0 || strcmp(v, "1") == 0 || strcasecmp(v, "yes") == 0)
             h->keep_logs = 1;
@@ -149,6 +169,12 @@ static int apply(const struct hint_def *d, int from_env, const char *v,
             h->flush_buffer_size = sz;
         } else if (strcmp(d->key, "bblog_max_size") == 0) {
             h->max_size = sz;
+        } else if (strcmp(d->key, "bblog_segment_size") == 0) {
+            if (sz != 0 && (sz < MIN_FLUSH_BUFFER_SIZE || sz > MAX_FLUSH_BUFFER_SIZE))
+                return bad_value(d, from_env, v, "must be 0 (automatic) or between 4k and 1g");
+            h->segment_size = sz;
+        } else if (strcmp(d->key, "bblog_drain_max_rate") == 0) {
+            h->drain_max_rate = sz;
         } else {
             h->indep_threshold = sz;
         }
@@ -215,9 +241,16 @@ void ADIOI_BBLOG_Publish_hints(ADIO_File fd, const struct ADIOI_BBLOG_hints *h)
 
     ADIOI_Info_set(fd->info, "bblog_dir", h->dir);
     ADIOI_Info_set(fd->info, "bblog_mapping", "process");
-    ADIOI_Info_set(fd->info, "bblog_drain", "on_demand");
+    ADIOI_Info_set(fd->info, "bblog_drain", h->drain == ADIOI_BBLOG_DRAIN_REACTIVE ? "reactive" :
+                   h->drain == ADIOI_BBLOG_DRAIN_PROACTIVE ? "proactive" : "on_demand");
     ADIOI_Info_set(fd->info, "bblog_sync", h->sync_bb ? "bb" : "pfs");
-    ADIOI_Info_set(fd->info, "bblog_close", "pfs");
+    ADIOI_Info_set(fd->info, "bblog_close", h->close_bb ? "bb" : "pfs");
+    snprintf(v, sizeof(v), "%lld", (long long) h->segment_size);
+    ADIOI_Info_set(fd->info, "bblog_segment_size", v);
+    snprintf(v, sizeof(v), "%g", h->drain_interval);
+    ADIOI_Info_set(fd->info, "bblog_drain_interval", v);
+    snprintf(v, sizeof(v), "%lld", (long long) h->drain_max_rate);
+    ADIOI_Info_set(fd->info, "bblog_drain_max_rate", v);
     snprintf(v, sizeof(v), "%lld", (long long) h->flush_buffer_size);
     ADIOI_Info_set(fd->info, "bblog_flush_buffer_size", v);
     snprintf(v, sizeof(v), "%lld", (long long) h->max_size);
@@ -232,20 +265,22 @@ int ADIOI_BBLOG_Check_same_hints(ADIO_File fd, const struct ADIOI_BBLOG_hints *h
 {
     static const char myname[] = "ADIOI_BBLOG_CHECK_SAME_HINTS";
     /* The hints that decide which collective calls a process makes. */
-    long long mine[4], lo[4], hi[4];
+    long long mine[6], lo[6], hi[6];
     int i;
 
     mine[0] = h->flush_buffer_size;
     mine[1] = h->sync_bb;
     mine[2] = h->max_size > 0;
     mine[3] = h->indep_threshold;
-    MPI_Allreduce(mine, lo, 4, MPI_LONG_LONG, MPI_MIN, fd->comm);
-    MPI_Allreduce(mine, hi, 4, MPI_LONG_LONG, MPI_MAX, fd->comm);
-    for (i = 0; i < 4; i++) {
+    mine[4] = h->drain != ADIOI_BBLOG_DRAIN_ON_DEMAND;
+    mine[5] = h->close_bb;
+    MPI_Allreduce(mine, lo, 6, MPI_LONG_LONG, MPI_MIN, fd->comm);
+    MPI_Allreduce(mine, hi, 6, MPI_LONG_LONG, MPI_MAX, fd->comm);
+    for (i = 0; i < 6; i++) {
         if (lo[i] != hi[i]) {
             static const char *const names[] = {
                 "bblog_flush_buffer_size", "bblog_sync", "bblog_max_size (set or unset)",
-                "bblog_indep_threshold"
+                "bblog_indep_threshold", "bblog_drain (on_demand or not)", "bblog_close"
             };
             return ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_NOT_SAME,
                                    "bblog: hint %s differs between processes of %s; it must be "

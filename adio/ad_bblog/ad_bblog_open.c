@@ -231,6 +231,18 @@ void ADIOI_BBLOG_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_co
     publish_inner_hints(fd, st->inner);
     if (!st->passthrough)
         ADIOI_BBLOG_Publish_hints(fd, &st->hints);
+    if (st->passthrough || (access_mode & ADIO_RDONLY) ||
+        (st->hints.drain == ADIOI_BBLOG_DRAIN_ON_DEMAND && !st->hints.close_bb))
+        return;
+    /* Background drains write the PFS file with POSIX calls from a thread of their own. */
+    st->ls->rank = rank;
+    *error_code = agree(fd, ADIOI_BBLOG_Bg_start(fd));
+    if (*error_code != MPI_SUCCESS) {
+        int ierr;
+        ADIO_Close(st->inner, &ierr);
+        MPIO_File_free(&st->inner);
+        discard_state(fd, st);
+    }
 }
 
 /* ROMIO calls a driver's Open slot for a deferred open (ADIO_ImmediateOpen). bblog's outer file

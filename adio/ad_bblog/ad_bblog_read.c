@@ -78,11 +78,15 @@ void ADIOI_BBLOG_ReadContig(ADIO_File fd, void *buf, ADIOI_BBLOG_count_t count,
     MPI_Type_size_x(datatype, &size);
     len = (ADIO_Offset) size * count;
     st->st.read_calls++;
+    /* Held across both steps: a background drain forgets an extent only after writing it, and
+     * only under the lock, so the bytes are in the inner read or in the overlay. */
+    ADIOI_BBLOG_Lock(st->ls);
     *error_code = read_inner(fd, off, len, buf, &got);
     if (*error_code == MPI_SUCCESS && has_logged(st))
         *error_code = overlay(fd, off, len, buf, got, &end);
     else
         end = 0;
+    ADIOI_BBLOG_Unlock(st->ls);
     if (*error_code != MPI_SUCCESS)
         return;
     if (end > got)
@@ -129,11 +133,12 @@ void ADIOI_BBLOG_ReadStridedColl(ADIO_File fd, void *buf, ADIOI_BBLOG_count_t co
      * logs are drained first, then the inner two-phase read serves everyone. */
     MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, fd->comm);
     *error_code = any ? ADIOI_BBLOG_Drain(fd, 0) : MPI_SUCCESS;
-    if (*error_code != MPI_SUCCESS)
-        return;
-    ADIOI_BBLOG_INNER_STRIDED(fd, st,
-                              ADIO_ReadStridedColl(st->inner, buf, count, datatype,
-                                                   file_ptr_type, offset, status, error_code));
+    if (*error_code == MPI_SUCCESS)
+        ADIOI_BBLOG_INNER_STRIDED(fd, st,
+                                  ADIO_ReadStridedColl(st->inner, buf, count, datatype,
+                                                       file_ptr_type, offset, status,
+                                                       error_code));
+    ADIOI_BBLOG_Coll_end(fd, 0);
 }
 
 void ADIOI_BBLOG_IreadContig(ADIO_File fd, void *buf, ADIOI_BBLOG_count_t count,

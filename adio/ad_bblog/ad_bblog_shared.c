@@ -22,6 +22,8 @@ int ADIOI_BBLOG_Logstate_attach(const char *pfs_path, struct ADIOI_BBLOG_logstat
     struct ADIOI_BBLOG_logstate *ls;
     int rc;
 
+    /* A closed handle's background drain (bblog_close=bb) finishes first. */
+    ADIOI_BBLOG_Bg_wait(pfs_path);
     for (ls = open_files; ls; ls = ls->next) {
         if (strcmp(ls->pfs_path, pfs_path) == 0) {
             ls->refs++;
@@ -34,6 +36,11 @@ int ADIOI_BBLOG_Logstate_attach(const char *pfs_path, struct ADIOI_BBLOG_logstat
         return ENOMEM;
     rc = bblog_idx_create(&ls->idx);
     if (rc != 0) {
+        free(ls);
+        return rc;
+    }
+    if ((rc = pthread_mutex_init(&ls->lock, NULL)) != 0) {
+        bblog_idx_destroy(ls->idx);
         free(ls);
         return rc;
     }
@@ -61,6 +68,18 @@ int ADIOI_BBLOG_Logstate_detach(struct ADIOI_BBLOG_logstate *ls, int remove)
     if (ls->log)
         rc = bblog_log_close(ls->log, remove);
     bblog_idx_destroy(ls->idx);
+    ADIOI_BBLOG_Order_free(ls);
+    pthread_mutex_destroy(&ls->lock);
     free(ls);
     return rc;
+}
+
+struct ADIOI_BBLOG_logstate *ADIOI_BBLOG_Logstate_closing(const char *pfs_path)
+{
+    struct ADIOI_BBLOG_logstate *ls;
+
+    for (ls = open_files; ls; ls = ls->next)
+        if (ls->bg && ls->refs == 1 && (!pfs_path || strcmp(ls->pfs_path, pfs_path) == 0))
+            return ls;
+    return NULL;
 }

@@ -12,7 +12,8 @@
 
 enum {
     C_WRITE_CALLS, C_BYTES_LOGGED, C_RECORDS, C_EXTENTS_DRAINED,
-    C_BYTES_DRAINED, C_INDEP_WRITES, C_COLL_WRITES, C_BYTES_THROUGH, C_WRITES_THROUGH,
+    C_BYTES_DRAINED, C_BYTES_SUPERSEDED, C_INDEP_WRITES, C_COLL_WRITES, C_BYTES_THROUGH,
+    C_WRITES_THROUGH,
     C_READ_CALLS, C_BYTES_OVERLAID,
     C_AIO_SUBMITS, C_SYNC_WRITES, C_WAITS, C_NCOUNTERS
 };
@@ -36,6 +37,7 @@ void ADIOI_BBLOG_Stats_report(ADIO_File fd)
     c[C_RECORDS] = ls.records;
     c[C_EXTENTS_DRAINED] = st->st.extents_drained;
     c[C_BYTES_DRAINED] = st->st.bytes_drained;
+    c[C_BYTES_SUPERSEDED] = st->st.bytes_superseded;
     c[C_INDEP_WRITES] = st->st.indep_writes;
     c[C_COLL_WRITES] = st->st.coll_writes;
     c[C_BYTES_THROUGH] = st->st.bytes_through;
@@ -68,7 +70,8 @@ void ADIOI_BBLOG_Stats_report(ADIO_File fd)
     fprintf(out, "{\"bblog_stats\": 1, \"file\": \"%s\", \"nprocs\": %d, \"log_dir\": \"%s\", "
             "\"flush_buffer_size\": %lld, \"write_calls\": %llu, \"bytes_logged\": %llu, "
             "\"records\": %llu, \"drains\": %llu, \"rounds\": %llu, "
-            "\"extents_drained\": %llu, \"bytes_drained\": %llu, \"indep_writes\": %llu, "
+            "\"extents_drained\": %llu, \"bytes_drained\": %llu, \"bytes_superseded\": %llu, "
+            "\"indep_writes\": %llu, "
             "\"bytes_through\": %llu, \"inner_write_calls\": %llu, "
             "\"inner_write_mean_bytes\": %llu, "
             "\"writes_through\": %llu, \"read_calls\": %llu, \"bytes_overlaid\": %llu, "
@@ -77,7 +80,8 @@ void ADIOI_BBLOG_Stats_report(ADIO_File fd)
             "\"max_time_log_fsync_s\": %.6f, \"direct_io\": %d, \"libaio\": %d}\n",
             st->pfs_path, st->nprocs, st->logdir, (long long) st->hints.flush_buffer_size,
             csum[C_WRITE_CALLS], csum[C_BYTES_LOGGED], csum[C_RECORDS], collmax[0],
-            collmax[1], csum[C_EXTENTS_DRAINED], csum[C_BYTES_DRAINED], csum[C_INDEP_WRITES],
+            collmax[1], csum[C_EXTENTS_DRAINED], csum[C_BYTES_DRAINED],
+            csum[C_BYTES_SUPERSEDED], csum[C_INDEP_WRITES],
             csum[C_BYTES_THROUGH], inner_calls,
             inner_calls ? (csum[C_BYTES_DRAINED] + csum[C_BYTES_THROUGH]) / inner_calls : 0ULL,
             csum[C_WRITES_THROUGH], csum[C_READ_CALLS],

@@ -22,6 +22,7 @@ static int write_through(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const v
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
     const char *p = buf;
     ADIO_Status status;
+    ADIO_Offset off0 = off, len0 = len;
     int err = ADIOI_BBLOG_Inner_ready(fd);
 
     while (err == MPI_SUCCESS && len > 0) {
@@ -35,16 +36,26 @@ static int write_through(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const v
     }
     st->st.writes_through++;
     st->through_unsynced = 1;
+    /* Newer than what other processes logged before the last collective call: the drain must
+     * not put that back over these bytes. */
+    if (err == MPI_SUCCESS && st->ls && st->nprocs > 1 &&
+        ADIOI_BBLOG_Note_through(st->ls, (uint64_t) off0, (uint64_t) len0,
+                                 ADIOI_BBLOG_Stamp(st->ls)) != 0)
+        err = ADIOI_BBLOG_Err_rc("ADIOI_BBLOG_WRITE_THROUGH", __LINE__, ENOMEM,
+                                 "cannot record a write through to", st->pfs_path);
     return err;
 }
 
+/* Bytes that must stay behind logged ones: this process's, or, with background drains,
+ * another process's logged before the last planning point (ad_bblog_bg.c). */
 static int logged_overlap(struct ADIOI_BBLOG_state *st, ADIO_Offset off, ADIO_Offset len)
 {
     struct bblog_idx_iter it;
     struct bblog_extent e;
 
     bblog_idx_iter_init(st->ls->idx, &it, (uint64_t) off, (uint64_t) len);
-    return bblog_idx_iter_next(&it, &e);
+    return bblog_idx_iter_next(&it, &e) ||
+        ADIOI_BBLOG_Bg_fenced(st->ls, (uint64_t) off, (uint64_t) len);
 }
 
 static void warn_full(struct ADIOI_BBLOG_state *st, const char *why)
@@ -60,7 +71,7 @@ static void warn_full(struct ADIOI_BBLOG_state *st, const char *why)
 static int create_log(ADIO_File fd, struct ADIOI_BBLOG_state *st)
 {
     struct bblog_log_params p;
-    int rc, world_rank, world_size;
+    int world_rank, world_size;
 
     memset(&p, 0, sizeof(p));
     p.dir = st->logdir;
@@ -73,17 +84,15 @@ static int create_log(ADIO_File fd, struct ADIOI_BBLOG_state *st)
     MPI_Comm_size(MPI_COMM_WORLD, &world_size);
     p.rank = (uint32_t) world_rank;
     p.nprocs = (uint32_t) world_size;
-    rc = bblog_log_create(&p, &st->ls->log);
-    if (rc == 0)
-        bblog_log_set_gen(st->ls->log, st->gen);
-    return rc;
+    return bblog_log_create(&p, &st->ls->log);
 }
 
-int ADIOI_BBLOG_Log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void *buf)
+static int log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void *buf)
 {
     static const char myname[] = "ADIOI_BBLOG_LOG_EXTENT";
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
     uint64_t data_off;
+    uint32_t stamp;
     double t0;
     int rc;
 
@@ -110,6 +119,8 @@ int ADIOI_BBLOG_Log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const
         return write_through(fd, off, len, buf);
     }
     t0 = ADIOI_BBLOG_Now();
+    stamp = ADIOI_BBLOG_Stamp(st->ls);
+    bblog_log_set_gen(st->ls->log, stamp);
     rc = bblog_log_append(st->ls->log, (uint64_t) off, (uint64_t) len, buf, &data_off);
     st->st.t_append += ADIOI_BBLOG_Now() - t0;
     if (rc != 0) {
@@ -121,13 +132,36 @@ int ADIOI_BBLOG_Log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const
         return ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot log a write that overwrites "
                                   "logged data; log", bblog_log_data_path(st->ls->log));
     }
-    rc = bblog_idx_insert(st->ls->idx, (uint64_t) off, (uint64_t) len, data_off);
+    rc = ADIOI_BBLOG_Note_append(st->ls, data_off, stamp);
+    if (rc == 0 && st->ls->bg && st->nprocs > 1)
+        rc = ADIOI_BBLOG_Note_recent(st->ls, (uint64_t) off, (uint64_t) len, stamp);
+    if (rc == 0)
+        rc = bblog_idx_insert(st->ls->idx, (uint64_t) off, (uint64_t) len, data_off);
     if (rc != 0)
         return ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot index a logged write of",
                                   st->pfs_path);
     st->ls->log_bytes += len;
+    if (data_off + (uint64_t) len > st->ls->log_end)
+        st->ls->log_end = data_off + (uint64_t) len;
     st->st.bytes_logged += len;
     return MPI_SUCCESS;
+}
+
+/* With a background drain, the index and the log are shared with its thread. */
+int ADIOI_BBLOG_Log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void *buf)
+{
+    struct ADIOI_BBLOG_logstate *ls = ADIOI_BBLOG_STATE(fd)->ls;
+    uint64_t before;
+    int err;
+
+    if (!ls->bg)
+        return log_extent(fd, off, len, buf);
+    ADIOI_BBLOG_Lock(ls);
+    before = bblog_idx_bytes(ls->idx);
+    err = log_extent(fd, off, len, buf);
+    ADIOI_BBLOG_Bg_note_write(ls, before);
+    ADIOI_BBLOG_Unlock(ls);
+    return err;
 }
 
 /* Offset in bytes of a contiguous access, as ROMIO's MPI layer computes it. */
@@ -213,8 +247,10 @@ void ADIOI_BBLOG_WriteStridedColl(ADIO_File fd, const void *buf, ADIOI_BBLOG_cou
         if (any && (*error_code = ADIOI_BBLOG_Drain(fd, 0)) != MPI_SUCCESS)
             return;
     }
+    ADIOI_BBLOG_Coll_begin(fd);
     ADIOI_BBLOG_WriteStrided(fd, buf, count, datatype, file_ptr_type, offset, status,
                              error_code);
+    ADIOI_BBLOG_Coll_end(fd, 1);
 }
 
 void ADIOI_BBLOG_IwriteContig(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t count,

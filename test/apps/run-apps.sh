@@ -22,9 +22,8 @@
 #   [filesync]   HDF5_DO_MPI_FILE_SYNC=1; only if the HDF5 library knows the variable (1.10.8
 #                does not: a NOTE says so)
 #   [fill]       APPS_FILL=default: chunks keep HDF5's default fill, written at creation by all
-#                ranks and then overwritten by other ranks without MPI_File_sync. Not in the
-#                default run (bblog does not order that write-after-write; see README.md): run
-#                it by name, `run-apps.sh 'h5_blocks[fill]'`.
+#                ranks and then overwritten by other ranks without MPI_File_sync (bblog orders
+#                that write-after-write by the collective calls between, ad_bblog_order.c)
 #
 # Usage: run-apps.sh [PATTERN...]   only cases whose name matches one of the shell patterns
 #        (names as printed: h5_blocks, h5_extend[mdc], ldd, ...)
@@ -131,15 +130,6 @@ bytes_differ=0
 bytes_same=0
 keep_work=${APPTEST_KEEP:-}
 
-# Only when named by a pattern that is not a wildcard: cases kept out of the default run.
-named() {
-    local pat
-    for pat in "${patterns[@]}"; do
-        [ "$1" = "$pat" ] && return 0
-    done
-    return 1
-}
-
 patterns=("$@")
 
 # The programs must run on the bblog MPI, not on Debian's libmpich12 that libhdf5-mpich pulls in.
@@ -242,6 +232,7 @@ cases=(
     "h5_blocks[mdc]   h5_blocks   3       coll,indep    APPS_MDC=small"
     "h5_extend        h5_extend   1 2 3   coll,indep"
     "h5_extend[mdc]   h5_extend   2 4     coll          APPS_MDC=small"
+    "h5_blocks[fill]  h5_blocks   2 3 4   coll,indep    APPS_FILL=default"
 )
 if grep -qa HDF5_DO_MPI_FILE_SYNC "$hdf5_libdir"/libhdf5.so 2>/dev/null; then
     cases+=("h5_blocks[filesync] h5_blocks 3 coll,indep HDF5_DO_MPI_FILE_SYNC=1"
@@ -267,11 +258,6 @@ for c in "${cases[@]}"; do
         done
     done
 done
-if named "h5_blocks[fill]"; then
-    for x in coll indep; do
-        run_case "h5_blocks[fill]" h5_blocks 3 "$x" APPS_FILL=default
-    done
-fi
 
 if [ -s "$work/timings" ]; then
     echo "run-apps: slowest runs (ms):"

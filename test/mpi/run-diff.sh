@@ -88,7 +88,7 @@ mkdir -p "$bin" || exit 1
 
 programs="t_contig t_strided t_noncontig t_view t_overlap t_raw t_size t_atomic t_shared
           t_nonblock t_manyfiles t_delete t_empty t_bigdata t_hints t_errors t_collread
-          t_twofh"
+          t_twofh t_xorder t_bgdrain"
 cflags="-std=gnu11 -O2 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
         -Wno-unused-parameter -Werror"
 
@@ -265,10 +265,11 @@ check_warning() {
 # (bblog_stats to a file, N objects expected), warn (HINTS set bblog_max_size below the data:
 # each rank warns about the full burst buffer, naming it, at most once per file it writes),
 # valgrind (the bblog leg runs under valgrind, no force leg), nested (one more leg with the inner
-# driver named: bblog:ufs:PATH).
+# driver named: bblog:ufs:PATH), noforce (no force leg: the mode under test is in the hints).
 run_case() {
     local name=$1 prog=$2 n=$3 hints=$4 opts=${5:-}
-    local dir=$work/$name.$n keep=0 stats= warn=0 vg=0 nested=0 ref_ok=0 mode target base why s
+    local dir=$work/$name.$n keep=0 stats= warn=0 vg=0 nested=0 noforce=0 ref_ok=0 mode target
+    local base why s
     local want got
     local hint_leg o
     local -a envs pre
@@ -279,12 +280,13 @@ run_case() {
         warn) warn=1 ;;
         valgrind) vg=1 ;;
         nested) nested=1 ;;
+        noforce) noforce=1 ;;
         *) echo "run-diff: unknown option $o" >&2; exit 1 ;;
         esac
     done
     mkdir -p "$dir"
     local modes="ufs bblog force"
-    [ "$vg" = 1 ] && modes="ufs bblog"
+    [ "$vg" = 1 ] || [ "$noforce" = 1 ] && modes="ufs bblog"
     [ "$nested" = 1 ] && modes="$modes nested"
     for mode in $modes; do
         pre=()
@@ -424,12 +426,36 @@ cases=(
     "t_hints         t_hints      3 4"
     "t_collread      t_collread   2 3 4"
     "t_twofh         t_twofh      1 2 3"
+    "t_xorder        t_xorder     1 2 3 4"
 )
 for c in "${cases[@]}"; do
     read -r name prog ranks <<<"$c"
     selected "$name" || continue
     for n in $ranks; do
         run_case "$name" "$prog" "$n" ""
+    done
+done
+
+# Background drains (ad_bblog_bg.c): the whole table again, at its middle rank count, in each
+# mode, plus t_bgdrain (writes while the drain runs) at 1-4 ranks. closebb: close returns with
+# the data on the burst buffer only; the runner compares files after the job (MPI_Finalize
+# waits for the drains); the programs' own re-opens wait for them too.
+bgmodes=(
+    "reactive   bblog_drain=reactive"
+    "proactive  bblog_drain=proactive;bblog_drain_interval=0.05;bblog_segment_size=64k"
+    "closebb    bblog_close=bb"
+    "bgclosebb  bblog_drain=proactive;bblog_close=bb"
+)
+for m in "${bgmodes[@]}"; do
+    read -r mode hints <<<"$m"
+    for c in "${cases[@]}" "t_bgdrain t_bgdrain 1 2 3 4"; do
+        read -r name prog ranks <<<"$c"
+        set -- $ranks
+        [ "$name" = t_bgdrain ] || set -- "$(eval echo \${$(( ($# + 1) / 2 ))})"
+        selected "$name[$mode]" || continue
+        for n in "$@"; do
+            run_case "$name[$mode]" "$prog" "$n" "$hints" noforce
+        done
     done
 done
 

@@ -1,0 +1,693 @@
+/*
+ * Background drains (bblog_drain=reactive|proactive, bblog_close=bb; DESIGN.md section 6,
+ * seed paper 003).
+ *
+ * One thread per file and process (per logstate) writes this process's logged extents to the
+ * PFS file with pwrite on a descriptor of its own, in file order, a segment at a time, when the
+ * pacing controller (reorder/bblog_pace.h) says so. It makes no MPI call. The index, the log
+ * and the controller are shared with the application's thread under ls->lock; the thread holds
+ * it to pick a segment and copy its bytes out of the log, not while writing to the PFS. After
+ * the write it forgets from the index only the bytes that still map to the log bytes it wrote:
+ * an extent overwritten meanwhile stays, newer, for a later drain.
+ *
+ * Order across processes (ad_bblog_order.c). Two processes' writes to the same bytes are
+ * ordered by the collective calls between them, and each process drains on its own, so a
+ * process must not write an older extent after another process wrote a newer one over it.
+ * Every collective call on the file is therefore a planning point: all threads are paused
+ * (the segment in flight completes first), each process sends the pieces it logged since the
+ * previous point, with their stamps, and each process
+ *   - forgets the parts of its extents that another process wrote later (they would only be
+ *     overwritten), so that what remains of all processes' planned extents is disjoint
+ *     wherever the stamps differ, and may be written in any order;
+ *   - adds the other processes' pieces to its fence: an extent logged after the last point
+ *     is drained in the background only where no other process's earlier extent lies (both
+ *     logged since the last point means no collective call separates them: unordered).
+ * A collective drain (sync, close, set_size, a collective read) pauses the thread and drains
+ * the rest with the usual rounds and exchange; the fence is then empty again.
+ *
+ * bblog_close=bb: close plans a last time, makes the log durable on the burst buffer and
+ * returns; the thread drains the rest, then fsyncs the PFS file. The logstate outlives the
+ * handle until then. Re-opening or deleting the file in this process waits for it, and so does
+ * MPI_Finalize (an attribute on MPI_COMM_SELF whose delete callback runs before MPI shuts down).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ad_bblog.h"
+#include "adioi.h"
+#include "bblog_pace.h"
+
+#define DEFAULT_SEGMENT_SIZE (4 * 1024 * 1024)
+#define QUIET_GAP 0.5           /* seconds without a write that end an I/O phase */
+#define MARGIN 0.1              /* of the predicted period, kept free before the next phase */
+
+struct ADIOI_BBLOG_bg {
+    pthread_t thread;
+    pthread_cond_t cond;        /* any change of the fields below */
+    int stop;                   /* the thread must return */
+    int paused;                 /* the application thread works on the index */
+    int busy;                   /* a segment is being written (lock released) */
+    int hold;                   /* bblog_drain=on_demand with bblog_close=bb: idle until close */
+    int closing;                /* the handle was closed: drain everything, then done */
+    int done;                   /* closing and all drained (or failed) */
+    int starved;                /* nothing eligible: wait for the next planning point */
+    int single;                 /* one process: no planning points, everything is eligible */
+    int pfs_fd;
+    uint64_t plan_log_end;      /* log bytes below were logged before the last planning point */
+    size_t plan_through;        /* ls->through entries already sent */
+    struct bblog_index *fence;  /* other processes' pieces since the last collective drain */
+    struct bblog_pace pace;
+    uint64_t cursor;            /* file offset to go on from */
+    char *buf;
+    size_t bufsz;
+    int err;                    /* errno of the last failed PFS write, 0 if none */
+    int warned;
+    int keep_logs, stats;
+    char stats_path[PATH_MAX];
+    double t0_mono, t0_real;
+    uint64_t bytes, writes, plans;
+};
+
+static double realtime(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
+
+void ADIOI_BBLOG_Lock(struct ADIOI_BBLOG_logstate *ls)
+{
+    if (ls && ls->bg)
+        pthread_mutex_lock(&ls->lock);
+}
+
+void ADIOI_BBLOG_Unlock(struct ADIOI_BBLOG_logstate *ls)
+{
+    if (ls && ls->bg)
+        pthread_mutex_unlock(&ls->lock);
+}
+
+/* ---- the thread ---- */
+
+struct pick {
+    uint64_t off, len, log_off;
+};
+
+/* Whether the background may write e now; e is cut to the part that the answer is for. An
+ * extent logged since the last planning point qualifies only if an independent call wrote it
+ * (a collective call's data must not reach the file before every process entered the call, as
+ * with ROMIO's two-phase write) and no other process logged those bytes before that point. */
+static int eligible(const struct ADIOI_BBLOG_logstate *ls, struct bblog_extent *e)
+{
+    struct bblog_idx_iter it;
+    struct bblog_extent f;
+    uint64_t run_end;
+
+    if (e->log_off < ls->bg->plan_log_end && e->log_off + e->len > ls->bg->plan_log_end)
+        e->len = ls->bg->plan_log_end - e->log_off;
+    if (ls->bg->closing || e->log_off + e->len <= ls->bg->plan_log_end || ls->bg->single)
+        return 1;
+    if (ADIOI_BBLOG_Stamp_at(ls, e->log_off, &run_end) % 2)
+        return 0;
+    if (run_end - e->log_off < e->len)
+        e->len = run_end - e->log_off;
+    bblog_idx_iter_init(ls->bg->fence, &it, e->off, e->len);
+    return !bblog_idx_iter_next(&it, &f);
+}
+
+/* Up to want bytes of eligible extents from the cursor on (wrapping once), read from the log
+ * into bg->buf. Lock held. Returns the number of picks (0: nothing eligible). */
+static size_t pick_segment(struct ADIOI_BBLOG_logstate *ls, uint64_t want, struct pick **picks,
+                           size_t *cap)
+{
+    struct ADIOI_BBLOG_bg *bg = ls->bg;
+    struct bblog_idx_iter it;
+    struct bblog_extent e;
+    uint64_t got = 0, start = bg->cursor;
+    size_t n = 0;
+    int pass;
+
+    if (want > bg->bufsz)
+        want = bg->bufsz;
+    for (pass = 0; pass < 2 && got < want; pass++) {
+        uint64_t lo = pass == 0 ? start : 0, len = pass == 0 ? UINT64_MAX - start : start;
+        bblog_idx_iter_init(ls->idx, &it, lo, len);
+        while (got < want && bblog_idx_iter_next(&it, &e)) {
+            if (!eligible(ls, &e))
+                continue;
+            if (e.len > want - got)
+                e.len = want - got;
+            if (n == *cap) {
+                size_t c = *cap ? 2 * *cap : 256;
+                struct pick *p = realloc(*picks, c * sizeof(*p));
+                if (!p)
+                    return n;
+                *picks = p;
+                *cap = c;
+            }
+            if (bblog_log_read(ls->log, e.log_off, e.len, bg->buf + got) != 0)
+                return n;
+            (*picks)[n].off = e.off;
+            (*picks)[n].len = e.len;
+            (*picks)[n].log_off = e.log_off;
+            n++;
+            got += e.len;
+            bg->cursor = e.off + e.len;
+        }
+    }
+    return n;
+}
+
+/* Forgets [off, off+len) where the index still maps it to log_off + (x - off). Lock held. */
+static void forget_current(struct ADIOI_BBLOG_logstate *ls, const struct pick *p)
+{
+    struct bblog_idx_iter it;
+    struct bblog_extent e;
+    uint64_t cut[2 * 16];
+    size_t k = 0, i;
+    int more = 1;
+
+    while (more) {
+        k = 0;
+        more = 0;
+        bblog_idx_iter_init(ls->idx, &it, p->off, p->len);
+        while (bblog_idx_iter_next(&it, &e)) {
+            if (e.log_off != p->log_off + (e.off - p->off))
+                continue;
+            if (k == 16) {
+                more = 1;
+                break;
+            }
+            cut[2 * k] = e.off;
+            cut[2 * k + 1] = e.len;
+            k++;
+        }
+        for (i = 0; i < k; i++)
+            if (bblog_idx_remove(ls->idx, cut[2 * i], cut[2 * i + 1]) != 0)
+                return;         /* no memory to split: the bytes stay, drained twice */
+    }
+}
+
+static int write_all(int fd, const char *buf, uint64_t len, uint64_t off)
+{
+    while (len > 0) {
+        ssize_t w = pwrite(fd, buf, len > (1u << 30) ? (1u << 30) : (size_t) len, (off_t) off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return w < 0 ? errno : EIO;
+        buf += w;
+        off += (uint64_t) w;
+        len -= (uint64_t) w;
+    }
+    return 0;
+}
+
+static void *bg_main(void *arg)
+{
+    struct ADIOI_BBLOG_logstate *ls = arg;
+    struct ADIOI_BBLOG_bg *bg = ls->bg;
+    struct pick *picks = NULL;
+    size_t cap = 0, n, i;
+
+    pthread_mutex_lock(&ls->lock);
+    while (!bg->stop) {
+        struct bblog_pace_action act;
+        uint64_t bytes = 0;
+        int rc = 0;
+
+        if (bg->paused || bg->done || (bg->hold && !bg->closing) || bg->starved) {
+            pthread_cond_wait(&bg->cond, &ls->lock);
+            continue;
+        }
+        if (bg->closing && bblog_idx_count(ls->idx) == 0) {
+            if (bg->pfs_fd >= 0 && fdatasync(bg->pfs_fd) != 0 && !bg->err)
+                bg->err = errno;
+            bg->done = 1;
+            pthread_cond_broadcast(&bg->cond);
+            continue;
+        }
+        if (bg->closing) {
+            act.bytes = bg->bufsz;      /* after close, as fast as possible */
+        } else if (bblog_pace_next(&bg->pace, ADIOI_BBLOG_Now(), &act) != 0) {
+            act.bytes = 0, act.wake = ADIOI_BBLOG_Now() + 0.1;
+        }
+        if (act.bytes == 0) {
+            if (isinf(act.wake)) {
+                pthread_cond_wait(&bg->cond, &ls->lock);
+            } else {
+                struct timespec ts;
+                double w = realtime() + (act.wake - ADIOI_BBLOG_Now());
+                ts.tv_sec = (time_t) w;
+                ts.tv_nsec = (long) ((w - (double) ts.tv_sec) * 1e9);
+                if (ts.tv_nsec >= 1000000000L)
+                    ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+                pthread_cond_timedwait(&bg->cond, &ls->lock, &ts);
+            }
+            continue;
+        }
+        n = pick_segment(ls, act.bytes, &picks, &cap);
+        if (n == 0) {
+            bg->starved = 1;
+            if (!bg->closing)
+                bblog_pace_on_drained(&bg->pace, ADIOI_BBLOG_Now(), 0);
+            if (bg->closing) {          /* nothing eligible, nothing readable: give up */
+                bg->err = bg->err ? bg->err : EIO;
+                bg->done = 1;
+                pthread_cond_broadcast(&bg->cond);
+            }
+            continue;
+        }
+        bg->busy = 1;
+        pthread_mutex_unlock(&ls->lock);
+        /* Extents adjacent in the file are adjacent in buf too: one write for each run. */
+        for (i = 0; i < n && rc == 0;) {
+            size_t j = i + 1;
+            uint64_t len = picks[i].len;
+            while (j < n && picks[j].off == picks[j - 1].off + picks[j - 1].len)
+                len += picks[j++].len;
+            rc = write_all(bg->pfs_fd, bg->buf + bytes, len, picks[i].off);
+            bytes += len;
+            bg->writes++;
+            i = j;
+        }
+        pthread_mutex_lock(&ls->lock);
+        bg->busy = 0;
+        if (rc == 0) {
+            for (i = 0; i < n; i++)
+                forget_current(ls, &picks[i]);
+            bg->bytes += bytes;
+        } else {
+            /* The bytes stay in the index and the log: the next collective drain writes them
+             * (and reports the error if the PFS still refuses). */
+            bg->err = rc;
+            bg->starved = 1;
+            if (!bg->warned++)
+                fprintf(stderr, "bblog: warning: background drain of %s: %s; the data stays "
+                        "in the log for the next drain\n", ls->pfs_path, strerror(rc));
+            if (bg->closing) {
+                bg->done = 1;
+            }
+        }
+        if (!bg->closing)
+            bblog_pace_on_drained(&bg->pace, ADIOI_BBLOG_Now(), rc == 0 ? bytes : 0);
+        pthread_cond_broadcast(&bg->cond);
+    }
+    pthread_mutex_unlock(&ls->lock);
+    free(picks);
+    return NULL;
+}
+
+/* ---- the application thread ---- */
+
+static int finalize_keyval = MPI_KEYVAL_INVALID;
+
+static int at_finalize(MPI_Comm comm, int keyval, void *val, void *extra)
+{
+    ADIOI_BBLOG_Bg_wait_all();
+    return MPI_SUCCESS;
+}
+
+int ADIOI_BBLOG_Bg_start(ADIO_File fd)
+{
+    static const char myname[] = "ADIOI_BBLOG_BG_START";
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    struct ADIOI_BBLOG_logstate *ls = st->ls;
+    struct bblog_pace_params par;
+    struct ADIOI_BBLOG_bg *bg;
+    uint64_t seg = (uint64_t) st->hints.segment_size;
+    int rc;
+
+    if (ls->bg)                 /* another handle of this file started it */
+        return MPI_SUCCESS;
+    if (seg == 0) {
+        /* One full stripe row of the PFS file when ROMIO knows the striping. */
+        ADIOI_Hints *h = st->inner->hints;
+        seg = h->striping_unit > 0 && h->striping_factor > 0 ?
+            (uint64_t) h->striping_unit * (uint64_t) h->striping_factor : DEFAULT_SEGMENT_SIZE;
+    }
+    bg = calloc(1, sizeof(*bg));
+    if (!bg)
+        return ADIOI_BBLOG_Err_rc(myname, __LINE__, ENOMEM, "cannot start the background "
+                                  "drain of", st->pfs_path);
+    bg->pfs_fd = -1;
+    bg->bufsz = seg;
+    bg->hold = st->hints.drain == ADIOI_BBLOG_DRAIN_ON_DEMAND;
+    bg->single = st->nprocs <= 1;
+    bg->keep_logs = st->hints.keep_logs;
+    if (st->hints.stats[0]) {
+        bg->stats = 1;
+        strcpy(bg->stats_path, st->hints.stats);
+    }
+    memset(&par, 0, sizeof(par));
+    par.mode = st->hints.drain == ADIOI_BBLOG_DRAIN_PROACTIVE ? BBLOG_PACE_PROACTIVE :
+        BBLOG_PACE_REACTIVE;
+    par.segment_size = seg;
+    par.interval = st->hints.drain_interval;
+    par.max_rate = (double) st->hints.drain_max_rate;
+    par.margin = MARGIN;
+    par.quiet_gap = QUIET_GAP;
+    bg->t0_mono = ADIOI_BBLOG_Now();
+    bg->t0_real = realtime();
+    rc = bblog_pace_init(&bg->pace, &par, bg->t0_mono);
+    if (rc == 0 && !(bg->buf = malloc(seg)))
+        rc = ENOMEM;
+    if (rc == 0)
+        rc = bblog_idx_create(&bg->fence);
+    if (rc == 0 && (bg->pfs_fd = open(st->pfs_path, O_WRONLY | O_CLOEXEC)) < 0)
+        rc = errno;
+    if (rc == 0 && (rc = pthread_cond_init(&bg->cond, NULL)) == 0) {
+        ls->bg = bg;
+        ls->refs++;             /* the thread's own reference: it may outlive the handle */
+        if ((rc = pthread_create(&bg->thread, NULL, bg_main, ls)) != 0) {
+            ls->bg = NULL;
+            ls->refs--;
+            pthread_cond_destroy(&bg->cond);
+        }
+    }
+    if (rc != 0) {
+        if (bg->pfs_fd >= 0)
+            close(bg->pfs_fd);
+        if (bg->fence)
+            bblog_idx_destroy(bg->fence);
+        bblog_pace_free(&bg->pace);
+        free(bg->buf);
+        free(bg);
+        return ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot start the background drain of",
+                                  st->pfs_path);
+    }
+    if (finalize_keyval == MPI_KEYVAL_INVALID &&
+        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, at_finalize, &finalize_keyval,
+                               NULL) == MPI_SUCCESS)
+        MPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval, NULL);
+    return MPI_SUCCESS;
+}
+
+/* Lock held on entry and exit. */
+static void pause_locked(struct ADIOI_BBLOG_logstate *ls)
+{
+    ls->bg->paused++;
+    while (ls->bg->busy)
+        pthread_cond_wait(&ls->bg->cond, &ls->lock);
+}
+
+static void resume_locked(struct ADIOI_BBLOG_logstate *ls)
+{
+    ls->bg->paused--;
+    pthread_cond_broadcast(&ls->bg->cond);
+}
+
+void ADIOI_BBLOG_Bg_pause(struct ADIOI_BBLOG_logstate *ls)
+{
+    if (!ls || !ls->bg)
+        return;
+    pthread_mutex_lock(&ls->lock);
+    pause_locked(ls);
+    pthread_mutex_unlock(&ls->lock);
+}
+
+void ADIOI_BBLOG_Bg_resume(struct ADIOI_BBLOG_logstate *ls, int drained)
+{
+    if (!ls || !ls->bg)
+        return;
+    pthread_mutex_lock(&ls->lock);
+    if (drained) {
+        /* A collective drain emptied every process's log: nothing older is left anywhere. */
+        bblog_idx_clear(ls->bg->fence);
+        ls->bg->plan_log_end = 0;
+        ls->bg->plan_through = 0;
+        ls->bg->cursor = 0;
+        ls->bg->err = 0;
+        bblog_pace_set_pending(&ls->bg->pace, ADIOI_BBLOG_Now(), bblog_idx_bytes(ls->idx));
+    }
+    ls->bg->starved = 0;
+    resume_locked(ls);
+    pthread_mutex_unlock(&ls->lock);
+}
+
+/* Lock held. Whether another process logged [off, off+len) before the last planning point
+ * (its background drain may still write those older bytes). */
+int ADIOI_BBLOG_Bg_fenced(const struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len)
+{
+    struct bblog_idx_iter it;
+    struct bblog_extent e;
+
+    if (!ls->bg)
+        return 0;
+    bblog_idx_iter_init(ls->bg->fence, &it, off, len);
+    return bblog_idx_iter_next(&it, &e);
+}
+
+/* Lock held (application thread). */
+void ADIOI_BBLOG_Bg_note_write(struct ADIOI_BBLOG_logstate *ls, uint64_t before)
+{
+    uint64_t after = bblog_idx_bytes(ls->idx);
+
+    if (after > before)
+        bblog_pace_on_write(&ls->bg->pace, ADIOI_BBLOG_Now(), after - before);
+    ls->bg->starved = 0;
+    pthread_cond_broadcast(&ls->bg->cond);
+}
+
+void ADIOI_BBLOG_Bg_mark(struct ADIOI_BBLOG_logstate *ls)
+{
+    if (!ls || !ls->bg)
+        return;
+    pthread_mutex_lock(&ls->lock);
+    bblog_pace_on_mark(&ls->bg->pace, ADIOI_BBLOG_Now());
+    pthread_cond_broadcast(&ls->bg->cond);
+    pthread_mutex_unlock(&ls->lock);
+}
+
+struct trim_arg {
+    uint64_t *cut;              /* pairs (off, len) to forget */
+    size_t n, cap;
+};
+
+static int collect_cut(void *arg, uint64_t off, uint64_t len)
+{
+    struct trim_arg *t = arg;
+
+    if (t->n == t->cap) {
+        size_t c = t->cap ? 2 * t->cap : 64;
+        uint64_t *p = realloc(t->cut, 2 * c * sizeof(*p));
+        if (!p)
+            return ENOMEM;
+        t->cut = p;
+        t->cap = c;
+    }
+    t->cut[2 * t->n] = off;
+    t->cut[2 * t->n + 1] = len;
+    t->n++;
+    return 0;
+}
+
+/*
+ * Planning point (collective; at the end of each collective call on the file, all processes
+ * alike). Returns 0 or ENOMEM (then every process returns it, and the thread stays paused
+ * until the next collective drain: nothing is written out of order).
+ */
+int ADIOI_BBLOG_Bg_plan(ADIO_File fd)
+{
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    struct ADIOI_BBLOG_logstate *ls = st->ls;
+    struct ADIOI_BBLOG_bg *bg;
+    struct ADIOI_BBLOG_order o;
+    struct bblog_idx_iter it;
+    struct bblog_extent e;
+    struct trim_arg t = { NULL, 0, 0 };
+    uint64_t *mine = NULL, before;
+    size_t n = 0, i;
+    int rc, xrc;
+
+    if (!ls || !(bg = ls->bg) || st->nprocs <= 1)
+        return 0;
+    pthread_mutex_lock(&ls->lock);
+    pause_locked(ls);
+    /* What this process wrote since the last point: its appends, and its writes through. */
+    rc = ADIOI_BBLOG_Order_init(fd, &o);
+    n = ls->nrecent + (ls->nthrough - bg->plan_through);
+    if (rc == 0 && !(mine = malloc((n ? n : 1) * 3 * sizeof(*mine))))
+        rc = ENOMEM;
+    if (rc == 0) {
+        for (i = 0; i < ls->nrecent; i++) {
+            mine[3 * i] = ls->recent[i].off, mine[3 * i + 1] = ls->recent[i].len;
+            mine[3 * i + 2] = ls->recent[i].stamp;
+        }
+        for (i = bg->plan_through; i < ls->nthrough; i++) {
+            size_t k = ls->nrecent + (i - bg->plan_through);
+            mine[3 * k] = ls->through[i].off, mine[3 * k + 1] = ls->through[i].len;
+            mine[3 * k + 2] = ls->through[i].stamp;
+        }
+        n = ls->nrecent + (ls->nthrough - bg->plan_through);
+    } else {
+        n = 0;
+    }
+    /* Collective even after a failure here, so that every process learns of it. */
+    xrc = o.counts ? ADIOI_BBLOG_Order_exchange(fd, &o, mine, (int) n) : ENOMEM;
+    rc = rc ? rc : xrc;
+    /* Forget what others wrote later, and fence off what they wrote at all. */
+    for (i = 0; rc == 0 && i < o.n; i++) {
+        uint64_t qoff = o.pieces[3 * i], qlen = o.pieces[3 * i + 1];
+        uint32_t qstamp = (uint32_t) o.pieces[3 * i + 2];
+        bblog_idx_iter_init(ls->idx, &it, qoff, qlen);
+        while (rc == 0 && bblog_idx_iter_next(&it, &e)) {
+            while (rc == 0 && e.len > 0) {
+                uint64_t run_end, len = e.len;
+                uint32_t stamp = ADIOI_BBLOG_Stamp_at(ls, e.log_off, &run_end);
+                if (run_end - e.log_off < len)
+                    len = run_end - e.log_off;
+                if (stamp < qstamp)
+                    rc = collect_cut(&t, e.off, len);
+                e.off += len, e.log_off += len, e.len -= len;
+            }
+        }
+        if (rc == 0)
+            rc = bblog_idx_insert(bg->fence, qoff, qlen, 0);
+    }
+    before = bblog_idx_bytes(ls->idx);
+    for (i = 0; rc == 0 && i < t.n; i++)
+        rc = bblog_idx_remove(ls->idx, t.cut[2 * i], t.cut[2 * i + 1]);
+    st->st.bytes_superseded += before - bblog_idx_bytes(ls->idx);
+    if (rc == 0) {
+        bg->plan_log_end = ls->log_end;
+        bg->plan_through = ls->nthrough;
+        ls->nrecent = 0;
+        bg->plans++;
+        bg->starved = 0;
+        bblog_pace_set_pending(&bg->pace, ADIOI_BBLOG_Now(), bblog_idx_bytes(ls->idx));
+        resume_locked(ls);
+    } else if (!bg->warned++) {
+        fprintf(stderr, "bblog: warning: rank %d: no memory to plan the background drain of "
+                "%s; it waits for the next sync or close\n", st->rank, ls->pfs_path);
+    }
+    /* On failure the thread stays paused: Bg_resume after the next collective drain. */
+    pthread_mutex_unlock(&ls->lock);
+    ADIOI_BBLOG_Order_fini(&o);
+    free(mine);
+    free(t.cut);
+    return rc;
+}
+
+/* Stats of the background drain, one JSON line per process (the segments are this process's
+ * own: no MPI, so it also works after close with bblog_close=bb). Lock held. */
+static void report(struct ADIOI_BBLOG_logstate *ls, int rank)
+{
+    struct ADIOI_BBLOG_bg *bg = ls->bg;
+    const struct bblog_pace_segment *seg;
+    size_t nseg, i;
+    FILE *out;
+
+    if (!bg->stats)
+        return;
+    out = strcmp(bg->stats_path, "stderr") == 0 ? stderr : fopen(bg->stats_path, "a");
+    if (!out)
+        return;
+    seg = bblog_pace_segments(&bg->pace, &nseg);
+    fprintf(out, "{\"bblog_bg\": 1, \"file\": \"%s\", \"rank\": %d, \"mode\": \"%s\", "
+            "\"t0_unix\": %.6f, \"bytes\": %llu, \"writes\": %llu, \"plans\": %llu, "
+            "\"error\": %d, \"segments\": [", ls->pfs_path, rank,
+            bg->hold ? "close_bb" : bg->pace.par.mode == BBLOG_PACE_PROACTIVE ? "proactive" :
+            "reactive", bg->t0_real, (unsigned long long) bg->bytes,
+            (unsigned long long) bg->writes, (unsigned long long) bg->plans, bg->err);
+    for (i = 0; i < nseg; i++)
+        fprintf(out, "%s[%.6f, %llu, %.6f]", i ? ", " : "", seg[i].start - bg->t0_mono,
+                (unsigned long long) seg[i].bytes, seg[i].duration);
+    fprintf(out, "]}\n");
+    if (out != stderr)
+        fclose(out);
+}
+
+/* Lock held; returns with the thread joined and the lock still held. */
+static void stop_thread(struct ADIOI_BBLOG_logstate *ls)
+{
+    ls->bg->stop = 1;
+    pthread_cond_broadcast(&ls->bg->cond);
+    pthread_mutex_unlock(&ls->lock);
+    pthread_join(ls->bg->thread, NULL);
+    pthread_mutex_lock(&ls->lock);
+}
+
+static void free_bg(struct ADIOI_BBLOG_logstate *ls)
+{
+    struct ADIOI_BBLOG_bg *bg = ls->bg;
+
+    if (bg->pfs_fd >= 0)
+        close(bg->pfs_fd);
+    bblog_idx_destroy(bg->fence);
+    bblog_pace_free(&bg->pace);
+    pthread_cond_destroy(&bg->cond);
+    free(bg->buf);
+    free(bg);
+    ls->bg = NULL;
+}
+
+/* The handle closes while the thread keeps the logstate (bblog_close=bb). */
+void ADIOI_BBLOG_Bg_close(struct ADIOI_BBLOG_logstate *ls)
+{
+    pthread_mutex_lock(&ls->lock);
+    ls->bg->closing = 1;
+    ls->bg->starved = 0;
+    if (ls->bg->paused)
+        ls->bg->paused = 0;
+    pthread_cond_broadcast(&ls->bg->cond);
+    pthread_mutex_unlock(&ls->lock);
+}
+
+/* The last handle of a file in on_demand-less mode detaches normally: stop the thread. */
+void ADIOI_BBLOG_Bg_stop(struct ADIOI_BBLOG_logstate *ls, int rank)
+{
+    if (!ls || !ls->bg)
+        return;
+    pthread_mutex_lock(&ls->lock);
+    stop_thread(ls);
+    report(ls, rank);
+    pthread_mutex_unlock(&ls->lock);
+    free_bg(ls);
+    ls->refs--;                 /* the thread's reference */
+}
+
+/* Waits for a closed file's background drain, then finishes what close left: the log is
+ * marked drained and removed (kept, with a message, if the drain failed), the logstate freed.
+ * Application thread only. */
+static void finish(struct ADIOI_BBLOG_logstate *ls)
+{
+    struct ADIOI_BBLOG_bg *bg = ls->bg;
+    int ok, keep = bg->keep_logs, rank = ls->log ? (int) ls->rank : -1;
+
+    pthread_mutex_lock(&ls->lock);
+    while (!bg->done)
+        pthread_cond_wait(&bg->cond, &ls->lock);
+    ok = bg->err == 0 && bblog_idx_count(ls->idx) == 0;
+    stop_thread(ls);
+    report(ls, rank);
+    pthread_mutex_unlock(&ls->lock);
+    if (!ok)
+        fprintf(stderr, "bblog: rank %d: the background drain of %s after close failed (%s); "
+                "its log stays in the burst buffer: run `bblog replay DIR --file %s`\n", rank,
+                ls->pfs_path, strerror(bg->err ? bg->err : EIO), ls->pfs_path);
+    if (ok && ls->log && bblog_log_mark_drained(ls->log) != 0)
+        ok = 0;
+    free_bg(ls);
+    ADIOI_BBLOG_Logstate_detach(ls, ok && !keep);
+}
+
+void ADIOI_BBLOG_Bg_wait(const char *pfs_path)
+{
+    struct ADIOI_BBLOG_logstate *ls;
+
+    while ((ls = ADIOI_BBLOG_Logstate_closing(pfs_path)) != NULL)
+        finish(ls);
+}
+
+void ADIOI_BBLOG_Bg_wait_all(void)
+{
+    ADIOI_BBLOG_Bg_wait(NULL);
+}

@@ -1,0 +1,258 @@
+/*
+ * Write order across processes.
+ *
+ * Each process drains its own log, so when two processes logged the same bytes, the drain
+ * alone does not know which write came later. MPI leaves that undefined unless the writes are
+ * separated by sync-barrier-sync, but programs rely on something weaker: a collective call
+ * between the two writes. Parallel HDF5 fills a new dataset with one collective write, then
+ * each process writes its own part, which other processes filled; plain ROMIO writes the fill
+ * at once, so the later write wins.
+ *
+ * bblog orders such writes with a stamp. Every process counts the collective calls it made on
+ * the file (write_all, read_all, sync, set_size, set_atomicity: calls that every process of the
+ * communicator makes in the same order, so the counts agree). A write made inside collective
+ * call number c (counting from 0) is stamped 2c + 1, a write made after c collective calls and
+ * outside any is stamped 2c: a write after a collective call always has a higher stamp than one
+ * made in it or before it, on any process. Collective calls on a one-process communicator are
+ * not counted: they order nothing between processes.
+ *
+ * Stamps are kept per run of the data log (appends are in log order and stamps never
+ * decrease), so the index needs no extra field. Bytes written straight to the PFS (large
+ * extents, a full burst buffer) are remembered with their stamp until the next drain, as
+ * they can be newer than what another process logged.
+ *
+ * At drain, each round's pieces (offset, length, stamp) are exchanged among the processes and
+ * each process leaves out the parts of its pieces that another process wrote with a higher
+ * stamp. Equal stamps are writes no collective call separates: left as they are (ROMIO then
+ * decides, as it would without bblog). The exchange is skipped when all stamps are equal.
+ *
+ * The stamp is also the records' gen, which orders replay after a crash (bblog_format.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ad_bblog.h"
+#include "adioi.h"
+
+uint32_t ADIOI_BBLOG_Stamp(const struct ADIOI_BBLOG_logstate *ls)
+{
+    return 2 * ls->colls + (ls->in_coll ? 1 : 0);
+}
+
+void ADIOI_BBLOG_Coll_begin(ADIO_File fd)
+{
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+
+    if (st->ls && st->nprocs > 1)
+        st->ls->in_coll++;
+}
+
+void ADIOI_BBLOG_Coll_end(ADIO_File fd, int began)
+{
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+
+    if (!st->ls || st->nprocs <= 1)
+        return;
+    if (began)
+        st->ls->in_coll--;
+    st->ls->colls++;
+    /* With background drains every collective call is a planning point (ad_bblog_bg.c). A
+     * failure leaves the thread paused until the next collective drain: nothing is lost. */
+    if (st->ls->bg && st->hints.drain != ADIOI_BBLOG_DRAIN_ON_DEMAND)
+        ADIOI_BBLOG_Bg_plan(fd);
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+    size_t n = *cap ? *cap : 64;
+    void *q;
+
+    if (need <= *cap)
+        return 0;
+    while (n < need)
+        n *= 2;
+    q = realloc(*p, n * size);
+    if (!q)
+        return ENOMEM;
+    *p = q;
+    *cap = n;
+    return 0;
+}
+
+int ADIOI_BBLOG_Note_append(struct ADIOI_BBLOG_logstate *ls, uint64_t log_off, uint32_t stamp)
+{
+    if (ls->nruns > 0 && ls->runs[ls->nruns - 1].stamp == stamp)
+        return 0;
+    if (grow((void **) &ls->runs, &ls->runs_cap, ls->nruns + 1, sizeof(*ls->runs)) != 0)
+        return ENOMEM;
+    ls->runs[ls->nruns].log_off = log_off;
+    ls->runs[ls->nruns].stamp = stamp;
+    ls->nruns++;
+    return 0;
+}
+
+static int note_piece(struct ADIOI_BBLOG_piece **v, size_t *n, size_t *cap, uint64_t off,
+                      uint64_t len, uint32_t stamp)
+{
+    struct ADIOI_BBLOG_piece *last = *n ? &(*v)[*n - 1] : NULL;
+
+    if (last && last->stamp == stamp && last->off + last->len == off) {
+        last->len += len;
+        return 0;
+    }
+    if (grow((void **) v, cap, *n + 1, sizeof(**v)) != 0)
+        return ENOMEM;
+    (*v)[*n].off = off;
+    (*v)[*n].len = len;
+    (*v)[*n].stamp = stamp;
+    (*n)++;
+    return 0;
+}
+
+int ADIOI_BBLOG_Note_through(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len,
+                             uint32_t stamp)
+{
+    return note_piece(&ls->through, &ls->nthrough, &ls->through_cap, off, len, stamp);
+}
+
+int ADIOI_BBLOG_Note_recent(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len,
+                            uint32_t stamp)
+{
+    return note_piece(&ls->recent, &ls->nrecent, &ls->recent_cap, off, len, stamp);
+}
+
+void ADIOI_BBLOG_Order_reset(struct ADIOI_BBLOG_logstate *ls)
+{
+    ls->nruns = 0;
+    ls->nthrough = 0;
+    ls->nrecent = 0;
+}
+
+void ADIOI_BBLOG_Order_free(struct ADIOI_BBLOG_logstate *ls)
+{
+    free(ls->runs);
+    free(ls->through);
+    free(ls->recent);
+    ls->runs = NULL;
+    ls->through = NULL;
+    ls->recent = NULL;
+    ls->nruns = ls->runs_cap = ls->nthrough = ls->through_cap = 0;
+    ls->nrecent = ls->recent_cap = 0;
+}
+
+uint32_t ADIOI_BBLOG_Stamp_at(const struct ADIOI_BBLOG_logstate *ls, uint64_t log_off,
+                              uint64_t *run_end)
+{
+    size_t lo = 0, hi = ls->nruns;
+
+    /* The last run starting at or before log_off. */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ls->runs[mid].log_off <= log_off)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    *run_end = lo + 1 < ls->nruns ? ls->runs[lo + 1].log_off : UINT64_MAX;
+    return ls->nruns ? ls->runs[lo].stamp : ADIOI_BBLOG_Stamp(ls);
+}
+
+/* ---- the exchange at drain ---- */
+
+static int by_off(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+
+    return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+int ADIOI_BBLOG_Order_init(ADIO_File fd, struct ADIOI_BBLOG_order *o)
+{
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+
+    memset(o, 0, sizeof(*o));
+    o->counts = malloc(2 * (size_t) st->nprocs * sizeof(*o->counts));
+    return o->counts ? 0 : ENOMEM;
+}
+
+/* mine: n_mine triples (off, len, stamp). Collective; on failure every process returns ENOMEM
+ * with nothing exchanged. */
+int ADIOI_BBLOG_Order_exchange(ADIO_File fd, struct ADIOI_BBLOG_order *o, const uint64_t *mine,
+                               int n_mine)
+{
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    int *counts = o->counts, *displs = o->counts + st->nprocs;
+    int total = 0, i, failed, anyfail, n = 3 * n_mine;
+    uint64_t *all;
+    size_t k = 0, j, others;
+
+    o->n = 0;
+    MPI_Allgather(&n, 1, MPI_INT, counts, 1, MPI_INT, fd->comm);
+    for (i = 0; i < st->nprocs; i++) {
+        displs[i] = total;
+        total += counts[i];
+    }
+    others = (size_t) (total - n) / 3;
+    all = malloc((total ? total : 1) * sizeof(*all));
+    failed = all == NULL ||
+        grow((void **) &o->pieces, &o->cap, others + 1, 3 * sizeof(uint64_t)) != 0 ||
+        grow((void **) &o->reach, &o->reach_cap, others + 1, sizeof(uint64_t)) != 0;
+    /* Every process takes part in the same collectives: agree on failure first. */
+    MPI_Allreduce(&failed, &anyfail, 1, MPI_INT, MPI_MAX, fd->comm);
+    if (anyfail) {
+        free(all);
+        return ENOMEM;
+    }
+    MPI_Allgatherv(mine, n, MPI_UINT64_T, all, counts, displs, MPI_UINT64_T, fd->comm);
+    for (i = 0; i < st->nprocs; i++) {
+        if (i == st->rank)
+            continue;
+        memcpy(o->pieces + 3 * k, all + displs[i], counts[i] * sizeof(*all));
+        k += counts[i] / 3;
+    }
+    free(all);
+    qsort(o->pieces, k, 3 * sizeof(uint64_t), by_off);
+    /* reach[j]: the furthest end among pieces 0..j, to find by binary search the first piece
+     * that can overlap an offset, although pieces of different processes overlap. */
+    for (j = 0; j < k; j++) {
+        uint64_t end = o->pieces[3 * j] + o->pieces[3 * j + 1];
+        o->reach[j] = j > 0 && o->reach[j - 1] > end ? o->reach[j - 1] : end;
+    }
+    o->n = k;
+    return 0;
+}
+
+int ADIOI_BBLOG_Order_keep(const struct ADIOI_BBLOG_order *o, uint64_t lo, uint64_t hi,
+                           uint32_t stamp, ADIOI_BBLOG_keep_fn keep, void *arg)
+{
+    size_t a = 0, b = o->n, j;
+    uint64_t pos = lo;
+    int rc;
+
+    while (a < b) {             /* first j with reach[j] > lo */
+        size_t mid = a + (b - a) / 2;
+        if (o->reach[mid] > lo)
+            b = mid;
+        else
+            a = mid + 1;
+    }
+    for (j = a; j < o->n && o->pieces[3 * j] < hi; j++) {
+        uint64_t off = o->pieces[3 * j], end = off + o->pieces[3 * j + 1];
+        if (o->pieces[3 * j + 2] <= stamp || end <= pos)
+            continue;
+        if (off > pos && (rc = keep(arg, pos, off - pos)) != 0)
+            return rc;
+        pos = end;
+        if (pos >= hi)
+            return 0;
+    }
+    return pos < hi ? keep(arg, pos, hi - pos) : 0;
+}
+
+void ADIOI_BBLOG_Order_fini(struct ADIOI_BBLOG_order *o)
+{
+    free(o->counts);
+    free(o->pieces);
+    free(o->reach);
+    memset(o, 0, sizeof(*o));
+}

@@ -17,7 +17,9 @@
  *     8  u32  version             BBLOG_FORMAT_VERSION
  *    12  u32  header_size         4096
  *    16  u32  record_size         64
- *    20  u32  flags               0 (reserved)
+ *    20  u32  drained_gen         0, or G + 1 when a drain that every process of the file took
+ *                                 part in completed after all records with gen <= G of every
+ *                                 log of this file and job were on the PFS (see below)
  *    24  u32  rank                rank of the writing process in MPI_COMM_WORLD
  *    28  u32  nprocs              size of MPI_COMM_WORLD
  *    32  u64  create_time_ns      CLOCK_REALTIME at creation
@@ -54,6 +56,11 @@
  * Replay applies only records whose epoch equals the header's epoch, so a drained record is
  * never re-applied over data another process wrote since.
  *
+ * A process can die between the moments two processes mark their logs drained after the same
+ * drain: its log then still holds records that the drain wrote, older than what other
+ * processes wrote later. drained_gen says so job-wide: replay skips, in every log of the file
+ * and job, the records whose gen is below the greatest drained_gen of those logs.
+ *
  * Replay order across the ranks of one file: by gen, then by rank, then by seq. gen never
  * decreases within a log, and every process counts the same collective calls, so a write made
  * after a collective call replays after one made in it or before it, on any rank. Within one
@@ -79,7 +86,7 @@
 #define BBLOG_H_VERSION         8
 #define BBLOG_H_HEADER_SIZE     12
 #define BBLOG_H_RECORD_SIZE     16
-#define BBLOG_H_FLAGS           20
+#define BBLOG_H_DRAINED_GEN     20
 #define BBLOG_H_RANK            24
 #define BBLOG_H_NPROCS          28
 #define BBLOG_H_CTIME           32

@@ -66,6 +66,9 @@ int bblog_log_read(struct bblog_log *log, uint64_t data_off, uint64_t len, void 
  * again (a full burst buffer, once drained, has room).
  */
 int bblog_log_mark_drained(struct bblog_log *log);
+/* The same, after a drain that every process writing the file took part in, which drained all
+ * records of gen < drained_gen (bblog_format.h): recorded in the header for replay. */
+int bblog_log_mark_drained_gen(struct bblog_log *log, uint32_t drained_gen);
 
 /* Sets the sync generation stamped on the records appended from now on. */
 void bblog_log_set_gen(struct bblog_log *log, uint32_t gen);
@@ -83,6 +86,8 @@ struct bblog_log_stats {
     uint64_t aio_submits;       /* staging buffers written with libaio */
     uint64_t sync_writes;       /* staging buffers written with pwrite */
     uint64_t waits;             /* times an append waited for a free staging buffer */
+    uint64_t failures;          /* failed log writes (a drain may have made them harmless) */
+    int last_failure;           /* the errno or BBLOG_E* code of the last one */
     double append_seconds;      /* time inside bblog_log_append */
     double sync_seconds;        /* time inside bblog_log_sync */
     int direct;                 /* data log opened with O_DIRECT */
@@ -106,6 +111,7 @@ int bblog_log_userdir(const char *dir, char *out, size_t outlen);
 
 struct bblog_log_header {
     uint32_t version, rank, nprocs;
+    uint32_t drained_gen;       /* 0, or 1 + the gen up to which a job-wide drain completed */
     uint64_t create_time_ns, epoch, file_id;
     char job_id[BBLOG_JOB_ID_MAX + 1];
     char pfs_path[BBLOG_PATH_MAX + 1];

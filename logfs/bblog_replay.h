@@ -57,6 +57,7 @@ struct bblog_replay_log {
     int open_rc;                /* bblog_scan_open: 0, an errno, or a header error code */
     uint32_t version, rank, nprocs;
     uint64_t create_time_ns, epoch, file_id;
+    uint32_t drained_gen;       /* header: records of gen below it were drained job-wide */
     char job_id[BBLOG_JOB_ID_MAX + 1];
     char *pfs_path;             /* malloc'ed, NULL when open_rc != 0 */
     int scan_rc;                /* 0 clean end, BBLOG_ETORN, BBLOG_ECORRUPT or an errno */
@@ -118,6 +119,8 @@ struct bblog_replay_report {
     size_t ntorn;
     uint64_t records;                   /* undrained records applied */
     uint64_t stale_records;             /* records of older (drained) epochs skipped */
+    uint32_t drained_gen;               /* greatest drained_gen of the file's logs of the job:
+                                         * records of lower gen were drained, and skipped */
     uint64_t bytes_logged;              /* payload bytes of the applied records */
     uint64_t extents;                   /* write extents after merging */
     uint64_t bytes_written;             /* file bytes written (planned, in a dry run) */

@@ -31,7 +31,7 @@ void bblog_header_encode(const struct bblog_log_header *h, unsigned char buf[BBL
     bblog_put_le32(buf + BBLOG_H_VERSION, BBLOG_FORMAT_VERSION);
     bblog_put_le32(buf + BBLOG_H_HEADER_SIZE, BBLOG_HEADER_SIZE);
     bblog_put_le32(buf + BBLOG_H_RECORD_SIZE, BBLOG_RECORD_SIZE);
-    bblog_put_le32(buf + BBLOG_H_FLAGS, 0);
+    bblog_put_le32(buf + BBLOG_H_DRAINED_GEN, h->drained_gen);
     bblog_put_le32(buf + BBLOG_H_RANK, h->rank);
     bblog_put_le32(buf + BBLOG_H_NPROCS, h->nprocs);
     bblog_put_le64(buf + BBLOG_H_CTIME, h->create_time_ns);
@@ -85,6 +85,7 @@ int bblog_header_decode(const unsigned char buf[BBLOG_HEADER_SIZE], struct bblog
     h->nprocs = nprocs;
     h->create_time_ns = bblog_get_le64(buf + BBLOG_H_CTIME);
     h->epoch = bblog_get_le64(buf + BBLOG_H_EPOCH);
+    h->drained_gen = bblog_get_le32(buf + BBLOG_H_DRAINED_GEN);
     h->file_id = bblog_get_le64(buf + BBLOG_H_FILE_ID);
     memcpy(h->job_id, job, jlen);
     memcpy(h->pfs_path, path, plen);

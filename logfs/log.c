@@ -170,6 +170,8 @@ static int fail(struct bblog_log *log, int rc)
 {
     if (log->err == 0)
         log->err = rc;
+    log->stats.failures++;
+    log->stats.last_failure = rc;
     return log->err;
 }
 
@@ -589,6 +591,11 @@ int bblog_log_read(struct bblog_log *log, uint64_t data_off, uint64_t len, void 
  */
 int bblog_log_mark_drained(struct bblog_log *log)
 {
+    return bblog_log_mark_drained_gen(log, log ? log->hdr.drained_gen : 0);
+}
+
+int bblog_log_mark_drained_gen(struct bblog_log *log, uint32_t drained_gen)
+{
     unsigned char hbuf[BBLOG_HEADER_SIZE];
     int rc;
 
@@ -605,6 +612,8 @@ int bblog_log_mark_drained(struct bblog_log *log)
      * matters: no write of the old epoch may land after the truncation below. */
     (void) stage_wait_all(log);
     log->hdr.epoch++;
+    if (drained_gen > log->hdr.drained_gen)
+        log->hdr.drained_gen = drained_gen;
     bblog_header_encode(&log->hdr, hbuf);
     rc = bblog_io_full(log->fd_meta, hbuf, sizeof hbuf, 0, 1, NULL);
     if (rc == 0)

@@ -90,6 +90,7 @@ int bblog_replay_inspect(const char *meta_path, struct bblog_replay_log *out)
     out->nprocs = h->nprocs;
     out->create_time_ns = h->create_time_ns;
     out->epoch = h->epoch;
+    out->drained_gen = h->drained_gen;
     out->file_id = h->file_id;
     memcpy(out->job_id, h->job_id, sizeof out->job_id);
     out->job_id[BBLOG_JOB_ID_MAX] = '\0';
@@ -482,8 +483,12 @@ static int select_logs(const struct bblog_replay_list *list, const struct bblog_
         const struct bblog_replay_log *l = &list->logs[i];
 
         if (l->open_rc == 0 && strcmp(l->pfs_path, o->pfs_path) == 0 &&
-            strcmp(l->job_id, rep->job_id) == 0 && l->nprocs == rep->nprocs)
+            strcmp(l->job_id, rep->job_id) == 0 && l->nprocs == rep->nprocs) {
             ranks[nranks++] = l->rank;
+            /* Drained logs count here most: their processes lived to mark them. */
+            if (l->drained_gen > rep->drained_gen)
+                rep->drained_gen = l->drained_gen;
+        }
     }
     rc = find_missing(ranks, nranks, rep);
     if (rc != 0)
@@ -606,6 +611,11 @@ static int keep_record(struct replay *R, size_t li, const struct bblog_log_recor
 static int verify_pass(struct replay *R)
 {
     uint64_t vsrc = 0;
+    /* A drain of all processes completed for every record of gen below the greatest
+     * drained_gen of the file's logs (select_logs), even in a log whose process died before
+     * marking it (bblog_format.h): those records are on the PFS, and may be older than what
+     * other processes wrote there since. */
+    uint32_t drained_gen = R->rep->drained_gen;
     int rc = 0;
 
     R->rep->torn = malloc(R->nsel * sizeof *R->rep->torn);
@@ -660,7 +670,7 @@ static int verify_pass(struct replay *R)
         if (rc != 0)
             break;
         while ((n = bblog_scan_next(s, &r, &payload)) == 1) {
-            if (r.epoch != l->epoch) {
+            if (r.epoch != l->epoch || r.gen < drained_gen) {
                 R->rep->stale_records++;
                 continue;
             }

@@ -31,8 +31,7 @@ if MPI_TESTS
 TESTS += test/apps/run-pnetcdf.sh
 endif
 EXTRA_DIST += scripts/build-pnetcdf.sh test/apps/run-pnetcdf.sh test/apps/run-pnetcdf-suite.sh \
-    test/apps/pnc_common.h test/apps/pnc_common.c test/apps/pnc_record.c test/apps/pnc_btio.c \
-    test/apps/known/xcoll.c
+    test/apps/pnc_common.h test/apps/pnc_common.c test/apps/pnc_record.c test/apps/pnc_btio.c
 
 # The runners compile into test/mpi/build and test/apps/build of the build tree.
 clean-local: clean-mpi-tests

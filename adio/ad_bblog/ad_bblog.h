@@ -208,6 +208,8 @@ void ADIOI_BBLOG_Inner_set_bytes_view(ADIO_File fd, MPI_Datatype filetype, int *
 /* ad_bblog_drain.c: collective drain of every process's log into the inner file; with
  * sync_inner the inner file is flushed before the logs are marked drained. */
 int ADIOI_BBLOG_Drain(ADIO_File fd, int sync_inner);
+/* Warns once per handle on stderr that the burst buffer is full or failing (why). */
+void ADIOI_BBLOG_Warn_full(struct ADIOI_BBLOG_state *st, const char *why);
 /* Independent: appends [off, off+len) of buf to the log (or writes it through). */
 int ADIOI_BBLOG_Log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void *buf);
 

@@ -50,6 +50,11 @@ void ADIOI_BBLOG_Close(ADIO_File fd, int *error_code)
         err = ADIOI_BBLOG_Drain(fd, 0);
     if (last && !after)
         ADIOI_BBLOG_Bg_stop(st->ls, st->rank);
+    /* No process removes its log before all have marked theirs drained: a process that dies
+     * in between leaves the others' marked logs behind, whose drained_gen tells replay that
+     * its records are on the PFS already (bblog_format.h). */
+    if (!after && st->nprocs > 1 && !st->passthrough && st->inner != ADIO_FILE_NULL)
+        MPI_Barrier(fd->comm);
     if (!st->passthrough && st->hints_parsed && st->hints.stats[0])
         ADIOI_BBLOG_Stats_report(fd);
     if (st->ls) {

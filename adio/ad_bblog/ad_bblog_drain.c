@@ -366,12 +366,25 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
     failed = err != MPI_SUCCESS;
     MPI_Allreduce(&failed, &anyfail, 1, MPI_INT, MPI_MAX, fd->comm);
     if (!anyfail && st->ls->log) {
-        rc = bblog_log_mark_drained(st->ls->log);
+        /* With more than one process, every record of this file stamped up to now is on the
+         * PFS: the header says so job-wide, for a replay after a crash in which some process
+         * died before marking its own log (bblog_format.h, drained_gen). */
+        rc = st->nprocs > 1 ?
+            bblog_log_mark_drained_gen(st->ls->log, ADIOI_BBLOG_Stamp(st->ls) + 1) :
+            bblog_log_mark_drained(st->ls->log);
         if (rc != 0)
             err = ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot mark drained",
                                      bblog_log_meta_path(st->ls->log));
         else
             st->ls->log_failed = 0;         /* an emptied log takes appends again */
+        /* A log write that failed before the drain read its bytes back from memory lost
+         * nothing, but the burst buffer is too small (or failing): say so, once. */
+        {
+            struct bblog_log_stats ls;
+            bblog_log_get_stats(st->ls->log, &ls);
+            if (ls.failures > 0)
+                ADIOI_BBLOG_Warn_full(st, bblog_strerror(ls.last_failure));
+        }
     }
     if (!anyfail) {
         bblog_idx_clear(st->ls->idx);

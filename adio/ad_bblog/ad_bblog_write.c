@@ -58,7 +58,7 @@ static int logged_overlap(struct ADIOI_BBLOG_state *st, ADIO_Offset off, ADIO_Of
         ADIOI_BBLOG_Bg_fenced(st->ls, (uint64_t) off, (uint64_t) len);
 }
 
-static void warn_full(struct ADIOI_BBLOG_state *st, const char *why)
+void ADIOI_BBLOG_Warn_full(struct ADIOI_BBLOG_state *st, const char *why)
 {
     if (st->bb_full_warned)
         return;
@@ -107,7 +107,7 @@ static int log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void
         return write_through(fd, off, len, buf);
     if (st->ls->log_failed || (st->hints.max_size > 0 && st->ls->log_bytes + len > st->hints.max_size)) {
         if (!logged_overlap(st, off, len)) {
-            warn_full(st, st->ls->log_failed ? "failed" : "is full (bblog_max_size)");
+            ADIOI_BBLOG_Warn_full(st, st->ls->log_failed ? "failed" : "is full (bblog_max_size)");
             return write_through(fd, off, len, buf);
         }
     }
@@ -115,7 +115,7 @@ static int log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void
         /* No room (or no permission any more) for the log: nothing is logged yet, so every
          * write of this file can safely go straight to the PFS. */
         st->ls->log_failed = 1;
-        warn_full(st, "cannot hold a new log");
+        ADIOI_BBLOG_Warn_full(st, "cannot hold a new log");
         return write_through(fd, off, len, buf);
     }
     t0 = ADIOI_BBLOG_Now();
@@ -126,7 +126,7 @@ static int log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void
     if (rc != 0) {
         /* The log refused the bytes (device full, I/O error): they are not stored there. */
         st->ls->log_failed = 1;
-        warn_full(st, bblog_strerror(rc));
+        ADIOI_BBLOG_Warn_full(st, bblog_strerror(rc));
         if (!logged_overlap(st, off, len))
             return write_through(fd, off, len, buf);
         return ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot log a write that overwrites "

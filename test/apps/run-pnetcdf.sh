@@ -27,8 +27,8 @@
 #   [fill]       PNCT_FILL=fill: pnc_btio in NC_FILL mode. ncmpi_enddef writes fill values into
 #                the fixed-size variable, each rank a share, and the ranks then write their
 #                blocks over other ranks' fill without MPI_File_sync (PnetCDF syncs there only for
-#                NC_SHARE files): the cross-rank write-after-write bblog does not order (README).
-#                Not in the default run: run it by name, `run-pnetcdf.sh 'pnc_btio[fill]'`.
+#                NC_SHARE files): bblog orders that write-after-write by the collective calls
+#                between the two writes (ad_bblog_order.c).
 #   [share]      PNCT_FILL=share: the same, in a file created NC_SHARE, so PnetCDF calls
 #                MPI_File_sync after the fill; in the default run.
 #
@@ -214,24 +214,15 @@ run_case() {
     done
 }
 
-# Only when named by a pattern that is not a wildcard: cases kept out of the default run.
-named() {
-    local pat
-    for pat in "${patterns[@]}"; do
-        [ "$1" = "$pat" ] && return 0
-    done
-    return 1
-}
-
 # name              program      ranks     modes           PnetCDF bb  PNCT_FILL
 cases=(
     "pnc_record      pnc_record   1 2 3 4   coll,indep,nb   0           -"
     "pnc_btio        pnc_btio     1 2 3 4   coll,indep,nb   0           -"
-    "pnc_record[bb]  pnc_record   1 2 3 4   coll,nb         1           -"
-    "pnc_btio[bb]    pnc_btio     1 2 3 4   coll,nb         1           -"
+    "pnc_record[bb]  pnc_record   2 4       coll,nb         1           -"
+    "pnc_btio[bb]    pnc_btio     2 3       coll,nb         1           -"
     "pnc_btio[share] pnc_btio     4         coll,indep      0           share"
+    "pnc_btio[fill]  pnc_btio     2 3 4     coll,indep      0           fill"
 )
-named "pnc_btio[fill]" && cases+=("pnc_btio[fill] pnc_btio 2 4 coll,indep 0 fill")
 for c in "${cases[@]}"; do
     read -r name prog rest <<<"$c"
     ranks=

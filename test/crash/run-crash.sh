@@ -250,9 +250,8 @@ else
         broken=$(sed -n 's/^crashcheck: \([0-9]*\) bytes were right before the replay.*/\1/p' \
                  "$work/check.log")
         why="${why:+$why; }acknowledged data lost after replay (the replay broke ${broken:-?}"
-        why="$why bytes that were right before it; KNOWN BUGS: the close drain's cross-rank"
-        why="$why order, see complete[bb], and replay applies the log of a rank that died"
-        why="$why before marking it drained over data that the completed drain wrote)"
+        why="$why bytes that were right before it: replay applied a dead rank's drained"
+        why="$why records, see drained_gen in logfs/bblog_format.h)"
     fi
 fi
 result "$name" "$why"

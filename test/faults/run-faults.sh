@@ -258,9 +258,11 @@ inject() {
 aggregator out of the remaining exchanges of the drain)"
     fi
     [ "$job_rc" = 124 ] || [ "$job_rc" = 137 ] || check_data "$nw" "$t"
+    local injected reported
+    injected=$(wc -l <"$dir/faults.log" 2>/dev/null || echo 0)
+    reported=$(echo -n "$errs" | grep -c .)
     finish "$name"
-    echo "    faults injected: $(wc -l <"$dir/faults.log" 2>/dev/null || echo 0);" \
-        "errors reported: $(echo -n "$errs" | grep -c .)"
+    echo "    faults injected: $injected; errors reported: $reported"
 }
 
 small="256 40000"       # 5 MB per rank and phase: one 4 MiB staging buffer written per phase

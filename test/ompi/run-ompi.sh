@@ -80,11 +80,16 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/bblog-ompitest.XXXXXX") || exit 1
 bin=$work/bin
 mkdir -p "$bin"
 cflags="-std=gnu11 -O2 -g -Wall -Wextra -Werror"
+# Debian's wrapper, run outside the bblog environment: with its LD_LIBRARY_PATH it would load
+# the bblog Open MPI's libopen-pal and look for its wrapper data there.
+debcc() {
+    env -u LD_LIBRARY_PATH /usr/bin/mpicc.openmpi "$@"
+}
 # shellcheck disable=SC2086
-/usr/bin/mpicc.openmpi $cflags -I"$nc_inc" -o "$bin/nc4_par" "$src/nc4_par.c" -lnetcdf_mpi ||
+debcc $cflags -I"$nc_inc" -o "$bin/nc4_par" "$src/nc4_par.c" -lnetcdf_mpi ||
     die "cannot compile nc4_par.c with Debian's mpicc.openmpi and libnetcdf-mpi"
 # shellcheck disable=SC2086
-/usr/bin/mpicc.openmpi $cflags -o "$bin/pnc_strided" "$src/pnc_strided.c" -lpnetcdf ||
+debcc $cflags -o "$bin/pnc_strided" "$src/pnc_strided.c" -lpnetcdf ||
     die "cannot compile pnc_strided.c with Debian's mpicc.openmpi and libpnetcdf"
 
 # shellcheck source=../runner-lib.sh

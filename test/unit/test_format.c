@@ -156,7 +156,7 @@ static void check_header_roundtrip(size_t path_len, size_t job_len)
     assert_int_equal(bblog_get_le32(buf + BBLOG_H_VERSION), 1);
     assert_int_equal(bblog_get_le32(buf + BBLOG_H_HEADER_SIZE), 4096);
     assert_int_equal(bblog_get_le32(buf + BBLOG_H_RECORD_SIZE), 64);
-    assert_int_equal(bblog_get_le32(buf + BBLOG_H_FLAGS), 0);
+    assert_int_equal(bblog_get_le32(buf + BBLOG_H_DRAINED_GEN), 0);
     assert_int_equal(bblog_get_le32(buf + BBLOG_H_RANK), 7);
     assert_int_equal(bblog_get_le32(buf + BBLOG_H_NPROCS), 64);
     assert_int_equal(buf[BBLOG_H_CTIME], 0xef);
@@ -292,11 +292,12 @@ static void test_header_insane_values(void **state)
     memset(buf + BBLOG_H_JOB_ID, 'j', BBLOG_JOB_ID_MAX);
     reseal(buf);
     assert_int_equal(bblog_header_decode(buf, &d), BBLOG_EBADHDR);
-    /* The reserved flags word is not interpreted by version 1 readers. */
+    /* drained_gen round-trips. */
     memcpy(buf, good, sizeof buf);
-    bblog_put_le32(buf + BBLOG_H_FLAGS, 1);
+    bblog_put_le32(buf + BBLOG_H_DRAINED_GEN, 7);
     reseal(buf);
     assert_int_equal(bblog_header_decode(buf, &d), 0);
+    assert_int_equal(d.drained_gen, 7);
 }
 
 static void test_record_roundtrip(void **state)

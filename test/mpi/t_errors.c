@@ -39,9 +39,15 @@ static const struct bad bad_values[] = {
     {"bblog_mapping", "node"},           /* not supported yet */
     {"bblog_mapping", "bogus"},
     {"bblog_drain", "bogus"},
+    {"bblog_drain", "Reactive"},
     {"bblog_sync", "bogus"},
-    {"bblog_close", "bb"},               /* not supported yet */
     {"bblog_close", "bogus"},
+    {"bblog_segment_size", "1k"},        /* below the 4k minimum */
+    {"bblog_segment_size", "2g"},        /* above 1g */
+    {"bblog_drain_interval", "-1"},
+    {"bblog_drain_interval", "soon"},
+    {"bblog_drain_interval", "5s"},
+    {"bblog_drain_max_rate", "fast"},
     {"bblog_keep_logs", "maybe"},
 };
 
@@ -53,6 +59,10 @@ static const struct bad good_values[] = {
     {"bblog_max_size", "256K"},          {"bblog_mapping", "process"},
     {"bblog_drain", "on_demand"},        {"bblog_sync", "bb"},
     {"bblog_close", "pfs"},              {"bblog_keep_logs", "false"},
+    {"bblog_drain", "reactive"},         {"bblog_drain", "proactive"},
+    {"bblog_close", "bb"},               {"bblog_segment_size", "0"},
+    {"bblog_segment_size", "64k"},       {"bblog_drain_interval", "2.5"},
+    {"bblog_drain_max_rate", "100m"},
 };
 
 static int class_by_name(const char *s)

@@ -60,6 +60,7 @@ struct ADIOI_BBLOG_bg {
     int single;                 /* one process: no planning points, everything is eligible */
     int pfs_fd;
     uint64_t plan_log_end;      /* log bytes below were logged before the last planning point */
+    uint32_t plan_colls;        /* ls->colls at the last planning point */
     size_t plan_through;        /* ls->through entries already sent */
     struct bblog_index *fence;  /* other processes' pieces since the last collective drain */
     struct bblog_pace pace;
@@ -114,6 +115,10 @@ static int eligible(const struct ADIOI_BBLOG_logstate *ls, struct bblog_extent *
         e->len = ls->bg->plan_log_end - e->log_off;
     if (ls->bg->closing || e->log_off + e->len <= ls->bg->plan_log_end || ls->bg->single)
         return 1;
+    /* The fence holds every other process's piece logged before the last planning point;
+     * after a collective call that was no planning point, older pieces may be missing. */
+    if (ls->colls != ls->bg->plan_colls)
+        return 0;
     if (ADIOI_BBLOG_Stamp_at(ls, e->log_off, &run_end) % 2)
         return 0;
     if (run_end - e->log_off < e->len)
@@ -422,6 +427,7 @@ void ADIOI_BBLOG_Bg_resume(struct ADIOI_BBLOG_logstate *ls, int drained)
         /* A collective drain emptied every process's log: nothing older is left anywhere. */
         bblog_idx_clear(ls->bg->fence);
         ls->bg->plan_log_end = 0;
+        ls->bg->plan_colls = ls->colls;
         ls->bg->plan_through = 0;
         ls->bg->cursor = 0;
         ls->bg->err = 0;
@@ -441,6 +447,10 @@ int ADIOI_BBLOG_Bg_fenced(const struct ADIOI_BBLOG_logstate *ls, uint64_t off, u
 
     if (!ls->bg)
         return 0;
+    /* A collective call since the last planning point: other processes' older pieces may be
+     * missing from the fence, and their threads may still write them. Stay in the log. */
+    if (ls->colls != ls->bg->plan_colls && !ls->bg->single)
+        return 1;
     bblog_idx_iter_init(ls->bg->fence, &it, off, len);
     return bblog_idx_iter_next(&it, &e);
 }
@@ -558,6 +568,7 @@ int ADIOI_BBLOG_Bg_plan(ADIO_File fd)
     st->st.bytes_superseded += before - bblog_idx_bytes(ls->idx);
     if (rc == 0) {
         bg->plan_log_end = ls->log_end;
+        bg->plan_colls = ls->colls;
         bg->plan_through = ls->nthrough;
         ls->nrecent = 0;
         bg->plans++;

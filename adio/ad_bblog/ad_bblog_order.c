@@ -34,6 +34,8 @@
 #include "ad_bblog.h"
 #include "adioi.h"
 
+#define PLAN_EVERY 16           /* collective writes between planning points */
+
 uint32_t ADIOI_BBLOG_Stamp(const struct ADIOI_BBLOG_logstate *ls)
 {
     return 2 * ls->colls + (ls->in_coll ? 1 : 0);
@@ -53,12 +55,19 @@ void ADIOI_BBLOG_Coll_end(ADIO_File fd, int began)
 
     if (!st->ls || st->nprocs <= 1)
         return;
+    ADIOI_BBLOG_Lock(st->ls);         /* the drain thread reads colls */
     if (began)
         st->ls->in_coll--;
     st->ls->colls++;
-    /* With background drains every collective call is a planning point (ad_bblog_bg.c). A
-     * failure leaves the thread paused until the next collective drain: nothing is lost. */
-    if (st->ls->bg && st->hints.drain != ADIOI_BBLOG_DRAIN_ON_DEMAND)
+    ADIOI_BBLOG_Unlock(st->ls);
+    /* With background drains, collective calls are the planning points (ad_bblog_bg.c):
+     * every sync, set_size, set_atomicity and collective read, and every PLAN_EVERY-th
+     * collective write (all processes count alike, so they agree without a message; an
+     * exchange at each of IOR's thousands of small write_all calls would cost more than the
+     * drain saves). A failure leaves the thread paused until the next collective drain:
+     * nothing is lost. */
+    if (st->ls->bg && st->hints.drain != ADIOI_BBLOG_DRAIN_ON_DEMAND &&
+        (!began || st->ls->colls % PLAN_EVERY == 0))
         ADIOI_BBLOG_Bg_plan(fd);
 }
 

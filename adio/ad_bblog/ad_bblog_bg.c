@@ -13,15 +13,18 @@
  * Order across processes (ad_bblog_order.c). Two processes' writes to the same bytes are
  * ordered by the collective calls between them, and each process drains on its own, so a
  * process must not write an older extent after another process wrote a newer one over it.
- * Every collective call on the file is therefore a planning point: all threads are paused
+ * Collective calls on the file are therefore the planning points (every sync, set_size,
+ * set_atomicity and collective read, and every PLAN_EVERY-th collective write: all
+ * processes count alike, so they agree without a message). There all threads are paused
  * (the segment in flight completes first), each process sends the pieces it logged since the
  * previous point, with their stamps, and each process
  *   - forgets the parts of its extents that another process wrote later (they would only be
  *     overwritten), so that what remains of all processes' planned extents is disjoint
  *     wherever the stamps differ, and may be written in any order;
  *   - adds the other processes' pieces to its fence: an extent logged after the last point
- *     is drained in the background only where no other process's earlier extent lies (both
- *     logged since the last point means no collective call separates them: unordered).
+ *     is drained in the background only if no collective call came since that point, an
+ *     independent call wrote it, and no other process's earlier extent lies there (both
+ *     logged since the last point with no collective call between means unordered).
  * A collective drain (sync, close, set_size, a collective read) pauses the thread and drains
  * the rest with the usual rounds and exchange; the fence is then empty again.
  *

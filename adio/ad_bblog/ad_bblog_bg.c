@@ -229,7 +229,7 @@ static void *bg_main(void *arg)
     while (!bg->stop) {
         struct bblog_pace_action act;
         uint64_t bytes = 0;
-        int rc = 0;
+        int rc = 0, paced;
 
         if (bg->paused || bg->done || (bg->hold && !bg->closing) || bg->starved) {
             pthread_cond_wait(&bg->cond, &ls->lock);
@@ -242,7 +242,7 @@ static void *bg_main(void *arg)
             pthread_cond_broadcast(&bg->cond);
             continue;
         }
-        if (bg->closing) {
+        if (bg->closing && (bg->hold || bg->pace.par.mode != BBLOG_PACE_PROACTIVE)) {
             act.bytes = bg->bufsz;      /* after close, as fast as possible */
         } else if (bblog_pace_next(&bg->pace, ADIOI_BBLOG_Now(), &act) != 0) {
             act.bytes = 0, act.wake = ADIOI_BBLOG_Now() + 0.1;
@@ -261,10 +261,11 @@ static void *bg_main(void *arg)
             }
             continue;
         }
+        paced = !bg->closing || (!bg->hold && bg->pace.par.mode == BBLOG_PACE_PROACTIVE);
         n = pick_segment(ls, act.bytes, &picks, &cap);
         if (n == 0) {
             bg->starved = 1;
-            if (!bg->closing)
+            if (paced)
                 bblog_pace_on_drained(&bg->pace, ADIOI_BBLOG_Now(), 0);
             if (bg->closing) {          /* nothing eligible, nothing readable: give up */
                 bg->err = bg->err ? bg->err : EIO;
@@ -304,7 +305,7 @@ static void *bg_main(void *arg)
                 bg->done = 1;
             }
         }
-        if (!bg->closing)
+        if (paced)
             bblog_pace_on_drained(&bg->pace, ADIOI_BBLOG_Now(), rc == 0 ? bytes : 0);
         pthread_cond_broadcast(&bg->cond);
     }

@@ -217,8 +217,8 @@ for mode in pfs bb; do
     if [ -z "$why" ] && ! "$work/crashcheck" "$pfs" $nprocs "$steps" "$mode" "$work/side" \
         >"$work/check.log" 2>&1; then
         why="the file after a clean close is wrong"
-        [ "$mode" = bb ] && why="$why (KNOWN BUG, bblog_sync=bb: the drain at close does not \
-order overlapping bytes of different ranks by sync generation; another rank's older bytes win)"
+        [ "$mode" = bb ] && why="$why (with bblog_sync=bb, the close drain orders overlapping \
+bytes of different ranks by their stamps: check ad_bblog_order.c)"
     fi
     left=$(find "$work/bb" -type f | head -n 3)
     [ -n "$left" ] && why="${why:+$why; }logs left after a clean close: $(echo $left)"
@@ -309,7 +309,7 @@ for ((i = 1; i <= runs; i++)); do
     if ! "$work/crashcheck" "$pfs" $nprocs "$steps" "$mode" "$work/side" \
         >>"$work/check.log" 2>&1; then
         why="${why:+$why; }acknowledged data lost or garbage after replay"
-        [ "$mode" = bb ] && [ "$ended" = 1 ] && why="$why (KNOWN BUG, see complete[bb])"
+        [ "$mode" = bb ] && [ "$ended" = 1 ] && why="$why (see complete[bb])"
     fi
     grep '^crashcheck: .*bytes hold' "$work/check.log" | sed "s/^crashcheck:/  $name:/"
     if [ "$nlogs" -gt 0 ]; then

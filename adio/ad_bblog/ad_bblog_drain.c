@@ -235,7 +235,7 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
     uint64_t span;
     unsigned long long in[2], total[2];
     long long sin[3], sout[3];
-    int indep, exchange, rc = 0, err = MPI_SUCCESS, failed, anyfail;
+    int indep, exchange, partial, rc = 0, err = MPI_SUCCESS, failed, anyfail;
     double t0 = ADIOI_BBLOG_Now();
 
     memset(&r, 0, sizeof(r));
@@ -262,6 +262,22 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
      * zeros. */
     err = grow_to_logged_end(fd, st);
     rc = snapshot(st, &segs, &stamps, &n, &slo, &shi);
+    /* A one-process handle of a file that a multi-process handle writes too (PnetCDF's
+     * MPI_COMM_SELF handle, at its sync or close) cannot exchange with the other processes.
+     * It drains only what this process wrote since the file's last collective call: no other
+     * process can have written those bytes later. Older extents wait for a collective drain,
+     * whose exchange also learns what this one wrote (kept like bytes written through); when
+ * this handle is the last one open, it drains everything. */
+    partial = rc == 0 && st->nprocs == 1 && st->ls->colls > 0 &&
+        st->ls->refs - (st->ls->bg ? 1 : 0) > 1;        /* another handle drains the rest */
+    if (partial) {
+        uint32_t cur = ADIOI_BBLOG_Stamp(st->ls);
+        size_t k = 0;
+        for (i = 0; i < n; i++)
+            if (stamps[i] == cur)
+                segs[k] = segs[i], stamps[k++] = stamps[i];
+        n = k;
+    }
     if (rc == 0)
         rc = ADIOI_BBLOG_Order_init(fd, &order);
     else
@@ -365,6 +381,17 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
         ADIO_Flush(st->inner, &err);
     failed = err != MPI_SUCCESS;
     MPI_Allreduce(&failed, &anyfail, 1, MPI_INT, MPI_MAX, fd->comm);
+    if (!anyfail && partial) {
+        for (i = 0; i < n && rc == 0; i++) {
+            rc = ADIOI_BBLOG_Note_through(st->ls, segs[i].off, segs[i].len, stamps[i]);
+            if (rc == 0)
+                rc = bblog_idx_remove(st->ls->idx, segs[i].off, segs[i].len);
+        }
+        if (rc != 0)
+            err = ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot record the drain of",
+                                     st->pfs_path);
+        anyfail = 1;            /* the log keeps its older extents: no mark, no clear */
+    }
     if (!anyfail && st->ls->log) {
         /* With more than one process, every record of this file stamped up to now is on the
          * PFS: the header says so job-wide, for a replay after a crash in which some process
@@ -392,7 +419,7 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
         st->ls->log_bytes = 0;
         st->ls->log_end = 0;
         *emptied = 1;
-    } else if (err == MPI_SUCCESS) {
+    } else if (err == MPI_SUCCESS && !partial) {
         err = ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_IO, "bblog: draining %s failed on "
                               "another process; the data stays in the logs under %s",
                               st->pfs_path, st->logdir);

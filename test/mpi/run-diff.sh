@@ -88,7 +88,7 @@ mkdir -p "$bin" || exit 1
 
 programs="t_contig t_strided t_noncontig t_view t_overlap t_raw t_size t_atomic t_shared
           t_nonblock t_manyfiles t_delete t_empty t_bigdata t_hints t_errors t_collread
-          t_twofh t_xorder t_bgdrain"
+          t_twofh t_xorder t_bgdrain t_selfsync"
 cflags="-std=gnu11 -O2 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
         -Wno-unused-parameter -Werror"
 
@@ -427,6 +427,7 @@ cases=(
     "t_collread      t_collread   2 3 4"
     "t_twofh         t_twofh      1 2 3"
     "t_xorder        t_xorder     1 2 3 4"
+    "t_selfsync      t_selfsync   2 3 4"
 )
 for c in "${cases[@]}"; do
     read -r name prog ranks <<<"$c"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # build-ompi.sh [--ompi-src DIR] [--bblog-src DIR] [--cache DIR] [-j N] [--no-check]
-#               [--env-out FILE] [-- EXTRA OPEN MPI CONFIGURE ARGS]
+#               [--env-out FILE] [--reuse BUILDDIR] [-- EXTRA OPEN MPI CONFIGURE ARGS]
 #
 # From nothing to an Open MPI 4.1 with the bblog ROMIO driver compiled into its ROMIO component
 # (io/romio321), the Open MPI counterpart of build-mpi.sh:
@@ -24,6 +24,14 @@
 #   openmpi-current -> openmpi-<version>-<key>/install
 # A rerun with the same key is incremental: only the ROMIO component is rebuilt and installed
 # (a driver edit costs its compile and the relink of mca_io_romio321.so).
+# The key hashes graft-ompi.sh's text, so any edit of the graft script means a new directory and
+# a full build (82 minutes on 2 cores). --reuse BUILDDIR refreshes an existing, installed
+# openmpi-<version>-<key> directory instead, after checking that it was configured from the same
+# source with the same options: the graft is rerun on its tree (idempotent; it regenerates ROMIO's
+# build system if its edits changed, which make in the component then picks up) and only the
+# ROMIO component is rebuilt. Use it when the graft script changed in ways that need no fresh
+# tree (an edit the graft applies in place); a graft whose old edits must disappear needs the
+# full build.
 # A build holds $cache/.lock-ompi, not build-mpi.sh's lock: an Open MPI build takes long enough
 # that MPICH rebuilds (seconds) must not queue behind it.
 #
@@ -38,6 +46,7 @@ ompi_src=
 jobs=2
 check=yes
 env_out=
+reuse=
 
 die() {
     echo "$prog: $*" >&2
@@ -62,6 +71,8 @@ while [ $# -gt 0 ]; do
     --no-check) check=no; shift ;;
     --env-out) [ $# -ge 2 ] || usage; env_out=$2; shift 2 ;;
     --env-out=*) env_out=${1#*=}; shift ;;
+    --reuse) [ $# -ge 2 ] || usage; reuse=$2; shift 2 ;;
+    --reuse=*) reuse=${1#*=}; shift ;;
     --) shift; break ;;
     -h|--help) usage ;;
     *) echo "$prog: unknown argument $1" >&2; usage ;;
@@ -170,6 +181,30 @@ key=$( {
     cat "$graft"
 } | sha256sum | cut -c1-12)
 kdir=$cache/openmpi-$version-$key
+if [ -n "$reuse" ]; then
+    reuse=$(cd "$reuse" 2>/dev/null && pwd -P) || die "--reuse: no such directory"
+    [ -f "$reuse/src/.bblog-src-complete" ] && [ -f "$reuse/build/.bblog-installed" ] ||
+        die "--reuse $reuse: not a complete build-ompi.sh build (no src/.bblog-src-complete" \
+            "or build/.bblog-installed)"
+    # The directory's configure line must be the one this run would use, with its own paths.
+    # shellcheck disable=SC2086 # config_args is a list of words by construction
+    want_cfg=$(echo "$reuse/src/configure" --prefix="$reuse/install" $config_args \
+        --with-io-romio-flags="--with-file-system=$romio_fs --with-bblog=$reuse/core")
+    have_cfg=$(sed -n 's/^  \$ //p' "$reuse/build/config.log" | head -n 1)
+    [ "$have_cfg" = "$want_cfg" ] ||
+        die "--reuse $reuse: configured differently; it has: $have_cfg; this run needs: $want_cfg"
+    if [ -n "$ompi_src" ]; then
+        [ "$(ompi_version "$reuse/src")" = "$version" ] ||
+            die "--reuse $reuse: Open MPI $(ompi_version "$reuse/src"), not $version"
+    else
+        [ -f "$(dirname "$dsc")/openmpi_$version.orig.tar.xz" ] &&
+            tar -xOJf "$(dirname "$dsc")/openmpi_$version.orig.tar.xz" \
+                "openmpi-$version/configure" | cmp -s - "$reuse/src/configure" ||
+            die "--reuse $reuse: its source is not $(basename "$dsc")'s"
+    fi
+    [ "$reuse" = "$kdir" ] || step "reusing $reuse (this run's key is $key)"
+    kdir=$reuse
+fi
 prefix=$kdir/install
 logs=$kdir/logs
 mkdir -p "$logs"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# test-ompi.sh [-j N]: bblog on Open MPI 4.1.4, from nothing (issue 7). Not part of
+# test-ompi.sh [-j N] [--reuse BUILDDIR]: bblog on Open MPI 4.1.4, from nothing (issue 7). Not part of
 # scripts/test-all.sh: the first Open MPI build alone takes longer than the CI budget leaves
 # (README); run this as its own CI job, or by hand. Later runs reuse the cached build.
 #   1. scripts/build-ompi.sh: Debian's Open MPI with bblog grafted into io/romio321, checked by
@@ -7,12 +7,26 @@
 #   2. test/mpi/run-diff.sh on that MPI: the driver's differential suite, unchanged programs,
 #      byte-for-byte comparison with plain ROMIO;
 #   3. test/ompi/run-ompi.sh: Debian's h5py, netCDF-4 and PnetCDF binaries on that MPI.
+# --reuse BUILDDIR is passed to build-ompi.sh: refresh that existing Open MPI build (made by an
+# earlier graft-ompi.sh) instead of building the current key's from nothing.
 # Prints each step's time; exits non-zero if any step fails (all steps run).
 set -u
 
 here=$(cd "$(dirname "$0")/.." && pwd -P)
 jobs=2
-[ "${1:-}" = -j ] && [ $# -ge 2 ] && jobs=$2
+reuse=
+while [ $# -ge 2 ]; do
+    case $1 in
+    -j) jobs=$2 ;;
+    --reuse) reuse=$2 ;;
+    *) break ;;
+    esac
+    shift 2
+done
+if [ $# -ne 0 ]; then
+    echo "test-ompi: unknown argument $1 (usage: test-ompi.sh [-j N] [--reuse BUILDDIR])" >&2
+    exit 2
+fi
 
 env_out=$(mktemp "${TMPDIR:-/tmp}/bblog-ompi-env.XXXXXX") || exit 1
 trap 'rm -f "$env_out"' EXIT
@@ -20,7 +34,7 @@ status=0
 t_all=$(date +%s)
 
 t=$(date +%s)
-if ! "$here/scripts/build-ompi.sh" -j "$jobs" --env-out "$env_out"; then
+if ! "$here/scripts/build-ompi.sh" -j "$jobs" ${reuse:+--reuse "$reuse"} --env-out "$env_out"; then
     echo "test-ompi: build-ompi.sh failed" >&2
     exit 1
 fi

@@ -170,6 +170,15 @@ void tst_read_expect(MPI_File fh, int64_t off, const unsigned char *expect, int6
                      const char *what);
 /* Number of bytes an MPI_Status says were transferred. */
 int64_t tst_status_bytes(const MPI_Status *st);
+/* Marks a status before a call whose status the MPI might leave untouched: afterwards
+ * tst_status_bytes(st) == TST_STATUS_UNSET means the call did not set it. */
+#define TST_STATUS_UNSET 7777777
+void tst_status_unset(MPI_Status *st);
+
+/* Whether the MPI library is Open MPI (MPI_Get_library_version). Open MPI 4.1's ROMIO is 3.2.1,
+ * older than MPICH 4's; the few places where the tests see a difference ask this and assert
+ * Open MPI's behaviour there (each use says which ROMIO or Open MPI difference it is). */
+int tst_mpi_is_ompi(void);
 
 /* Deterministic pseudo-random numbers for test shapes (fixed seed per test). */
 uint64_t tst_rand(uint64_t *state);

@@ -24,13 +24,30 @@
 #   MPITEST_BUILD     where the programs are compiled (default test/mpi/build under $PWD when
 #                     run by make check, else a temporary directory)
 #   MPITEST_KEEP=1    keep the work directory even when everything passed
-#   MPITEST_TIMEOUT   seconds per mpiexec (default 120)
+#   MPITEST_TIMEOUT   seconds per mpiexec (default 120; 900 with MPITEST_VALGRIND=all)
+#   MPITEST_VALGRIND  "all": every leg through the driver by prefix (bblog, nested, t_errors)
+#                     runs under valgrind memcheck with test/mpi/valgrind.supp, definite leaks
+#                     counted as errors; the files must still equal the ufs leg's. "all+force":
+#                     the force legs too (twice the time). Without PATTERN, the only background
+#                     mode run is [proactive] (it has the drain thread). Slow (half an hour on
+#                     2 cores), so not in make check:
+#                       MPITEST_VALGRIND=all MPITEST_KEEP=1 test/mpi/run-diff.sh
 # Exit: 0 all passed; 1 something failed; 77 skip: no bblog MPI and CI unset, or make check in
 # a tree configured without --with-bblog-mpi.
 set -u
 
 env_script=${BBLOG_ENV_SCRIPT:-/var/cache/bblog/current/bin/bblog-env.sh}
 tmo=${MPITEST_TIMEOUT:-120}
+vg_all=
+case ${MPITEST_VALGRIND:-} in
+'') ;;
+all) vg_all=bblog tmo=${MPITEST_TIMEOUT:-900} ;;
+all+force) vg_all=force tmo=${MPITEST_TIMEOUT:-900} ;;
+*)
+    echo "run-diff: MPITEST_VALGRIND=$MPITEST_VALGRIND: expected all, all+force or unset" >&2
+    exit 1
+    ;;
+esac
 
 if [ "$env_script" = no ]; then
     # configure without --with-bblog-mpi: the MPI tests were not asked for in this build tree
@@ -48,7 +65,7 @@ if [ ! -r "$env_script" ]; then
 fi
 # shellcheck source=/dev/null
 . "$env_script"
-for tool in mpicc mpiexec cmp; do
+for tool in mpicc mpiexec cmp ${vg_all:+valgrind}; do
     if ! command -v "$tool" >/dev/null 2>&1; then
         echo "run-diff: $tool not found after sourcing $env_script" >&2
         exit 1
@@ -85,6 +102,24 @@ else
     bin=$work/bin
 fi
 mkdir -p "$bin" || exit 1
+
+# Valgrind for the valgrind subset; with MPITEST_VALGRIND=all, vg_pre prefixes every driver leg
+# (vg_tag names such legs in the report) and definite leaks are errors too.
+vg_cmd=(valgrind -q --error-exitcode=1 --suppressions="$src/valgrind.supp")
+if [ "$ompi" = yes ]; then
+    # Open MPI: its own suppressions, and ours for what it uses (Debian's PMIx).
+    vg_cmd+=(--suppressions="$src/valgrind-ompi.supp")
+    ompi_supp=${BBLOG_MPI_PREFIX:-}/share/openmpi/openmpi-valgrind.supp
+    [ -f "$ompi_supp" ] && vg_cmd+=(--suppressions="$ompi_supp")
+fi
+vg_pre=()
+vg_tag=
+if [ -n "$vg_all" ]; then
+    vg_cmd+=(--leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite
+             --num-callers=30)
+    vg_pre=("${vg_cmd[@]}")
+    vg_tag=+valgrind
+fi
 
 programs="t_contig t_strided t_noncontig t_view t_overlap t_raw t_size t_atomic t_shared
           t_nonblock t_manyfiles t_delete t_empty t_bigdata t_hints t_errors t_collread
@@ -297,9 +332,10 @@ run_case() {
         force) base=force.out target=$dir/force.out envs=(ROMIO_FSTYPE_FORCE=bblog:) ;;
         nested) base=nested.out target=bblog:ufs:$dir/nested.out envs=() ;;
         esac
-        if [ "$vg" = 1 ] && [ "$mode" = bblog ]; then
-            pre=(valgrind -q --error-exitcode=1 --suppressions="$src/valgrind.supp")
-            mode=bblog+valgrind
+        if [ "$mode" != ufs ] && { [ "$vg" = 1 ] || [ "$vg_all" = force ] ||
+            { [ "$vg_all" = bblog ] && [ "$mode" != force ]; }; }; then
+            pre=("${vg_cmd[@]}")
+            mode=$mode+valgrind
         fi
         [ -n "$stats" ] && hint_leg="${hints:+$hints;}bblog_stats=$dir/$mode.stats"
         [ -n "$hint_leg" ] && envs+=("TEST_HINTS=$hint_leg")
@@ -368,13 +404,14 @@ run_err() {
     else
         args=("env:$expect")
     fi
-    run_leg "$dir" bblog "$@" -- -n "$n" "$bin/t_errors" "bblog:$dir/bb.out" "${args[@]}"
+    run_leg "$dir" "bblog$vg_tag" "$@" -- -n "$n" "${vg_pre[@]}" "$bin/t_errors" \
+        "bblog:$dir/bb.out" "${args[@]}"
     leg_ro=
     check_leg "$dir" bb.out 0
     if [ -z "$leg_why" ]; then
-        report PASS "$name" "$n" bblog
+        report PASS "$name" "$n" "bblog$vg_tag"
     else
-        report FAIL "$name" "$n" bblog "$leg_why"
+        report FAIL "$name" "$n" "bblog$vg_tag" "$leg_why"
         show_log "$leg_log"
     fi
     grep -h '^t_errors: note' "$leg_log" | sed "s/^t_errors: note: /NOTE $name $n: /"
@@ -388,17 +425,19 @@ run_err_mpmd() {
     mkdir -p "$dir"
     if [ "$ompi" = yes ]; then
         # Open MPI has no per-context -env: env(1) sets the variable and execs the program.
-        run_leg "$dir" bblog -- -n 1 env "$key=$v0" "$bin/t_errors" "bblog:$dir/bb.out" \
-            "env:$expect" : -n 1 env "$key=$v1" "$bin/t_errors" "bblog:$dir/bb.out" "env:$expect"
+        run_leg "$dir" "bblog$vg_tag" -- -n 1 env "$key=$v0" "${vg_pre[@]}" "$bin/t_errors" \
+            "bblog:$dir/bb.out" "env:$expect" : -n 1 env "$key=$v1" "${vg_pre[@]}" \
+            "$bin/t_errors" "bblog:$dir/bb.out" "env:$expect"
     else
-        run_leg "$dir" bblog -- -n 1 -env "$key" "$v0" "$bin/t_errors" "bblog:$dir/bb.out" \
-            "env:$expect" : -n 1 -env "$key" "$v1" "$bin/t_errors" "bblog:$dir/bb.out" "env:$expect"
+        run_leg "$dir" "bblog$vg_tag" -- -n 1 -env "$key" "$v0" "${vg_pre[@]}" "$bin/t_errors" \
+            "bblog:$dir/bb.out" "env:$expect" : -n 1 -env "$key" "$v1" "${vg_pre[@]}" \
+            "$bin/t_errors" "bblog:$dir/bb.out" "env:$expect"
     fi
     check_leg "$dir" bb.out 0
     if [ -z "$leg_why" ]; then
-        report PASS "$name" 2 bblog
+        report PASS "$name" 2 "bblog$vg_tag"
     else
-        report FAIL "$name" 2 bblog "$leg_why"
+        report FAIL "$name" 2 "bblog$vg_tag" "$leg_why"
         show_log "$leg_log"
     fi
     rm -rf "$leg_bb"
@@ -449,6 +488,10 @@ bgmodes=(
 )
 for m in "${bgmodes[@]}"; do
     read -r mode hints <<<"$m"
+    if [ -n "$vg_all" ] && [ ${#patterns[@]} -eq 0 ] && [ "$mode" != proactive ]; then
+        echo "NOTE MPITEST_VALGRIND=all: background mode $mode not run (name it in a pattern)"
+        continue
+    fi
     for c in "${cases[@]}" "t_bgdrain t_bgdrain 1 2 3 4"; do
         read -r name prog ranks <<<"$c"
         set -- $ranks
@@ -492,7 +535,8 @@ fi
 if selected valgrind; then
     if command -v valgrind >/dev/null 2>&1; then
         for p in t_noncontig t_raw t_size; do
-            run_case "$p[valgrind]" "$p" 2 "" valgrind
+            # 2 ranks under valgrind take 95 s on Open MPI at load 30 (its progress threads).
+            tmo=${MPITEST_TIMEOUT:-$((tmo > 600 ? tmo : 600))} run_case "$p[valgrind]" "$p" 2 "" valgrind
         done
     elif [ -n "${CI:-}" ]; then
         report FAIL valgrind - - "valgrind not installed (scripts/install-deps.sh)"

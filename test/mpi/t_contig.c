@@ -84,9 +84,19 @@ int main(int argc, char **argv)
         coll_piece(tst_rank, k, &o, &n);
         int64_t off = block_off(2, tst_rank) + o;
         tst_fill(buf, (size_t)n, off, tst_rank, 2);
+        tst_status_unset(&st);
         CHECK_MPI(MPI_File_write_at_all(fh, off, buf, (int)n, MPI_BYTE, &st));
-        CHECK(tst_status_bytes(&st) == n, "write_at_all status says %lld bytes, wrote %lld",
-              (long long)tst_status_bytes(&st), (long long)n);
+        if (n == 0 && tst_mpi_is_ompi() && !tst_is_bblog(name))
+            /* Open MPI's ROMIO 3.2.1: a collective write that is not interleaved goes to
+             * ADIOI_GEN_WriteContig, which sets the status only after a pwrite (err != -1);
+             * with nothing to write it leaves the caller's status as it was. MPICH 4's ROMIO
+             * returns early for count 0 with err = 0 and sets 0 bytes. bblog sets 0 on both. */
+            CHECK(tst_status_bytes(&st) == TST_STATUS_UNSET,
+                  "write_at_all of 0 bytes on Open MPI's plain ROMIO: status says %lld bytes; "
+                  "ROMIO 3.2.1 leaves it untouched", (long long)tst_status_bytes(&st));
+        else
+            CHECK(tst_status_bytes(&st) == n, "write_at_all status says %lld bytes, wrote %lld",
+                  (long long)tst_status_bytes(&st), (long long)n);
         memset(buf, 0xEE, (size_t)n);
     }
 

@@ -8,6 +8,8 @@
  *  4. write_all_begin/end;  5. write_at_all_begin/end;
  *  6. iwrite_at_all through a strided view (ranks interleaved);
  * then read back with iread_at_all / iread_at before close.
+ * On Open MPI the plain ROMIO leg (the reference) cannot make nonblocking collective calls (see
+ * icoll_blocking): there they are blocking collectives wrapped in a completed request.
  */
 #include "common.h"
 
@@ -24,6 +26,86 @@ static int64_t base(int ph, int r)
 static int64_t vbase(void)
 {
     return (int64_t)NPH * tst_size * S;
+}
+
+/* Open MPI 4.1's ROMIO 3.2.1 is configured without --enable-grequest-extensions (Open MPI's
+ * default, Debian's build too): adio/include/adioi.h then defines ADIOI_GEN_IwriteStridedColl
+ * and ADIOI_GEN_IreadStridedColl as NULL, which is what the ufs and nfs tables hold, and
+ * MPIOI_File_iwrite_all / MPIOI_File_iread_all (mpi-io/iwrite_all.c, iread_all.c) call through
+ * it: MPI_File_iwrite_at_all, iwrite_all and iread_at_all crash with SIGSEGV at address 0 on
+ * plain ROMIO. MPICH 4's ROMIO always has them. bblog implements them itself (a collective call
+ * and a completed request, ad_bblog_write.c and ad_bblog_read.c), so its legs use them on both
+ * MPIs; only Open MPI's plain leg makes the blocking collective call instead (same file). */
+static int icoll_blocking;
+
+static int done_query(void *extra, MPI_Status *s)
+{
+    MPI_Status_set_elements_x(s, MPI_BYTE, *(MPI_Count *)extra);
+    MPI_Status_set_cancelled(s, 0);
+    s->MPI_SOURCE = MPI_UNDEFINED;
+    s->MPI_TAG = MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+
+static int done_free(void *extra)
+{
+    free(extra);
+    return MPI_SUCCESS;
+}
+
+static int done_cancel(void *extra, int complete)
+{
+    return MPI_SUCCESS;
+}
+
+/* A completed request whose status says what st says. */
+static void done_request(const MPI_Status *st, MPI_Request *rq)
+{
+    MPI_Count *n = malloc(sizeof *n);
+
+    REQUIRE(n, "out of memory");
+    CHECK_MPI(MPI_Get_elements_x(st, MPI_BYTE, n));
+    CHECK_MPI(MPI_Grequest_start(done_query, done_free, done_cancel, n, rq));
+    CHECK_MPI(MPI_Grequest_complete(*rq));
+}
+
+static int iwrite_at_all(MPI_File fh, MPI_Offset off, const void *buf, int n, MPI_Request *rq)
+{
+    MPI_Status st;
+    int rc;
+
+    if (!icoll_blocking)
+        return MPI_File_iwrite_at_all(fh, off, buf, n, MPI_BYTE, rq);
+    rc = MPI_File_write_at_all(fh, off, buf, n, MPI_BYTE, &st);
+    if (rc == MPI_SUCCESS)
+        done_request(&st, rq);
+    return rc;
+}
+
+static int iwrite_all(MPI_File fh, const void *buf, int n, MPI_Request *rq)
+{
+    MPI_Status st;
+    int rc;
+
+    if (!icoll_blocking)
+        return MPI_File_iwrite_all(fh, buf, n, MPI_BYTE, rq);
+    rc = MPI_File_write_all(fh, buf, n, MPI_BYTE, &st);
+    if (rc == MPI_SUCCESS)
+        done_request(&st, rq);
+    return rc;
+}
+
+static int iread_at_all(MPI_File fh, MPI_Offset off, void *buf, int n, MPI_Request *rq)
+{
+    MPI_Status st;
+    int rc;
+
+    if (!icoll_blocking)
+        return MPI_File_iread_at_all(fh, off, buf, n, MPI_BYTE, rq);
+    rc = MPI_File_read_at_all(fh, off, buf, n, MPI_BYTE, &st);
+    if (rc == MPI_SUCCESS)
+        done_request(&st, rq);
+    return rc;
 }
 
 /* Completes n requests by polling each with MPI_Test; returns the statuses in sts.
@@ -52,6 +134,7 @@ int main(int argc, char **argv)
         b[i] = malloc(S > VB * VN ? S : VB * VN);
         REQUIRE(b[i], "out of memory");
     }
+    icoll_blocking = tst_mpi_is_ompi() && !tst_is_bblog(name);
     tst_img_init(&img);
     tst_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
 
@@ -90,9 +173,9 @@ int main(int argc, char **argv)
 
     /* 2 */
     tst_fill(b[2], S, base(2, tst_rank), tst_rank, 2);
-    CHECK_MPI(MPI_File_iwrite_at_all(fh, base(2, tst_rank), b[2], (int)(S / 3), MPI_BYTE, &rq[0]));
-    CHECK_MPI(MPI_File_iwrite_at_all(fh, base(2, tst_rank) + S / 3, b[2] + S / 3,
-                                     (int)(S - S / 3), MPI_BYTE, &rq[1]));
+    CHECK_MPI(iwrite_at_all(fh, base(2, tst_rank), b[2], (int)(S / 3), &rq[0]));
+    CHECK_MPI(iwrite_at_all(fh, base(2, tst_rank) + S / 3, b[2] + S / 3, (int)(S - S / 3),
+                            &rq[1]));
     CHECK_MPI(MPI_Waitall(2, rq, sts));
     CHECK(tst_status_bytes(&sts[1]) == S - S / 3, "second iwrite_at_all: %lld bytes",
           (long long)tst_status_bytes(&sts[1]));
@@ -101,7 +184,7 @@ int main(int argc, char **argv)
     /* 3 */
     tst_fill(b[3], S, base(3, tst_rank), tst_rank, 3);
     CHECK_MPI(MPI_File_seek(fh, base(3, tst_rank), MPI_SEEK_SET));
-    CHECK_MPI(MPI_File_iwrite_all(fh, b[3], (int)S, MPI_BYTE, &rq[0]));
+    CHECK_MPI(iwrite_all(fh, b[3], (int)S, &rq[0]));
     CHECK_MPI(MPI_Wait(&rq[0], &st));
     memset(b[3], 0xEE, S);
 
@@ -134,10 +217,10 @@ int main(int argc, char **argv)
         tst_stream_fill(b[6], &mx, &fx, tst_rank, 6);
         CHECK_MPI(MPI_File_set_view(fh, vbase() + (MPI_Offset)tst_rank * VB, MPI_BYTE, vr,
                                     "native", MPI_INFO_NULL));
-        CHECK_MPI(MPI_File_iwrite_at_all(fh, 0, b[6], VN * VB, MPI_BYTE, &rq[0]));
+        CHECK_MPI(iwrite_at_all(fh, 0, b[6], VN * VB, &rq[0]));
         CHECK_MPI(MPI_Wait(&rq[0], &st));
         memset(b[6], 0xEE, VN * VB);
-        CHECK_MPI(MPI_File_iread_at_all(fh, 0, b[6], VN * VB, MPI_BYTE, &rq[0]));
+        CHECK_MPI(iread_at_all(fh, 0, b[6], VN * VB, &rq[0]));
         CHECK_MPI(MPI_Wait(&rq[0], &st));
         tst_stream_verify(b[6], &mx, &fx, tst_rank, 6, "iread_at_all through strided view");
         CHECK_MPI(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
@@ -158,8 +241,7 @@ int main(int argc, char **argv)
     for (int ph = 0; ph < NPH; ph++) {
         memset(b[ph], 0, S);
         if (ph % 2)
-            CHECK_MPI(MPI_File_iread_at_all(fh, base(ph, tst_rank), b[ph], (int)S, MPI_BYTE,
-                                            &rq[0]));
+            CHECK_MPI(iread_at_all(fh, base(ph, tst_rank), b[ph], (int)S, &rq[0]));
         else
             CHECK_MPI(MPI_File_iread_at(fh, base(ph, tst_rank), b[ph], (int)S, MPI_BYTE, &rq[0]));
         CHECK_MPI(MPI_Wait(&rq[0], &st));

@@ -128,9 +128,22 @@ int main(int argc, char **argv)
         int64_t off = base + (int64_t)(tst_rand(&seed) % (uint64_t)(RA / 2));
         int64_t n = (i == 3) ? 0 : 1 + (int64_t)(tst_rand(&seed) % (RA / 2));
         memset(rd, 0, (size_t)n);
+        tst_status_unset(&st);
         CHECK_MPI(MPI_File_read_at_all(fh, off, rd, (int)n, MPI_BYTE, &st));
-        CHECK(tst_status_bytes(&st) == n, "read_at_all: %lld bytes, expected %lld",
-              (long long)tst_status_bytes(&st), (long long)n);
+        if (n == 0 && tst_mpi_is_ompi())
+            /* Open MPI's ROMIO 3.2.1: ADIOI_GEN_ReadContig sets the status only after a pread
+             * (err != -1), so a collective read of 0 bytes on every rank (not interleaved: each
+             * rank reads alone) leaves the caller's status as it was; MPICH 4's ROMIO returns
+             * early for count 0 with err = 0 and sets 0 bytes. bblog hands collective reads to
+             * the inner driver (ad_bblog_read.c, ReadStridedColl), so it answers as plain ROMIO
+             * does; 0 would be right too. */
+            CHECK(tst_status_bytes(&st) == TST_STATUS_UNSET ||
+                  (tst_is_bblog(name) && tst_status_bytes(&st) == 0),
+                  "read_at_all of 0 bytes on Open MPI: status says %lld bytes; ROMIO 3.2.1 leaves "
+                  "it untouched", (long long)tst_status_bytes(&st));
+        else
+            CHECK(tst_status_bytes(&st) == n, "read_at_all: %lld bytes, expected %lld",
+                  (long long)tst_status_bytes(&st), (long long)n);
         tst_compare(rd, mine.data + off, (size_t)n, off, "read_at_all of own range");
     }
     CHECK_MPI(MPI_File_seek(fh, base + 777, MPI_SEEK_SET));

@@ -217,8 +217,8 @@ for mode in pfs bb; do
     if [ -z "$why" ] && ! "$work/crashcheck" "$pfs" $nprocs "$steps" "$mode" "$work/side" \
         >"$work/check.log" 2>&1; then
         why="the file after a clean close is wrong"
-        [ "$mode" = bb ] && why="$why (with bblog_sync=bb, the close drain orders overlapping \
-bytes of different ranks by their stamps: check ad_bblog_order.c)"
+        [ "$mode" = bb ] && why="$why (with bblog_sync=bb every byte reaches the PFS in the \
+close drain: where ranks' writes overlap, the write with the highest stamp must win)"
     fi
     left=$(find "$work/bb" -type f | head -n 3)
     [ -n "$left" ] && why="${why:+$why; }logs left after a clean close: $(echo $left)"
@@ -309,7 +309,8 @@ for ((i = 1; i <= runs; i++)); do
     if ! "$work/crashcheck" "$pfs" $nprocs "$steps" "$mode" "$work/side" \
         >>"$work/check.log" 2>&1; then
         why="${why:+$why; }acknowledged data lost or garbage after replay"
-        [ "$mode" = bb ] && [ "$ended" = 1 ] && why="$why (see complete[bb])"
+        [ "$ended" = 1 ] && [ "$nlogs" = 0 ] && why="$why (the job had closed the file before \
+the kill and left no logs: the close drain, not a replay, left these bytes; see complete[$mode])"
     fi
     grep '^crashcheck: .*bytes hold' "$work/check.log" | sed "s/^crashcheck:/  $name:/"
     if [ "$nlogs" -gt 0 ]; then

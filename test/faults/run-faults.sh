@@ -190,8 +190,8 @@ $(head -n 1 "$work/mount.log")"
         why="${why:+$why; }calls failed although the burst buffer should only fill:\
 $(echo "$errs" | sed 's/^write [0-9]* [01] /write /' | awk '{print $1, $2}' | sort | uniq -c |
   awk '{printf " %s on %d ranks with %s,", $2, $1, $3}')"
-        why="${why%,} (a log write that failed for lack of space must not fail the next sync or \
-close once the drain put its bytes on the PFS: bblog_log_mark_drained)"
+        why="${why%,} (a full burst buffer must be absorbed by draining or writing through: no \
+call may fail for it, not even a later sync or close)"
     fi
     # tmpfs is gone with the namespace: logs the job left are not visible here any more, so
     # they are counted from the job's own message.
@@ -254,8 +254,8 @@ inject() {
         fi
     fi
     if [[ $why == hang* && $name == *pfs-* ]]; then
-        why="$why (a drain round must fit one two-phase cycle, or a failed PFS write leaves \
-the aggregator out of the remaining exchanges: ad_bblog_drain.c)"
+        why="$why (after the failed PFS write, some rank still waited in an exchange of the \
+drain that the others had left: a failed write must end the drain on every rank)"
     fi
     [ "$job_rc" = 124 ] || [ "$job_rc" = 137 ] || check_data "$nw" "$t"
     local injected reported

@@ -302,6 +302,13 @@ static int cmd_dump(int argc, char **argv)
     while ((rc = bblog_scan_next(s, &r, &payload)) == 1) {
         int live = r.epoch == h->epoch;
 
+        if (r.flags & BBLOG_REC_KEEP) {
+            printf("keep seq=%" PRIu64 " off=%" PRIu64 " len=%" PRIu64 " epoch=%" PRIu64
+                   " gen=%" PRIu32 " slot=%" PRIu64 " %s\n", r.seq, r.off, r.len, r.epoch, r.gen,
+                   r.slot, live ? "owed" : "drained");
+            n++;
+            continue;
+        }
         printf("record seq=%" PRIu64 " off=%" PRIu64 " len=%" PRIu64 " data_off=%" PRIu64
                " epoch=%" PRIu64 " gen=%" PRIu32 " slot=%" PRIu64 " %s\n", r.seq, r.off, r.len,
                r.data_off, r.epoch, r.gen, r.slot, live ? "undrained" : "drained");

@@ -101,7 +101,7 @@ int bblog_replay_inspect(const char *meta_path, struct bblog_replay_log *out)
     }
     while ((n = bblog_scan_next(s, &r, &payload)) == 1) {
         out->records++;
-        if (r.epoch != out->epoch || (r.flags & BBLOG_REC_KEEP))
+        if (r.epoch != out->epoch || r.gen < out->drained_gen || (r.flags & BBLOG_REC_KEEP))
             continue;
         if (out->undrained_records == 0 || r.gen < out->min_gen)
             out->min_gen = r.gen;

@@ -298,9 +298,12 @@ static int cmd_dump(int argc, char **argv)
     printf("job %s\n", h->job_id[0] ? h->job_id : "-");
     printf("rank %" PRIu32 " of %" PRIu32 "\n", h->rank, h->nprocs);
     printf("epoch %" PRIu64 "\n", h->epoch);
+    printf("drained_gen %" PRIu32 "\n", h->drained_gen);
     printf("created %s (%" PRIu64 " ns)\n", when, h->create_time_ns);
     while ((rc = bblog_scan_next(s, &r, &payload)) == 1) {
-        int live = r.epoch == h->epoch;
+        /* Records of older epochs, and those below the job-wide drained_gen this log knows
+         * of, were drained (replay also uses the other logs' drained_gen). */
+        int live = r.epoch == h->epoch && r.gen >= h->drained_gen;
 
         if (r.flags & BBLOG_REC_KEEP) {
             printf("keep seq=%" PRIu64 " off=%" PRIu64 " len=%" PRIu64 " epoch=%" PRIu64

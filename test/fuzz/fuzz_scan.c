@@ -70,7 +70,7 @@ static void scan_all(const char *meta, const uint8_t *m, const struct fuzz_log *
         FUZZ_CHECK(bblog_crc32c(0, payload, (size_t) r.len) == crc);
         FUZZ_CHECK(r.data_off <= l->data_len && r.len <= l->data_len - r.data_off);
         FUZZ_CHECK(memcmp(payload, l->data + r.data_off, (size_t) r.len) == 0);
-        if (r.epoch == h->epoch) {
+        if (r.epoch == h->epoch && r.gen >= h->drained_gen) {
             undrained++;
             bytes += r.len;
         }

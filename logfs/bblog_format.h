@@ -39,7 +39,7 @@
  *    40  u32  gen                 ordering stamp: 2c + 1 for a write made inside the writer's
  *                                 collective call number c on the file (from 0), 2c for one
  *                                 made after c collective calls and outside any
- *    44  u32  flags               0 (reserved)
+ *    44  u32  flags               0, or BBLOG_REC_KEEP: a keep record (below)
  *    48  u32  data_crc            CRC32C of the payload
  *    52  u32  reserved            0
  *    56  u32  reserved2           0
@@ -61,6 +61,17 @@
  * processes wrote later. drained_gen says so job-wide: replay skips, in every log of the file
  * and job, the records whose gen is below the greatest drained_gen of those logs.
  *
+ * Keep records (flags BBLOG_REC_KEEP) carry no payload: data_off is the data log's end when
+ * they were appended, data_crc is 0, and [off, off+len) names file bytes this log still owes
+ * to the PFS. With bblog_close=bb each process's background drain goes on after close and
+ * removes its log when done, while others may still be draining theirs; a log may hold
+ * records that another process's later write superseded (the drain left them out), and a
+ * replay of that log after a crash would put the older bytes back over the newer ones, whose
+ * log is gone. So close, before any process may remove its log, appends keep records for
+ * exactly what its log still owes (or marks the log drained when it owes nothing). A log
+ * whose epoch holds keep records replays only the bytes of its data records inside their
+ * union; without keep records, all of them.
+ *
  * Replay order across the ranks of one file: by gen, then by rank, then by seq. gen never
  * decreases within a log, and every process counts the same collective calls, so a write made
  * after a collective call replays after one made in it or before it, on any rank. Within one
@@ -80,6 +91,8 @@
 #define BBLOG_RECORD_SIZE       64u
 #define BBLOG_JOB_ID_MAX        64u
 #define BBLOG_PATH_MAX          3968u
+
+#define BBLOG_REC_KEEP          1u      /* record flags: a keep record, no payload */
 
 /* Header field offsets. */
 #define BBLOG_H_MAGIC           0

@@ -47,6 +47,13 @@ int bblog_log_create(const struct bblog_log_params *p, struct bblog_log **out);
 int bblog_log_append(struct bblog_log *log, uint64_t off, uint64_t len, const void *buf,
                      uint64_t *data_off);
 
+/*
+ * Appends a keep record (bblog_format.h): of the data records of this epoch, replay applies
+ * only bytes inside the union of the keep records, which say what the log still owes to the
+ * PFS. Durable at the next bblog_log_sync, like appends.
+ */
+int bblog_log_keep(struct bblog_log *log, uint64_t off, uint64_t len);
+
 /* Makes everything appended so far durable: payloads, then records, then fsync. */
 int bblog_log_sync(struct bblog_log *log);
 

@@ -63,7 +63,8 @@ struct bblog_replay_log {
     int scan_rc;                /* 0 clean end, BBLOG_ETORN, BBLOG_ECORRUPT or an errno */
     uint64_t bad_pos;           /* meta-file byte of the bad slot when scan_rc < 0 */
     uint64_t records;           /* valid records before the end or the bad slot */
-    uint64_t undrained_records; /* of those, records of the header's epoch */
+    uint64_t undrained_records; /* of those, data records of the header's epoch whose gen is
+                                 * not below the header's drained_gen */
     uint64_t undrained_bytes;   /* their payload bytes */
     uint32_t min_gen, max_gen;  /* over undrained records; both 0 when there are none */
 };

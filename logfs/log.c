@@ -472,6 +472,35 @@ out:
     return leave(log, rc);
 }
 
+int bblog_log_keep(struct bblog_log *log, uint64_t off, uint64_t len)
+{
+    struct bblog_log_record r;
+    int rc;
+
+    if (log == NULL || len == 0 || len > UINT64_MAX - off)
+        return BBLOG_EINVAL;
+    rc = check_failed(log);
+    if (rc != 0)
+        return rc;
+    if (log->rcount == log->rcap) {
+        rc = payloads_durable(log);
+        if (rc == 0)
+            rc = records_write(log);
+        if (rc != 0)
+            return leave(log, rc);
+    }
+    r.seq = ++log->seq;
+    r.off = off;
+    r.len = len;
+    r.data_off = log->data_end;
+    r.epoch = log->hdr.epoch;
+    r.gen = log->gen;
+    r.flags = BBLOG_REC_KEEP;
+    bblog_record_encode(&r, 0, log->rbuf + log->rcount * BBLOG_RECORD_SIZE);
+    log->rcount++;
+    return 0;
+}
+
 /*
  * Durability order, and why:
  * 1. complete every data write (including the padded tail block under O_DIRECT);

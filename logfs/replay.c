@@ -101,7 +101,7 @@ int bblog_replay_inspect(const char *meta_path, struct bblog_replay_log *out)
     }
     while ((n = bblog_scan_next(s, &r, &payload)) == 1) {
         out->records++;
-        if (r.epoch != out->epoch)
+        if (r.epoch != out->epoch || r.gen < out->drained_gen || (r.flags & BBLOG_REC_KEEP))
             continue;
         if (out->undrained_records == 0 || r.gen < out->min_gen)
             out->min_gen = r.gen;
@@ -597,8 +597,101 @@ static int keep_record(struct replay *R, size_t li, const struct bblog_log_recor
     *vsrc += r->len;
     R->rep->records++;
     R->rep->bytes_logged += r->len;
-    if (r->off + r->len > R->rep->file_end)
-        R->rep->file_end = r->off + r->len;
+    return 0;
+}
+
+struct range {
+    uint64_t lo, hi;
+};
+
+static int cmp_range(const void *pa, const void *pb)
+{
+    const struct range *a = pa, *b = pb;
+
+    return a->lo < b->lo ? -1 : a->lo > b->lo;
+}
+
+/*
+ * A log with keep records (bblog_format.h) owes only the bytes inside their union: its kept
+ * records recs[first, nrecs) are cut down to those bytes, in place of the whole records, with
+ * their virtual sources renumbered from vfirst (the first one's) so that they still tile
+ * without gaps; *vsrc gets the next free virtual source.
+ */
+static int restrict_to_keeps(struct replay *R, size_t first, uint64_t vfirst,
+                             struct range *keep, size_t nkeep, uint64_t *vsrc)
+{
+    size_t nk = 0, n = R->nrecs - first, m = 0, cap = n + nkeep;
+    struct rrec *out;
+    uint64_t v;
+
+    qsort(keep, nkeep, sizeof *keep, cmp_range);
+    for (size_t i = 0; i < nkeep; i++) {            /* merge into disjoint, sorted ranges */
+        if (nk > 0 && keep[i].lo <= keep[nk - 1].hi) {
+            if (keep[i].hi > keep[nk - 1].hi)
+                keep[nk - 1].hi = keep[i].hi;
+        } else {
+            keep[nk++] = keep[i];
+        }
+    }
+    /* A record becomes one piece per range it meets: usually one; grown as needed. */
+    out = malloc((cap ? cap : 1) * sizeof *out);
+    if (!out)
+        return ENOMEM;
+    v = vfirst;
+    for (size_t i = first; i < R->nrecs; i++) {
+        const struct rrec r = R->recs[i];
+        size_t lo = 0, hi = nk;
+
+        R->rep->bytes_logged -= r.len;
+        while (lo < hi) {                           /* first range ending after r.off */
+            size_t mid = lo + (hi - lo) / 2;
+
+            if (keep[mid].hi <= r.off)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (size_t k = lo; k < nk && keep[k].lo < r.off + r.len; k++) {
+            uint64_t a = keep[k].lo > r.off ? keep[k].lo : r.off;
+            uint64_t b = keep[k].hi < r.off + r.len ? keep[k].hi : r.off + r.len;
+
+            if (m == cap) {
+                struct rrec *nv = realloc(out, 2 * cap * sizeof *nv);
+
+                if (!nv) {
+                    free(out);
+                    return ENOMEM;
+                }
+                out = nv;
+                cap *= 2;
+            }
+            out[m] = r;
+            out[m].off = a;
+            out[m].len = b - a;
+            out[m].data_off = r.data_off + (a - r.off);
+            out[m].vsrc = v;
+            v += b - a;
+            R->rep->bytes_logged += b - a;
+            m++;
+        }
+    }
+    R->nrecs = first;
+    for (size_t i = 0; i < m; i++) {
+        if (R->nrecs == R->cap) {
+            size_t ncap = R->cap ? 2 * R->cap : 1024;
+            struct rrec *nv = realloc(R->recs, ncap * sizeof *nv);
+
+            if (!nv) {
+                free(out);
+                return ENOMEM;
+            }
+            R->recs = nv;
+            R->cap = ncap;
+        }
+        R->recs[R->nrecs++] = out[i];
+    }
+    free(out);
+    *vsrc = v;
     return 0;
 }
 
@@ -616,6 +709,9 @@ static int verify_pass(struct replay *R)
      * marking it (bblog_format.h): those records are on the PFS, and may be older than what
      * other processes wrote there since. */
     uint32_t drained_gen = R->rep->drained_gen;
+    struct range *keep = NULL;
+    size_t first, nkeep, keep_cap = 0;
+    uint64_t vfirst;
     int rc = 0;
 
     R->rep->torn = malloc(R->nsel * sizeof *R->rep->torn);
@@ -669,14 +765,38 @@ static int verify_pass(struct replay *R)
         rc = reopen_log(R, rl, &s);
         if (rc != 0)
             break;
+        first = R->nrecs;
+        vfirst = vsrc;
+        nkeep = 0;
         while ((n = bblog_scan_next(s, &r, &payload)) == 1) {
-            if (r.epoch != l->epoch || r.gen < drained_gen) {
+            if ((r.flags & BBLOG_REC_KEEP) && r.epoch == l->epoch) {
+                if (nkeep == keep_cap) {
+                    size_t ncap = keep_cap ? 2 * keep_cap : 64;
+                    struct range *nv = realloc(keep, ncap * sizeof *nv);
+
+                    if (!nv) {
+                        rc = ENOMEM;
+                        set_err(R->err, rc, l->meta_path, "out of memory");
+                        break;
+                    }
+                    keep = nv;
+                    keep_cap = ncap;
+                }
+                keep[nkeep++] = (struct range) { r.off, r.off + r.len };
+                continue;
+            }
+            if (r.epoch != l->epoch || r.gen < drained_gen || (r.flags & BBLOG_REC_KEEP)) {
                 R->rep->stale_records++;
                 continue;
             }
             rc = keep_record(R, i, &r, &vsrc);
             if (rc != 0)
                 break;
+        }
+        if (rc == 0 && nkeep > 0 && (n == 0 || n == BBLOG_ETORN)) {
+            rc = restrict_to_keeps(R, first, vfirst, keep, nkeep, &vsrc);
+            if (rc != 0)
+                set_err(R->err, rc, l->meta_path, "out of memory");
         }
         if (rc == 0 && n == BBLOG_ETORN) {
             R->rep->torn[R->rep->ntorn++] = rl->index;
@@ -693,6 +813,10 @@ static int verify_pass(struct replay *R)
         }
         bblog_scan_close(s);
     }
+    free(keep);
+    for (size_t j = 0; j < R->nrecs; j++)       /* after any keep restriction */
+        if (R->recs[j].off + R->recs[j].len > R->rep->file_end)
+            R->rep->file_end = R->recs[j].off + R->recs[j].len;
     return rc;
 }
 

@@ -83,6 +83,8 @@ static int payload_check(struct bblog_scan *s, const struct bblog_log_record *r,
     size_t done = 0;
     int rc;
 
+    if (r->flags & BBLOG_REC_KEEP)     /* no payload (bblog_format.h) */
+        return crc == 0 ? PAYLOAD_OK : PAYLOAD_BAD;
     /* The bounds check comes before any allocation: len is bounded by a real file size. */
     if (r->len == 0 || r->data_off > s->data_size || r->len > s->data_size - r->data_off
         || r->len > SIZE_MAX)
@@ -174,7 +176,7 @@ int bblog_scan_next(struct bblog_scan *s, struct bblog_log_record *rec, const vo
         return scan_stop(s, pos, rc);
     r.slot = pos;
     *rec = r;
-    *payload = s->payload;
+    *payload = r.flags & BBLOG_REC_KEEP ? NULL : s->payload;
     s->pos = pos + RS;
     s->next_seq = r.seq + 1;
     return 1;

@@ -63,6 +63,14 @@ static int end_phase(struct bblog_pace *p, double t_end)
 
     p->in_phase = 0;
     p->cur.end = t_end;
+    /* First phase, period learned (interval 0): the application computed from init to the
+     * first write and then wrote until the last one; it will do both again before the next
+     * phase starts, so the period is init to the last write of this phase, not init to its
+     * first write (that would squeeze the first drain into the compute time minus the burst). */
+    if (p->nstarted == 1 && p->par.interval <= 0) {
+        p->period = p->last_write - p->t_init;
+        p->cur.period = p->period;
+    }
     /* Seed 003, III: the drain ends before the predicted start of the next phase, here with a
      * margin of the period kept free for jitter and the last segment's own duration. */
     p->deadline = p->cur.start + p->period - p->par.margin * p->period;

@@ -37,9 +37,9 @@ static const char usage_text[] =
     "  dump LOG             print a log's header and every record\n"
     "  check [-q] LOG...    verify every checksum; exit 0 clean, 1 torn tail, 2 corrupt,\n"
     "                       3 unreadable or not a log\n"
-    "  replay DIR [--file PFS_PATH] [--job JOB_ID] [--output PATH] [--dry-run]\n"
+    "  replay DIR... [--file PFS_PATH] [--job JOB_ID] [--output PATH] [--dry-run]\n"
     "                       [--buffer-size BYTES]\n"
-    "                       apply the undrained data of the logs in DIR to their files\n"
+    "                       apply the undrained data of the logs in the DIRs to their files\n"
     "\n"
     "LOG is a log's .meta file (its .data file or base name are accepted too).\n"
     "Run 'bblog COMMAND --help' for a command's options; see bblog(1).\n";
@@ -298,10 +298,20 @@ static int cmd_dump(int argc, char **argv)
     printf("job %s\n", h->job_id[0] ? h->job_id : "-");
     printf("rank %" PRIu32 " of %" PRIu32 "\n", h->rank, h->nprocs);
     printf("epoch %" PRIu64 "\n", h->epoch);
+    printf("drained_gen %" PRIu32 "\n", h->drained_gen);
     printf("created %s (%" PRIu64 " ns)\n", when, h->create_time_ns);
     while ((rc = bblog_scan_next(s, &r, &payload)) == 1) {
-        int live = r.epoch == h->epoch;
+        /* Records of older epochs, and those below the job-wide drained_gen this log knows
+         * of, were drained (replay also uses the other logs' drained_gen). */
+        int live = r.epoch == h->epoch && r.gen >= h->drained_gen;
 
+        if (r.flags & BBLOG_REC_KEEP) {
+            printf("keep seq=%" PRIu64 " off=%" PRIu64 " len=%" PRIu64 " epoch=%" PRIu64
+                   " gen=%" PRIu32 " slot=%" PRIu64 " %s\n", r.seq, r.off, r.len, r.epoch, r.gen,
+                   r.slot, live ? "owed" : "drained");
+            n++;
+            continue;
+        }
         printf("record seq=%" PRIu64 " off=%" PRIu64 " len=%" PRIu64 " data_off=%" PRIu64
                " epoch=%" PRIu64 " gen=%" PRIu32 " slot=%" PRIu64 " %s\n", r.seq, r.off, r.len,
                r.data_off, r.epoch, r.gen, r.slot, live ? "undrained" : "drained");
@@ -498,6 +508,39 @@ static int parse_size(const char *s, size_t *out)
     return 0;
 }
 
+/* The logs of every directory named, in one list: the logs of one file may be spread over
+ * several directories (bblog_dir differing per rank, e.g. node-local devices), and one replay
+ * must see all of them to apply their records in one order. */
+static int discover_all(char **dirs, int n, struct bblog_replay_list *out,
+                        struct bblog_replay_err *err)
+{
+    out->logs = NULL;
+    out->n = 0;
+    for (int i = 0; i < n; i++) {
+        struct bblog_replay_list one;
+        struct bblog_replay_log *v;
+        int rc = bblog_replay_discover(dirs[i], &one, err);
+
+        if (rc != 0) {
+            bblog_replay_list_free(out);
+            return rc;
+        }
+        v = realloc(out->logs, (out->n + one.n + 1) * sizeof *v);
+        if (!v) {
+            bblog_replay_list_free(&one);
+            bblog_replay_list_free(out);
+            snprintf(err->path, sizeof err->path, "%s", dirs[i]);
+            snprintf(err->reason, sizeof err->reason, "out of memory");
+            return ENOMEM;
+        }
+        memcpy(v + out->n, one.logs, one.n * sizeof *v);
+        out->logs = v;
+        out->n += one.n;
+        free(one.logs);         /* its entries now belong to out */
+    }
+    return 0;
+}
+
 static int cmd_replay(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -519,11 +562,13 @@ static int cmd_replay(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "hf:j:o:nb:", opts, NULL)) != -1) {
         switch (c) {
         case 'h':
-            printf("usage: bblog replay DIR [--file PFS_PATH] [--job JOB_ID] [--output PATH]\n"
+            printf("usage: bblog replay DIR... [--file PFS_PATH] [--job JOB_ID] [--output PATH]\n"
                    "                        [--dry-run] [--buffer-size BYTES]\n"
-                   "Applies the undrained records of the logs in DIR (and DIR/bblog-UID/) to\n"
-                   "the files they belong to, or only to PFS_PATH, in sync-generation, rank,\n"
-                   "sequence order. Idempotent: run it again after any failure.\n"
+                   "Applies the undrained records of the logs in each DIR (and DIR/bblog-UID/)\n"
+                   "to the files they belong to, or only to PFS_PATH, in sync-generation, rank,\n"
+                   "sequence order. Name every directory the job's ranks logged to (bblog_dir\n"
+                   "may differ per rank): one replay orders them all. Idempotent: run it again\n"
+                   "after any failure.\n"
                    "  -f, --file PFS_PATH   only the logs of this file (as 'bblog ls' shows it)\n"
                    "  -j, --job JOB_ID      only the logs of this job\n"
                    "  -o, --output PATH     write to PATH instead of PFS_PATH (needs --file)\n"
@@ -554,8 +599,8 @@ static int cmd_replay(int argc, char **argv)
             return 1;
         }
     }
-    if (optind + 1 != argc) {
-        fprintf(stderr, "bblog replay: name exactly one log directory, e.g. "
+    if (optind >= argc) {
+        fprintf(stderr, "bblog replay: name the log directories, e.g. "
                 "'bblog replay $BBLOG_DIR --file /pfs/out.dat'\n");
         return 1;
     }
@@ -564,7 +609,7 @@ static int cmd_replay(int argc, char **argv)
         return 1;
     }
     dir = argv[optind];
-    rc = bblog_replay_discover(dir, &list, &err);
+    rc = discover_all(argv + optind, argc - optind, &list, &err);
     if (rc != 0) {
         fprintf(stderr, "bblog replay: %s: %s\n", err.path, err.reason);
         return 1;
@@ -598,7 +643,8 @@ static int cmd_replay(int argc, char **argv)
         goto out;
     }
     if (npaths == 0)
-        printf("bblog replay: %s: no logs found: nothing to replay\n", dir);
+        printf("bblog replay: %s%s: no logs found: nothing to replay\n", dir,
+               argc - optind > 1 ? " and the other directories" : "");
     for (size_t i = 0; i < npaths; i++) {
         struct bblog_replay_report rep;
         struct bblog_replay_opts one = ro;

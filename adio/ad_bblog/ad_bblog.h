@@ -176,9 +176,6 @@ int ADIOI_BBLOG_SetLock(ADIO_File fd, int cmd, int type, ADIO_Offset offset, int
 int ADIOI_BBLOG_Parse_hints(MPI_Info info, struct ADIOI_BBLOG_hints *h);
 /* Adds the bblog_* hints in force to fd->info (for MPI_File_get_info). */
 void ADIOI_BBLOG_Publish_hints(ADIO_File fd, const struct ADIOI_BBLOG_hints *h);
-/* Collective over fd->comm: MPI_ERR_NOT_SAME unless the hints that steer collective
- * behaviour are equal on all processes. */
-int ADIOI_BBLOG_Check_same_hints(ADIO_File fd, const struct ADIOI_BBLOG_hints *h);
 
 /* ad_bblog_inner.c */
 int ADIOI_BBLOG_Inner_resolve(const char *filename, const char **inner_name, int *fstype,

@@ -10,16 +10,47 @@
 #include "ad_bblog.h"
 #include "adioi.h"
 
-/* bblog_close=bb: a last planning point, the log made durable on the burst buffer, and the
- * background drain told to finish alone. Returns 1 when it goes on after close; 0 when any
- * process could not get there, and all then drained collectively (err: the result). */
+/* What the log still owes the PFS after the last planning point: keep records for the
+ * index's ranges, so that a replay after a crash in which other processes had finished (and
+ * removed their logs) applies none of this log's superseded or drained records
+ * (bblog_format.h); a log that owes nothing is marked drained instead. Under ls->lock. */
+static int write_keeps(struct ADIOI_BBLOG_logstate *ls)
+{
+    struct bblog_idx_iter it;
+    struct bblog_extent e;
+    uint64_t lo = 0, hi = 0;
+    int rc = 0;
+
+    if (bblog_idx_count(ls->idx) == 0)
+        return bblog_log_mark_drained(ls->log);
+    bblog_idx_iter_init(ls->idx, &it, 0, UINT64_MAX);
+    while (rc == 0 && bblog_idx_iter_next(&it, &e)) {
+        if (hi > lo && e.off == hi) {           /* adjacent extents: one range */
+            hi += e.len;
+            continue;
+        }
+        if (hi > lo)
+            rc = bblog_log_keep(ls->log, lo, hi - lo);
+        lo = e.off;
+        hi = e.off + e.len;
+    }
+    if (rc == 0 && hi > lo)
+        rc = bblog_log_keep(ls->log, lo, hi - lo);
+    return rc == 0 ? bblog_log_sync(ls->log) : rc;
+}
+
+/* bblog_close=bb: a last planning point, the log made durable on the burst buffer with what
+ * it still owes, and the background drain told to finish alone. Returns 1 when it goes on
+ * after close; 0 when any process could not get there, and all then drained collectively
+ * (err: the result). No process starts finishing alone before all have written their keep
+ * records (the reduction below). */
 static int close_to_bb(ADIO_File fd, struct ADIOI_BBLOG_state *st, int *err)
 {
     int failed = ADIOI_BBLOG_Bg_plan(fd) != 0, any, rc;
 
     ADIOI_BBLOG_Bg_mark(st->ls);
     ADIOI_BBLOG_Lock(st->ls);
-    rc = st->ls->log ? bblog_log_sync(st->ls->log) : 0;
+    rc = st->ls->log ? write_keeps(st->ls) : 0;
     ADIOI_BBLOG_Unlock(st->ls);
     failed |= rc != 0;
     MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, fd->comm);

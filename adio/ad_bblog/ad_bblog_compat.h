@@ -8,6 +8,9 @@
  *   Open MPI 4.1 (ROMIO 3.2.1, io/romio321): I/O counts are int; ADIOI_Fns ends at
  *     IwriteStridedColl, and the lock macros call fcntl on fd->fd_sys directly, which bblog's
  *     open sets to the inner file's descriptor, so the locks reach the inner file all the same.
+ *     Its MPIO_Err_create_code (glue/openmpi/mpio_err.c) drops the message and returns the bare
+ *     class, so bblog also prints its messages to stderr there (ADIOI_BBLOG_ERR_TO_STDERR):
+ *     otherwise a user would get "MPI_ERR_IO" with no word of which hint or path was wrong.
  */
 #ifndef AD_BBLOG_COMPAT_H_INCLUDED
 #define AD_BBLOG_COMPAT_H_INCLUDED
@@ -22,6 +25,8 @@ typedef int ADIOI_BBLOG_count_t;
 
 #ifdef MPICH_NUMVERSION
 #define ADIOI_BBLOG_HAVE_SETLOCK 1
+#else
+#define ADIOI_BBLOG_ERR_TO_STDERR 1
 #endif
 
 #ifdef HAVE_STATUS_SET_BYTES

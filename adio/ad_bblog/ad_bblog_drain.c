@@ -202,13 +202,12 @@ static void write_pieces(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct roun
     st->st.indep_writes += r->k;
 }
 
-static int grow_to_logged_end(ADIO_File fd, struct ADIOI_BBLOG_state *st)
+/* end: the greatest end of logged data over all processes (agreed by the caller). */
+static int grow_to_logged_end(ADIO_File fd, struct ADIOI_BBLOG_state *st, uint64_t end)
 {
-    uint64_t mine = bblog_idx_end(st->ls->idx), end;
     int root = st->inner->hints->ranklist[0], err = MPI_SUCCESS;
     long long grow = 0;
 
-    MPI_Allreduce(&mine, &end, 1, MPI_UINT64_T, MPI_MAX, fd->comm);
     if (st->rank == root) {
         ADIO_Fcntl_t fc;
         /* The first aggregator has the inner file open even under deferred open. */
@@ -234,7 +233,7 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
     uint64_t start = 0, mm[2], mmin[2], end, budget = (uint64_t) st->hints.flush_buffer_size;
     uint64_t span;
     unsigned long long in[2], total[2];
-    long long sin[3], sout[3];
+    long long sin[4], sout[4];
     int indep, exchange, partial, rc = 0, err = MPI_SUCCESS, failed, anyfail;
     double t0 = ADIOI_BBLOG_Now();
 
@@ -255,12 +254,6 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
     indep = st->hints.indep_threshold > 0 && st->inner->hints->cb_write != ADIOI_HINT_ENABLE &&
         total[0] / total[1] >= (unsigned long long) st->hints.indep_threshold;
 
-    /* ROMIO's two-phase write fills the holes of an aggregator's domain by reading the file
-     * first (read-modify-write); past the end of the file that read comes back short and the
-     * hole would be written with whatever its buffer held. Growing the file first to the end of
-     * the logged data, which is its size after the drain anyway, makes such holes read as
-     * zeros. */
-    err = grow_to_logged_end(fd, st);
     rc = snapshot(st, &segs, &stamps, &n, &slo, &shi);
     /* A one-process handle of a file that a multi-process handle writes too (PnetCDF's
      * MPI_COMM_SELF handle, at its sync or close) cannot exchange with the other processes.
@@ -283,11 +276,23 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
     else
         memset(&order, 0, sizeof(order));
     /* Write order matters only between different stamps; with one stamp everywhere (or one
-     * process) there is nothing to exchange. Agreed here, with any failure so far. */
+     * process) there is nothing to exchange. Agreed here, with any failure so far and the end
+     * of the logged data. */
     sin[0] = rc != 0;
     sin[1] = rc == 0 ? -(long long) slo : 0;
     sin[2] = rc == 0 ? (long long) shi : 0;
-    MPI_Allreduce(sin, sout, 3, MPI_LONG_LONG, MPI_MAX, fd->comm);
+    sin[3] = (long long) bblog_idx_end(st->ls->idx);
+    MPI_Allreduce(sin, sout, 4, MPI_LONG_LONG, MPI_MAX, fd->comm);
+    /* ROMIO's two-phase write fills the holes of an aggregator's domain by reading the file
+     * first (read-modify-write); past the end of the file that read comes back short and the
+     * hole would be written with whatever its buffer held. Growing the file first to the end of
+     * the logged data, which is its size after the drain anyway, makes such holes read as
+     * zeros. */
+    {
+        int gerr = grow_to_logged_end(fd, st, (uint64_t) sout[3]);
+        if (err == MPI_SUCCESS)
+            err = gerr;
+    }
     if (sout[0]) {
         if (rc == 0)
             rc = ENOMEM;        /* another process failed: nothing drains anywhere */
@@ -318,6 +323,10 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
         mm[1] = rc == 0 && cursor < n ? (segs[cursor].off > start ? segs[cursor].off : start) :
             UINT64_MAX;
         MPI_Allreduce(mm, mmin, 2, MPI_UINT64_T, MPI_MIN, fd->comm);
+        /* Nobody has a byte left: no empty round (an empty two-phase write still costs all
+         * its collectives). Every process sees the same minimum, so all stop here together. */
+        if (mmin[1] == UINT64_MAX)
+            break;
         end = mmin[0];
         if (!indep && mmin[1] != UINT64_MAX && mmin[1] + span > mmin[1] && mmin[1] + span < end)
             end = mmin[1] + span;

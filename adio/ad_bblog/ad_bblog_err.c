@@ -16,6 +16,9 @@ int ADIOI_BBLOG_Err(const char *myname, int line, int error_class, const char *f
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+#ifdef ADIOI_BBLOG_ERR_TO_STDERR
+    fprintf(stderr, "%s\n", msg);
+#endif
     return MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, line, error_class,
                                 "**io", "**io %s", msg);
 }

@@ -260,32 +260,3 @@ void ADIOI_BBLOG_Publish_hints(ADIO_File fd, const struct ADIOI_BBLOG_hints *h)
     ADIOI_Info_set(fd->info, "bblog_keep_logs", h->keep_logs ? "true" : "false");
     ADIOI_Info_set(fd->info, "bblog_stats", h->stats[0] ? h->stats : "off");
 }
-
-int ADIOI_BBLOG_Check_same_hints(ADIO_File fd, const struct ADIOI_BBLOG_hints *h)
-{
-    static const char myname[] = "ADIOI_BBLOG_CHECK_SAME_HINTS";
-    /* The hints that decide which collective calls a process makes. */
-    long long mine[6], lo[6], hi[6];
-    int i;
-
-    mine[0] = h->flush_buffer_size;
-    mine[1] = h->sync_bb;
-    mine[2] = h->max_size > 0;
-    mine[3] = h->indep_threshold;
-    mine[4] = h->drain != ADIOI_BBLOG_DRAIN_ON_DEMAND;
-    mine[5] = h->close_bb;
-    MPI_Allreduce(mine, lo, 6, MPI_LONG_LONG, MPI_MIN, fd->comm);
-    MPI_Allreduce(mine, hi, 6, MPI_LONG_LONG, MPI_MAX, fd->comm);
-    for (i = 0; i < 6; i++) {
-        if (lo[i] != hi[i]) {
-            static const char *const names[] = {
-                "bblog_flush_buffer_size", "bblog_sync", "bblog_max_size (set or unset)",
-                "bblog_indep_threshold", "bblog_drain (on_demand or not)", "bblog_close"
-            };
-            return ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_NOT_SAME,
-                                   "bblog: hint %s differs between processes of %s; it must be "
-                                   "the same on all of them", names[i], fd->filename);
-        }
-    }
-    return MPI_SUCCESS;
-}

@@ -118,12 +118,12 @@ static int agree(ADIO_File fd, int code)
     return code;
 }
 
-/* The log's directory (DIR/bblog-UID) and the name token shared by all ranks of this open. */
-static int prepare_log(ADIO_File fd, struct ADIOI_BBLOG_state *st)
+/* The log's directory (DIR/bblog-UID), checked before anything else is touched, and the index;
+ * rank 0 also makes the name token that all ranks of this open share (agree_open sends it). */
+static int prepare_log(ADIO_File fd, struct ADIOI_BBLOG_state *st, char *token, size_t tlen)
 {
     static const char myname[] = "ADIOI_BBLOG_OPENCOLL";
     static unsigned opens;      /* per process; rank 0's count names the open */
-    char token[200];
     int rc;
 
     rc = bblog_log_userdir(st->hints.dir, st->logdir, sizeof(st->logdir));
@@ -138,24 +138,86 @@ static int prepare_log(ADIO_File fd, struct ADIOI_BBLOG_state *st)
     if (st->rank == 0) {
         char job[BBLOG_JOB_ID_MAX];
         job_id(job, sizeof(job));
-        snprintf(token, sizeof(token), "%.63s|%016llx.%ld.%u", job,
+        snprintf(token, tlen, "%.63s|%016llx.%ld.%u", job,
                  (unsigned long long) bblog_fnv1a64(st->pfs_path), (long) getpid(), opens++);
-    }
-    MPI_Bcast(token, sizeof(token), MPI_CHAR, 0, fd->comm);
-    {
-        char *bar = strchr(token, '|');
-        *bar = '\0';
-        snprintf(st->job, sizeof(st->job), "%.63s", token);
-        snprintf(st->log_name, sizeof(st->log_name), "%s.%s.r%d", token, bar + 1, st->rank);
-        /* Job ids may hold characters that do not belong in a file name. */
-        for (char *p = st->log_name; *p; p++)
-            if (*p == '/' || *p == ' ')
-                *p = '_';
     }
     rc = ADIOI_BBLOG_Logstate_attach(st->pfs_path, &st->ls);
     if (rc != 0)
         return ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot create the index for",
                                   fd->filename);
+    return MPI_SUCCESS;
+}
+
+/* The log's name, from rank 0's token "JOB|FILE.PID.N". */
+static void name_log(struct ADIOI_BBLOG_state *st, char *token)
+{
+    char *bar = strchr(token, '|');
+
+    *bar = '\0';
+    snprintf(st->job, sizeof(st->job), "%.63s", token);
+    snprintf(st->log_name, sizeof(st->log_name), "%s.%s.r%d", token, bar + 1, st->rank);
+    /* Job ids may hold characters that do not belong in a file name. */
+    for (char *p = st->log_name; *p; p++)
+        if (*p == '/' || *p == ' ')
+            *p = '_';
+}
+
+#define TOKEN_WORDS 25          /* 200 bytes */
+
+/* Order-preserving map of a signed value into the unsigned range, for MPI_MAX on unsigned. */
+static unsigned long long biased(long long v)
+{
+    return (unsigned long long) v ^ (1ULL << 63);
+}
+
+/*
+ * The one collective of the open's checks (each costs a synchronisation of all processes,
+ * which on an oversubscribed node is milliseconds): a MPI_MAX reduction that carries at once
+ * whether any process failed, the minimum and maximum of each hint that decides which
+ * collective calls a process makes (as max of v and of ~v), and rank 0's log-name token (the
+ * others contribute zeros). Every process returns the same verdict: its own error, "failed on
+ * another process", or the hint that differs.
+ */
+static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char *token)
+{
+    static const char myname[] = "ADIOI_BBLOG_OPENCOLL";
+    static const char *const names[] = {
+        "bblog_flush_buffer_size", "bblog_sync", "bblog_max_size (set or unset)",
+        "bblog_indep_threshold", "bblog_drain (on_demand or not)", "bblog_close"
+    };
+    enum { NH = 6, FAILED = 0, HI = 1, LO = HI + NH, TOK = LO + NH, N = TOK + TOKEN_WORDS };
+    unsigned long long in[N], out[N];
+    long long h[NH] = { 0 };
+    int i;
+
+    memset(in, 0, sizeof(in));
+    in[FAILED] = code != MPI_SUCCESS;
+    if (st->hints_parsed) {
+        h[0] = st->hints.flush_buffer_size;
+        h[1] = st->hints.sync_bb;
+        h[2] = st->hints.max_size > 0;
+        h[3] = st->hints.indep_threshold;
+        h[4] = st->hints.drain != ADIOI_BBLOG_DRAIN_ON_DEMAND;
+        h[5] = st->hints.close_bb;
+    }
+    for (i = 0; i < NH; i++) {
+        in[HI + i] = biased(h[i]);
+        in[LO + i] = ~biased(h[i]);
+    }
+    if (st->rank == 0)
+        memcpy(&in[TOK], token, TOKEN_WORDS * sizeof(in[0]));
+    MPI_Allreduce(in, out, N, MPI_UNSIGNED_LONG_LONG, MPI_MAX, fd->comm);
+    if (out[FAILED])
+        return code != MPI_SUCCESS ? code :
+            ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_IO,
+                            "bblog: open of %s failed on another process", fd->filename);
+    for (i = 0; i < NH; i++)
+        if (out[HI + i] != ~out[LO + i])
+            return ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_NOT_SAME,
+                                   "bblog: hint %s differs between processes of %s; it must be "
+                                   "the same on all of them", names[i], fd->filename);
+    memcpy(token, &out[TOK], TOKEN_WORDS * sizeof(out[0]));
+    token[TOKEN_WORDS * sizeof(out[0]) - 1] = '\0';
     return MPI_SUCCESS;
 }
 
@@ -179,6 +241,7 @@ void ADIOI_BBLOG_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_co
     int fstype, err;
     ADIOI_Fns *ops;
     MPI_Comm icomm;
+    char token[TOKEN_WORDS * sizeof(unsigned long long)];
 
     *error_code = MPI_SUCCESS;
     st->rank = rank;
@@ -195,13 +258,14 @@ void ADIOI_BBLOG_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_co
     if (err == MPI_SUCCESS && ADIOI_BBLOG_Abspath(inner_name, st->pfs_path, sizeof(st->pfs_path)))
         err = ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_BAD_FILE,
                               "bblog: path of %s too long", inner_name);
-    *error_code = agree(fd, err);
-    if (*error_code == MPI_SUCCESS && !st->passthrough)
-        *error_code = ADIOI_BBLOG_Check_same_hints(fd, &st->hints);
     /* The burst buffer is checked before the PFS file is touched: an unusable bblog_dir fails
      * the open without creating the file. */
+    memset(token, 0, sizeof(token));
+    if (err == MPI_SUCCESS && !st->passthrough)
+        err = prepare_log(fd, st, token, sizeof(token));
+    *error_code = agree_open(fd, st, err, token);
     if (*error_code == MPI_SUCCESS && !st->passthrough)
-        *error_code = agree(fd, prepare_log(fd, st));
+        name_log(st, token);
     if (*error_code != MPI_SUCCESS) {
         discard_state(fd, st);
         return;

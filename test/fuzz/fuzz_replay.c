@@ -7,7 +7,8 @@
  *
  * Checks besides the sanitizers: discovery lists every log; the dry run and the real run
  * agree on the plan; and a successful replay left exactly the bytes of a brute-force model:
- * the undrained records of the file's logs, read back with the scanner, applied byte by byte
+ * the undrained records of the file's logs (less those below the greatest drained_gen, and
+ * cut down to their log's keep records if it has any), read back with the scanner, applied byte by byte
  * in (gen, rank, seq) order, later wins (bblog_format.h), nothing written past the last
  * logged byte, holes left as zeros.
  */
@@ -42,8 +43,72 @@ struct orec {
 struct model {
     struct orec *v;
     size_t n, cap;
-    uint64_t bytes;
+    uint64_t bytes;             /* payload bytes the model applies */
+    uint64_t records;           /* undrained data records, before any keep restriction */
 };
+
+static void model_push(struct model *m, struct orec o)
+{
+    if (m->n == m->cap) {
+        m->cap = m->cap ? 2 * m->cap : 64;
+        m->v = realloc(m->v, m->cap * sizeof *m->v);
+        FUZZ_CHECK(m->v != NULL);
+    }
+    m->v[m->n++] = o;
+}
+
+/* Keep records (bblog_format.h): the log's records v[first, n) shrink, byte by byte, to the
+ * bytes some keep record [keep[2k], keep[2k+1]) covers. */
+static void model_keep(struct model *m, size_t first, const uint64_t *keep, size_t nkeep)
+{
+    size_t n = m->n;
+
+    for (size_t i = first; i < n; i++) {
+        struct orec r = m->v[i];
+        unsigned char *mask = calloc((size_t) r.len, 1);
+
+        FUZZ_CHECK(mask != NULL);
+        for (size_t k = 0; k < nkeep; k++) {
+            uint64_t a = keep[2 * k] > r.off ? keep[2 * k] : r.off;
+            uint64_t b = keep[2 * k + 1] < r.off + r.len ? keep[2 * k + 1] : r.off + r.len;
+
+            if (a < b)
+                memset(mask + (a - r.off), 1, (size_t) (b - a));
+        }
+        m->bytes -= r.len;
+        for (uint64_t j = 0; j < r.len;) {
+            uint64_t e = j;
+
+            if (!mask[j]) {
+                j++;
+                continue;
+            }
+            while (e < r.len && mask[e])
+                e++;
+            struct orec p = r;
+            p.off = r.off + j;
+            p.len = e - j;
+            p.buf = malloc((size_t) p.len);
+            FUZZ_CHECK(p.buf != NULL);
+            memcpy(p.buf, r.buf + j, (size_t) p.len);
+            model_push(m, p);
+            m->bytes += p.len;
+            j = e;
+        }
+        free(mask);
+        free(r.buf);
+        m->v[i].buf = NULL;
+        m->v[i].len = 0;        /* removed below */
+    }
+    /* Drop the whole records, keep their pieces. */
+    {
+        size_t k = first;
+        for (size_t i = first; i < m->n; i++)
+            if (m->v[i].len > 0)
+                m->v[k++] = m->v[i];
+        m->n = k;
+    }
+}
 
 static void model_free(struct model *m)
 {
@@ -73,8 +138,12 @@ static int cmp_u64(const void *pa, const void *pb)
 
 /* The undrained records of PATH's logs in LIST, payloads copied. Returns 0, or -1 when they
  * exceed ORACLE_MAX_BYTES (no check then). */
-static int model_load(const struct bblog_replay_list *list, const char *path, struct model *m)
+static int model_load(const struct bblog_replay_list *list, const char *path,
+                      uint32_t drained_gen, struct model *m)
 {
+    uint64_t *keep = NULL;
+    size_t first, nkeep;
+
     for (size_t i = 0; i < list->n; i++) {
         const struct bblog_replay_log *l = &list->logs[i];
         struct bblog_scan *s = NULL;
@@ -84,27 +153,39 @@ static int model_load(const struct bblog_replay_list *list, const char *path, st
         if (l->open_rc != 0 || strcmp(l->pfs_path, path) != 0)
             continue;
         FUZZ_CHECK(bblog_scan_open(l->meta_path, &s) == 0);
+        first = m->n;
+        nkeep = 0;
         while (bblog_scan_next(s, &r, &payload) == 1) {
             if (r.epoch != bblog_scan_header(s)->epoch)
                 continue;
+            if (r.flags & BBLOG_REC_KEEP) {
+                keep = realloc(keep, 2 * (nkeep + 1) * sizeof *keep);
+                FUZZ_CHECK(keep != NULL);
+                keep[2 * nkeep] = r.off;
+                keep[2 * nkeep + 1] = r.off + r.len;
+                nkeep++;
+                continue;
+            }
+            if (r.gen < drained_gen)    /* drained job-wide (bblog_format.h) */
+                continue;
             m->bytes += r.len;
+            m->records++;
             if (m->bytes > ORACLE_MAX_BYTES) {
                 bblog_scan_close(s);
+                free(keep);
                 return -1;
             }
-            if (m->n == m->cap) {
-                m->cap = m->cap ? 2 * m->cap : 64;
-                m->v = realloc(m->v, m->cap * sizeof *m->v);
-                FUZZ_CHECK(m->v != NULL);
-            }
-            m->v[m->n] = (struct orec) { .off = r.off, .len = r.len, .seq = r.seq, .gen = r.gen,
-                                         .rank = l->rank, .buf = malloc((size_t) r.len) };
-            FUZZ_CHECK(m->v[m->n].buf != NULL);
-            memcpy(m->v[m->n].buf, payload, (size_t) r.len);
-            m->n++;
+            struct orec o = { .off = r.off, .len = r.len, .seq = r.seq, .gen = r.gen,
+                              .rank = l->rank, .buf = malloc((size_t) r.len) };
+            FUZZ_CHECK(o.buf != NULL);
+            memcpy(o.buf, payload, (size_t) r.len);
+            model_push(m, o);
         }
         bblog_scan_close(s);
+        if (nkeep > 0)
+            model_keep(m, first, keep, nkeep);
     }
+    free(keep);
     return 0;
 }
 
@@ -136,11 +217,11 @@ static void check_replayed(const struct bblog_replay_list *list, const char *pat
     struct stat st;
     int fd;
 
-    if (model_load(list, path, &m) != 0) {
+    if (model_load(list, path, rep->drained_gen, &m) != 0) {
         model_free(&m);
         return;
     }
-    FUZZ_CHECK(m.n == rep->records && m.bytes == rep->bytes_logged);
+    FUZZ_CHECK(m.records == rep->records && m.bytes == rep->bytes_logged);
     qsort(m.v, m.n, sizeof *m.v, cmp_order);
     b = malloc((2 * m.n + 1) * sizeof *b);
     FUZZ_CHECK(b != NULL);

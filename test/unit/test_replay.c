@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bblog_log.h"
 #include "bblog_replay.h"
 #include "simlog.h"
 
@@ -157,6 +158,70 @@ static void test_four_ranks_overlap(void **state)
     bblog_replay_report_free(&rep);
     free(first);
     sim_free(&s);
+}
+
+/*
+ * bblog_close=bb: after close each process drains alone and removes its log when done. Rank 1
+ * logged [0, 8 KiB) in gen 1; rank 0 overwrote [0, 4 KiB) in gen 3, so rank 1 owes only
+ * [4, 8 KiB), which its keep record says. Rank 0 finished (its data on the PFS, its log
+ * removed), then the job died: replaying rank 1's log alone must not put its older bytes back
+ * over rank 0's. Without the keep record (rank 1 of the control run) it does: the hazard the
+ * keep records close.
+ */
+static void keep_case(struct fixture *f, int with_keep)
+{
+    struct bblog_replay_report rep;
+    struct bblog_replay_err err;
+    unsigned char *want, *got;
+    size_t len, got_len;
+    struct sim s;
+
+    assert_int_equal(sim_open(&s, f->dir, with_keep ? "keep" : "nokeep", f->pfs, "job-k", 2, 7),
+                     0);
+    sim_set_gen(&s, 1);
+    assert_int_equal(sim_write(&s, 1, 0, 8192), 0);
+    assert_int_equal(sim_write(&s, 0, 8192, 4096), 0);
+    sim_set_gen(&s, 3);
+    assert_int_equal(sim_write(&s, 0, 0, 4096), 0);
+    assert_int_equal(bblog_log_keep(s.logs[0], 0, 4096), 0);
+    assert_int_equal(bblog_log_keep(s.logs[0], 8192, 4096), 0);
+    if (with_keep)
+        assert_int_equal(bblog_log_keep(s.logs[1], 4096, 4096), 0);
+    assert_int_equal(sim_crash(&s), 0);
+    assert_int_equal(sim_expected(&s, &want, &len), 0);
+    assert_int_equal(len, 12288);
+
+    /* Both logs: the keep records change nothing, the later write wins anyway. */
+    assert_int_equal(replay(f->dir, f->pfs, NULL, 0, 0, &rep, &err), 0);
+    assert_int_equal(rep.records, 3);
+    assert_int_equal(rep.bytes_logged, with_keep ? 12288 : 16384);
+    assert_file_is(f->pfs, want, len);
+    bblog_replay_report_free(&rep);
+
+    /* Rank 0 had finished: its bytes are in the file, its log is gone. */
+    assert_int_equal(sim_remove(&s, 0), 0);
+    assert_int_equal(replay(f->dir, f->pfs, NULL, 0, 0, &rep, &err), 0);
+    assert_int_equal(rep.file_end, 8192);
+    assert_int_equal(sim_read_file(f->pfs, &got, &got_len), 0);
+    assert_int_equal(got_len, len);
+    if (with_keep)
+        assert_memory_equal(got, want, len);
+    else
+        assert_memory_not_equal(got, want, 4096);       /* rank 1's stale bytes came back */
+    bblog_replay_report_free(&rep);
+    free(got);
+    free(want);
+    sim_free(&s);
+}
+
+static void test_keep_records(void **state)
+{
+    keep_case(*state, 1);
+}
+
+static void test_keep_records_control(void **state)
+{
+    keep_case(*state, 0);
 }
 
 /* The torn log is the one reported, by its index in the list. */
@@ -706,6 +771,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_four_ranks_overlap, setup, teardown),
         cmocka_unit_test_setup_teardown(test_torn_reported, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_keep_records, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_keep_records_control, setup, teardown),
         cmocka_unit_test_setup_teardown(test_random_against_model, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_record_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_payload_refused, setup, teardown),

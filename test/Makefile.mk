@@ -48,3 +48,10 @@ endif
 EXTRA_DIST += test/crash/run-crash.sh test/crash/crashpat.h test/crash/crashwrite.c \
     test/crash/crashcheck.c test/faults/run-faults.sh test/faults/faultpat.h test/faults/fio.c \
     test/faults/fcheck.c test/faults/bbfault.c bench/crash-replay-long.sh
+
+# bblog_dir on a different device per rank (issue 8): even ranks log to /dev/shm, odd ranks to
+# /var/tmp; the file must equal plain ROMIO's, and the logs of both replayed after a kill.
+if MPI_TESTS
+TESTS += test/mpi/run-devdir.sh
+endif
+EXTRA_DIST += test/mpi/run-devdir.sh test/mpi/devdir.c

@@ -6,6 +6,9 @@
  * after close: it removes the log once the data is on the PFS.
  */
 #include <stdio.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "ad_bblog.h"
 #include "adioi.h"
@@ -116,5 +119,13 @@ void ADIOI_BBLOG_Close(ADIO_File fd, int *error_code)
         MPI_Barrier(fd->comm);
     ADIOI_Free(st);
     fd->fs_ptr = NULL;
+#ifdef __GLIBC__
+    /* The drain's buffers (bblog_flush_buffer_size, ROMIO's cb_buffer_size) are large and
+     * short-lived; once glibc has raised its mmap threshold past them they come from the heap,
+     * and the small blocks allocated between them keep the freed pages resident: measured
+     * with bench/run-soak.sh, RSS grew by 16-50 MiB per rank over 4 open/close cycles while
+     * the bytes in use stayed flat. Giving the free pages back at close keeps RSS flat. */
+    malloc_trim(0);
+#endif
     *error_code = err;
 }

@@ -26,6 +26,11 @@
  *
  * reactive: undrained bytes are drained at once, one segment after another, phases or not.
  *
+ * params.stagger delays a window's first segment by that fraction of the spacing (the others
+ * follow at the same spacing, so the last still ends by the deadline): the processes of a job
+ * plan the same windows, and without it they would all issue their segments at once, a burst
+ * of P segments every spacing instead of one segment every spacing / P.
+ *
  * params.max_rate (bytes/s, both modes) caps the rate: a segment of b bytes issued at t delays
  * the next issue to t + b / max_rate at least, even if that misses the deadline.
  */
@@ -47,6 +52,9 @@ struct bblog_pace_params {
     double max_rate;       /* bytes/s, 0: no cap */
     double margin;         /* fraction of the predicted period kept free before it, [0, 1) */
     double quiet_gap;      /* s without a write that end a phase, > 0 */
+    double stagger;        /* [0, 1): the first segment of a window is issued this fraction of
+                            * the spacing after the phase end; process r of P passes r / P, so
+                            * that P processes' segments interleave instead of coinciding */
 };
 
 /* One drained segment, for the stats time series: issued at start, reported done after

@@ -46,14 +46,28 @@ static uint64_t nsegments(const struct bblog_pace *p, uint64_t bytes)
     return bytes / p->par.segment_size + (bytes % p->par.segment_size != 0);
 }
 
-/* Spreads the pending bytes over [t0, deadline): even spacing, first segment at t0. */
-static void plan(struct bblog_pace *p, double t0)
+/*
+ * Spreads the pending bytes over [t0, deadline) at even spacing. At a window's start (first)
+ * the segments go at t0 + (i + stagger) x spacing, i = 0..n-1, with spacing = window / n;
+ * later re-plans start from a point of that grid (the next segment's due time), from which
+ * n segments take (n - stagger) spacings, so a process on schedule keeps its grid and stays
+ * interleaved with the others.
+ */
+static void plan(struct bblog_pace *p, double t0, int first)
 {
     uint64_t n = nsegments(p, p->pending);
-    double window = p->deadline - t0;
+    double window = p->deadline - t0, s = p->par.stagger;
 
-    p->next_due = t0;
-    p->spacing = n > 0 && window > 0 ? window / (double) n : 0;
+    if (n == 0 || window <= 0) {
+        p->next_due = t0;
+        p->spacing = 0;
+    } else if (first) {
+        p->spacing = window / (double) n;
+        p->next_due = t0 + s * p->spacing;
+    } else {
+        p->spacing = window / ((double) n - s);
+        p->next_due = t0;
+    }
 }
 
 /* Ends the open phase at t_end and, proactive, opens its drain window. */
@@ -77,7 +91,7 @@ static int end_phase(struct bblog_pace *p, double t_end)
     p->cur.deadline = p->deadline;
     if (p->par.mode == BBLOG_PACE_PROACTIVE) {
         p->sched_on = 1;
-        plan(p, t_end);
+        plan(p, t_end, 1);
     }
     rc = grow((void **) &p->phase, &p->phase_cap, p->nphase, sizeof(*p->phase));
     if (rc == 0)
@@ -100,7 +114,8 @@ int bblog_pace_init(struct bblog_pace *p, const struct bblog_pace_params *params
     if (q == NULL || (q->mode != BBLOG_PACE_REACTIVE && q->mode != BBLOG_PACE_PROACTIVE) ||
         q->segment_size == 0 || !isfinite(q->interval) || q->interval < 0 ||
         !isfinite(q->max_rate) || q->max_rate < 0 || !isfinite(q->margin) || q->margin < 0 ||
-        q->margin >= 1 || !isfinite(q->quiet_gap) || q->quiet_gap <= 0 || !isfinite(now))
+        q->margin >= 1 || !isfinite(q->quiet_gap) || q->quiet_gap <= 0 || !isfinite(now) ||
+        !isfinite(q->stagger) || q->stagger < 0 || q->stagger >= 1)
         return EINVAL;
     memset(p, 0, sizeof(*p));
     p->par = *q;
@@ -220,7 +235,7 @@ int bblog_pace_on_drained(struct bblog_pace *p, double now, uint64_t bytes)
     /* A segment that overran its slot, or drained another amount than asked, leaves the rest
      * of the window to re-spread from now: the deadline holds whenever that is still possible. */
     if (p->sched_on)
-        plan(p, now > p->next_due ? now : p->next_due);
+        plan(p, now > p->next_due ? now : p->next_due, 0);
     s.start = p->flight_start;
     s.duration = now - p->flight_start;
     s.bytes = bytes;
@@ -237,7 +252,7 @@ int bblog_pace_set_pending(struct bblog_pace *p, double now, uint64_t bytes)
     p->t_last = now;
     p->pending = bytes;
     if (p->sched_on && !p->in_flight)
-        plan(p, now > p->next_due ? now : p->next_due);
+        plan(p, now > p->next_due ? now : p->next_due, 0);
     return settle(p, now);
 }
 

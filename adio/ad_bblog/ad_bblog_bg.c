@@ -363,6 +363,7 @@ int ADIOI_BBLOG_Bg_start(ADIO_File fd)
     par.max_rate = (double) st->hints.drain_max_rate;
     par.margin = MARGIN;
     par.quiet_gap = QUIET_GAP;
+    par.stagger = st->nprocs > 1 ? (double) st->rank / st->nprocs : 0;
     bg->t0_mono = ADIOI_BBLOG_Now();
     bg->t0_real = realtime();
     rc = bblog_pace_init(&bg->pace, &par, bg->t0_mono);

@@ -234,6 +234,36 @@ static void test_segments_spacing(void **state)
     bblog_pace_free(&p);
 }
 
+/* Stagger: process 3 of 4 (stagger 0.75) issues the same 8 segments 0.75 spacing later than
+ * process 0 would, still one spacing apart and still ending before 9 s; together the four
+ * processes issue one segment every spacing / 4 instead of four at once. */
+static void test_stagger(void **state)
+{
+    static struct script s;
+    struct bblog_pace p;
+    struct bblog_pace_params q = proactive();
+    const struct bblog_pace_segment *sg;
+    size_t n;
+    double h = (9.0 - 0.1) / 8;
+    (void) state;
+
+    s.n = s.next = 0;
+    add_burst(&s, 0, 8 << 20, 10, 0.01, 1);
+    q.stagger = 0.75;
+    assert_int_equal(bblog_pace_init(&p, &q, 0), 0);
+    run(&p, &s, 100 * MiB, 30);
+    sg = bblog_pace_segments(&p, &n);
+    assert_int_equal(n, 8);
+    for (size_t i = 0; i < n; i++)
+        assert_true(fabs(sg[i].start - (0.1 + (i + 0.75) * h)) < EPS);
+    assert_true(sg[n - 1].start + sg[n - 1].duration <= 9.0);
+    bblog_pace_free(&p);
+    q.stagger = 1;
+    assert_int_equal(bblog_pace_init(&p, &q, 0), EINVAL);
+    q.stagger = -0.5;
+    assert_int_equal(bblog_pace_init(&p, &q, 0), EINVAL);
+}
+
 /* Without a mark the phase ends a quiet gap after its last write: the schedule starts there,
  * and bytes that do not fill the last segment make a short one. */
 static void test_quiet_gap(void **state)
@@ -571,6 +601,7 @@ int main(void)
         cmocka_unit_test(test_params),
         cmocka_unit_test(test_bad_calls),
         cmocka_unit_test(test_segments_spacing),
+        cmocka_unit_test(test_stagger),
         cmocka_unit_test(test_quiet_gap),
         cmocka_unit_test(test_finish_before_next),
         cmocka_unit_test(test_adapt),

@@ -287,6 +287,14 @@ static void *bg_main(void *arg)
             bg->writes++;
             i = j;
         }
+        /* A paced segment is made durable before the next one: the PFS servers then never
+         * hold much of our data dirty, so another client's sync does not wait for it to be
+         * written back. Measured with bench/run-pacing-bench.sh on GlusterFS (probe samples
+         * of 2-3 runs pooled): probe p99 under proactive 16.8 ms against 14.6 under reactive
+         * without this, 12.7 against 12.9 with it; p95 2.3 against 4.5. */
+        if (rc == 0 && paced && bg->pace.par.mode == BBLOG_PACE_PROACTIVE &&
+            fdatasync(bg->pfs_fd) != 0)
+            rc = errno;
         pthread_mutex_lock(&ls->lock);
         bg->busy = 0;
         if (rc == 0) {

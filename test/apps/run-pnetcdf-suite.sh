@@ -152,6 +152,11 @@ known_diff() { # PATH
     case $1 in
     ./test/nonblocking/i_varn_indef.bb.nc)
         echo "never-written elements: stale bytes of plain ROMIO's data sieving buffer" ;;
+    ./test/burst_buffer/bb_nonblocking.nc)
+        # bb_nonblocking.c: every rank writes rank+1 into the same elements M[0][0..3] with no
+        # synchronisation between the ranks: MPI-IO leaves overlapping writes of different
+        # processes undefined outside atomic mode (plain gave 2 every time, bblog 3 or 4).
+        echo "all ranks write the same elements concurrently: undefined which rank wins" ;;
     *) return 1 ;;
     esac
 }

@@ -565,6 +565,22 @@ static int reopen_log(struct replay *R, const struct rlog *rl, struct bblog_scan
     return rc;
 }
 
+/* Appends *r to the record list; 0 or ENOMEM. */
+static int push_rec(struct replay *R, const struct rrec *r)
+{
+    if (R->nrecs == R->cap) {
+        size_t ncap = R->cap ? 2 * R->cap : 1024;
+        struct rrec *nv = realloc(R->recs, ncap * sizeof *nv);
+
+        if (!nv)
+            return ENOMEM;
+        R->recs = nv;
+        R->cap = ncap;
+    }
+    R->recs[R->nrecs++] = *r;
+    return 0;
+}
+
 static int keep_record(struct replay *R, size_t li, const struct bblog_log_record *r,
                        uint64_t *vsrc)
 {
@@ -579,21 +595,13 @@ static int keep_record(struct replay *R, size_t li, const struct bblog_log_recor
                 (unsigned long long) r->off, (unsigned long long) r->len);
         return rc;
     }
-    if (R->nrecs == R->cap) {
-        size_t ncap = R->cap ? 2 * R->cap : 1024;
-        struct rrec *nv = realloc(R->recs, ncap * sizeof *nv);
-
-        if (!nv) {
-            set_err(R->err, ENOMEM, l->meta_path, "out of memory for the record list");
-            return ENOMEM;
-        }
-        R->recs = nv;
-        R->cap = ncap;
-    }
-    R->recs[R->nrecs++] = (struct rrec) {
+    if (push_rec(R, &(struct rrec) {
         .off = r->off, .len = r->len, .seq = r->seq, .data_off = r->data_off, .vsrc = *vsrc,
         .gen = r->gen, .rank = l->rank, .log = li,
-    };
+    }) != 0) {
+        set_err(R->err, ENOMEM, l->meta_path, "out of memory for the record list");
+        return ENOMEM;
+    }
     *vsrc += r->len;
     R->rep->records++;
     R->rep->bytes_logged += r->len;
@@ -677,18 +685,10 @@ static int restrict_to_keeps(struct replay *R, size_t first, uint64_t vfirst,
     }
     R->nrecs = first;
     for (size_t i = 0; i < m; i++) {
-        if (R->nrecs == R->cap) {
-            size_t ncap = R->cap ? 2 * R->cap : 1024;
-            struct rrec *nv = realloc(R->recs, ncap * sizeof *nv);
-
-            if (!nv) {
-                free(out);
-                return ENOMEM;
-            }
-            R->recs = nv;
-            R->cap = ncap;
+        if (push_rec(R, &out[i]) != 0) {
+            free(out);
+            return ENOMEM;
         }
-        R->recs[R->nrecs++] = out[i];
     }
     free(out);
     *vsrc = v;

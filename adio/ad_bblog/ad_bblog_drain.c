@@ -328,7 +328,7 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
         if (mmin[1] == UINT64_MAX)
             break;
         end = mmin[0];
-        if (!indep && mmin[1] != UINT64_MAX && mmin[1] + span > mmin[1] && mmin[1] + span < end)
+        if (!indep && mmin[1] + span > mmin[1] && mmin[1] + span < end)
             end = mmin[1] + span;
         r.k = 0;
         r.bytes = 0;

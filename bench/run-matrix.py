@@ -13,7 +13,9 @@ Workloads (C MPI programs in bench/, built here with the bblog MPI's mpicc):
   pnetcdf         bench/btio_nc.c through PnetCDF (ncmpi_put_vara_all), also with PnetCDF's own
                   burst-buffer driver (mode ncbb)
 Modes: plain-indep, plain-coll (ROMIO ufs, independent / collective calls), bblog (bblog:
-names, collective calls, bblog_drain=on_demand), bblog-indep (bblog, independent calls),
+names, collective calls, bblog_drain=on_demand), bblog-mpi (bblog with
+bblog_node_exchange=mpi: the drain moves data through ROMIO's two-phase exchange only),
+bblog-indep (bblog, independent calls),
 ncbb (PnetCDF only: nc_burst_buf=enable, log directory on the burst buffer).
 
 Every point runs --reps times, modes interleaved, and the median is reported; the load average
@@ -46,7 +48,7 @@ PFS_TARGETS = {  # name -> directory the output files go to
 }
 BB_TARGETS = {"shm": "/dev/shm/bblog-matrix-bb", "disk": "/var/tmp/bblog-matrix/bb"}
 WORKLOADS = ("ior-strided", "ior-contiguous", "btio", "flash", "pnetcdf")
-MODES = ("plain-indep", "plain-coll", "bblog", "bblog-indep", "ncbb")
+MODES = ("plain-indep", "plain-coll", "bblog", "bblog-mpi", "bblog-indep", "ncbb")
 
 
 def die(msg):
@@ -221,6 +223,8 @@ def run_one(a, env, work, pfs_dir, bb_dir, w, label, nprocs, prog, args, files, 
             cargs.append("-c")
     if mode.startswith("bblog"):
         renv["BBLOG_STATS"] = stats
+    if mode == "bblog-mpi":
+        renv["BBLOG_NODE_EXCHANGE"] = "mpi"
     cmd = [shutil.which("mpiexec", path=env["PATH"]), "-n", str(nprocs),
            os.path.join(work, prog)] + cargs + ["--json", "-o", name]
     if strace:
@@ -476,7 +480,7 @@ def report(path):
             {k: v for k, v in r.items() if k != "md5"} for r in agg.values()]}, f, indent=1)
 
     colors = {"plain-indep": "tab:orange", "plain-coll": "tab:red", "bblog": "tab:blue",
-              "bblog-indep": "tab:cyan", "ncbb": "tab:green"}
+              "bblog-mpi": "tab:purple", "bblog-indep": "tab:cyan", "ncbb": "tab:green"}
     # Figure 5 of seed 000: bandwidth vs transfer size, per pattern and mode; end-to-end solid,
     # write phase dashed.
     targets = sorted({(k[0], k[1]) for k in agg})

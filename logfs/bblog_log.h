@@ -58,6 +58,14 @@ int bblog_log_keep(struct bblog_log *log, uint64_t off, uint64_t len);
 int bblog_log_sync(struct bblog_log *log);
 
 /*
+ * Writes every appended payload to the data log file and waits for it, without fsync and
+ * without records: afterwards any process that opens bblog_log_data_path() reads all of
+ * [0, data end) from the file (the page cache is shared on the node). For a drain that reads
+ * other processes' logs.
+ */
+int bblog_log_flush(struct bblog_log *log);
+
+/*
  * Reads len bytes of logged payload starting at data log offset data_off into buf, whether
  * they are still in a staging buffer, in flight, or on disk. Safe to call between appends
  * (not concurrently with them). Works on a sticky-failed log too: the bytes appended before the

@@ -544,6 +544,17 @@ int bblog_log_sync(struct bblog_log *log)
     return leave(log, rc);
 }
 
+int bblog_log_flush(struct bblog_log *log)
+{
+    if (log == NULL)
+        return BBLOG_EINVAL;
+    /* A failed log is not reported here (the driver then drains it the other way, and its
+     * next append reports the failure as usual). */
+    if (log->err != 0)
+        return log->err;
+    return stage_flush(log);
+}
+
 /*
  * Bytes still in a staging buffer (filling, in flight, or written but not yet reused) are
  * copied from memory: a buffer is not modified while the kernel writes it, so no wait is

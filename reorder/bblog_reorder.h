@@ -63,4 +63,23 @@ uint64_t bblog_plan_round_end(const struct bblog_seg *segs, size_t nsegs, size_t
 int bblog_plan_rounds(const struct bblog_seg *const *lists, const size_t *counts, size_t nprocs,
                       uint64_t budget, uint64_t **cuts, size_t *ncuts);
 
+/* One piece of a node's drain round: file bytes [off, off+len), at offset src of the data log of
+ * process who (its rank on the node). */
+struct bblog_npiece {
+    uint64_t off, len, src;
+    int who;
+};
+
+/*
+ * The node exchange's share (ad_bblog_node.c). p holds the pieces of all processes of one node
+ * in one drain round, in any order. They are sorted by offset (ties: lower who first) and
+ * trimmed so that each byte is kept once, from the first piece that has it (different
+ * processes' pieces overlap only after concurrent writes of one byte, undefined in MPI-IO).
+ * The node's bytes, counted in file order, are cut into size nearly equal consecutive shares
+ * (they differ by at most one byte): share rank (0 <= rank < size) is written to p[0..return),
+ * in file order, each piece non-empty. *total receives the node's byte count. In place, no
+ * allocation; O(n log n).
+ */
+size_t bblog_share_cut(struct bblog_npiece *p, size_t n, int rank, int size, uint64_t *total);
+
 #endif

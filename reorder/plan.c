@@ -155,3 +155,57 @@ out_free:
     free(cursor);
     return rc;
 }
+
+static int npiece_cmp(const void *a, const void *b)
+{
+    const struct bblog_npiece *x = a, *y = b;
+
+    if (x->off != y->off)
+        return x->off < y->off ? -1 : 1;
+    return (x->who > y->who) - (x->who < y->who);
+}
+
+/* Byte k * total / size of the node's bytes, without overflow for any total. */
+static uint64_t share_bound(uint64_t total, int k, int size)
+{
+    return total / (uint64_t) size * (uint64_t) k + total % (uint64_t) size * (uint64_t) k /
+        (uint64_t) size;
+}
+
+size_t bblog_share_cut(struct bblog_npiece *p, size_t n, int rank, int size, uint64_t *total)
+{
+    uint64_t reach = 0, sum = 0, lo, hi, pos = 0;
+    size_t i, k = 0;
+
+    qsort(p, n, sizeof(*p), npiece_cmp);
+    for (i = 0; i < n; i++) {
+        if (p[i].off < reach) {
+            uint64_t d = reach - p[i].off < p[i].len ? reach - p[i].off : p[i].len;
+            p[i].off += d;
+            p[i].src += d;
+            p[i].len -= d;
+        }
+        if (p[i].off + p[i].len > reach)
+            reach = p[i].off + p[i].len;
+        sum += p[i].len;
+    }
+    *total = sum;
+    lo = share_bound(sum, rank, size);
+    hi = share_bound(sum, rank + 1, size);
+    /* In place: entry k is written only after entry i >= k has been read. */
+    for (i = 0; i < n && pos < hi; i++) {
+        struct bblog_npiece e = p[i];
+        uint64_t a = pos > lo ? pos : lo;
+        uint64_t b = pos + e.len < hi ? pos + e.len : hi;
+
+        if (b > a) {
+            p[k].off = e.off + (a - pos);
+            p[k].len = b - a;
+            p[k].src = e.src + (a - pos);
+            p[k].who = e.who;
+            k++;
+        }
+        pos += e.len;
+    }
+    return k;
+}

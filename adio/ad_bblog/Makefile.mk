@@ -19,6 +19,7 @@ romio_other_sources +=                  \
     adio/ad_bblog/ad_bblog_flush.c      \
     adio/ad_bblog/ad_bblog_hints.c      \
     adio/ad_bblog/ad_bblog_inner.c      \
+    adio/ad_bblog/ad_bblog_node.c       \
     adio/ad_bblog/ad_bblog_open.c       \
     adio/ad_bblog/ad_bblog_order.c      \
     adio/ad_bblog/ad_bblog_read.c       \

@@ -42,6 +42,7 @@ struct ADIOI_BBLOG_hints {
     ADIO_Offset flush_buffer_size;      /* bytes per process per drain round */
     ADIO_Offset max_size;               /* burst-buffer budget per process, 0 = unlimited */
     ADIO_Offset indep_threshold;        /* mean extent size drained independently, 0 = never */
+    int node_exchange;                  /* bblog_node_exchange=bb: drain reads node peers' logs */
     char stats[PATH_MAX];               /* "" = off, "stderr", or a file to append JSON to */
 };
 
@@ -59,6 +60,7 @@ struct ADIOI_BBLOG_stats {
     uint64_t bytes_through;             /* written straight to the PFS (fallback, atomic) */
     uint64_t writes_through;
     uint64_t read_calls, bytes_overlaid;
+    uint64_t bytes_from_peers;          /* drained from other processes' logs (node exchange) */
     double t_append, t_drain, t_sync;   /* seconds */
 };
 
@@ -115,6 +117,7 @@ struct ADIOI_BBLOG_state {
     char log_name[256];                 /* JOB.FILEID.PID.N.rRANK: unique per job, file, rank */
     char job[BBLOG_JOB_ID_MAX];
     char pfs_path[PATH_MAX];            /* absolute path of the inner file */
+    struct ADIOI_BBLOG_node *node;      /* node exchange of the drain, from the first drain */
     struct ADIOI_BBLOG_stats st;
 };
 
@@ -245,6 +248,19 @@ int ADIOI_BBLOG_Order_exchange(ADIO_File fd, struct ADIOI_BBLOG_order *o, const 
  * in file order; returns the first non-zero keep result, or 0. */
 int ADIOI_BBLOG_Order_keep(const struct ADIOI_BBLOG_order *o, uint64_t lo, uint64_t hi,
                            uint32_t stamp, ADIOI_BBLOG_keep_fn keep, void *arg);
+
+/* ad_bblog_node.c: the drain's node exchange through the burst buffer. Node_prepare is
+ * collective (fd->comm the first time, then the node) and returns 1 when this process can read
+ * the logs of every process of its node; Node_gather is collective over the node, once per
+ * round: mine holds n (off, len, log offset) triples; this process's share of the node's bytes
+ * goes to buf, described by *nout (off, len) pairs in *out. */
+struct ADIOI_BBLOG_node;
+int ADIOI_BBLOG_Node_prepare(ADIO_File fd);
+int ADIOI_BBLOG_Node_gather(ADIO_File fd, const uint64_t *mine, int n, char *buf,
+                            uint64_t **out, size_t *outcap, size_t *nout, uint64_t *bytes,
+                            uint64_t *from_peers);
+void ADIOI_BBLOG_Node_free(struct ADIOI_BBLOG_state *st);      /* collective over the node */
+int ADIOI_BBLOG_Node_size(const struct ADIOI_BBLOG_state *st);  /* processes on this node */
 
 /* ad_bblog_bg.c: background drains. Lock/Unlock are no-ops without one. */
 void ADIOI_BBLOG_Lock(struct ADIOI_BBLOG_logstate *ls);

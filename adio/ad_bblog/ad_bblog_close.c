@@ -91,6 +91,7 @@ void ADIOI_BBLOG_Close(ADIO_File fd, int *error_code)
         MPI_Barrier(fd->comm);
     if (!st->passthrough && st->hints_parsed && st->hints.stats[0])
         ADIOI_BBLOG_Stats_report(fd);
+    ADIOI_BBLOG_Node_free(st);
     if (st->ls) {
         int had_log = st->ls->log != NULL;
         rc = ADIOI_BBLOG_Logstate_detach(st->ls, err == MPI_SUCCESS && !st->hints.keep_logs);

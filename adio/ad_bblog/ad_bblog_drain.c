@@ -89,6 +89,9 @@ struct round {
     size_t k;                   /* pieces in this round */
     uint64_t bytes;
     uint64_t read_src, read_len, read_pos;      /* pending coalesced log read */
+    int collect;                /* node exchange: list the pieces in trip, read nothing */
+    uint64_t *trip;             /* (off, len, log offset) triples */
+    size_t ntrip, trip_cap;
 };
 
 static int flush_read(struct ADIOI_BBLOG_state *st, struct round *r)
@@ -101,11 +104,9 @@ static int flush_read(struct ADIOI_BBLOG_state *st, struct round *r)
     return rc;
 }
 
-static int add_piece(struct ADIOI_BBLOG_state *st, struct round *r, uint64_t off, uint64_t len,
-                     uint64_t src)
+/* Appends a file piece to the round's description. */
+static int push_piece(struct round *r, uint64_t off, uint64_t len)
 {
-    int rc = 0;
-
     if (r->k == r->cap) {
         size_t cap = r->cap ? 2 * r->cap : 1024;
         int *lens = realloc(r->lens, cap * sizeof(*lens));
@@ -122,6 +123,33 @@ static int add_piece(struct ADIOI_BBLOG_state *st, struct round *r, uint64_t off
     r->lens[r->k] = (int) len;
     r->disps[r->k] = (MPI_Aint) off;
     r->k++;
+    return 0;
+}
+
+static int add_piece(struct ADIOI_BBLOG_state *st, struct round *r, uint64_t off, uint64_t len,
+                     uint64_t src)
+{
+    int rc;
+
+    if (r->collect) {
+        if (r->ntrip == r->trip_cap) {
+            size_t cap = r->trip_cap ? 2 * r->trip_cap : 1024;
+            uint64_t *t = realloc(r->trip, cap * 3 * sizeof(*t));
+            if (!t)
+                return ENOMEM;
+            r->trip = t;
+            r->trip_cap = cap;
+        }
+        r->trip[3 * r->ntrip] = off;
+        r->trip[3 * r->ntrip + 1] = len;
+        r->trip[3 * r->ntrip + 2] = src;
+        r->ntrip++;
+        r->bytes += len;
+        return 0;
+    }
+    rc = push_piece(r, off, len);
+    if (rc != 0)
+        return rc;
     if (r->read_len && r->read_src + r->read_len == src) {
         r->read_len += len;
     } else {
@@ -231,10 +259,11 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
     uint64_t *mine = NULL;
     size_t n = 0, cursor = 0, mine_cap = 0, i;
     uint64_t start = 0, mm[2], mmin[2], end, budget = (uint64_t) st->hints.flush_buffer_size;
-    uint64_t span;
+    uint64_t span, *share = NULL;
+    size_t share_cap = 0;
     unsigned long long in[2], total[2];
-    long long sin[4], sout[4];
-    int indep, exchange, partial, rc = 0, err = MPI_SUCCESS, failed, anyfail;
+    long long sin[5], sout[5];
+    int indep, exchange, partial, node_try, rc = 0, err = MPI_SUCCESS, failed, anyfail;
     double t0 = ADIOI_BBLOG_Now();
 
     memset(&r, 0, sizeof(r));
@@ -275,6 +304,10 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
         rc = ADIOI_BBLOG_Order_init(fd, &order);
     else
         memset(&order, 0, sizeof(order));
+    /* The node exchange (ad_bblog_node.c) serves the two-phase path of multi-process handles;
+     * every input of this test is the same on all processes. */
+    node_try = st->hints.node_exchange && st->nprocs > 1 && !indep;
+    sin[4] = node_try ? !ADIOI_BBLOG_Node_prepare(fd) : 1;
     /* Write order matters only between different stamps; with one stamp everywhere (or one
      * process) there is nothing to exchange. Agreed here, with any failure so far and the end
      * of the logged data. */
@@ -282,7 +315,8 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
     sin[1] = rc == 0 ? -(long long) slo : 0;
     sin[2] = rc == 0 ? (long long) shi : 0;
     sin[3] = (long long) bblog_idx_end(st->ls->idx);
-    MPI_Allreduce(sin, sout, 4, MPI_LONG_LONG, MPI_MAX, fd->comm);
+    MPI_Allreduce(sin, sout, 5, MPI_LONG_LONG, MPI_MAX, fd->comm);
+    r.collect = node_try && !sout[4];
     /* ROMIO's two-phase write fills the holes of an aggregator's domain by reading the file
      * first (read-modify-write); past the end of the file that read comes back short and the
      * hole would be written with whatever its buffer held. Growing the file first to the end of
@@ -309,7 +343,13 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
     span = (uint64_t) (st->inner->hints->cb_nodes > 0 ? st->inner->hints->cb_nodes : 1);
     span *= st->inner->hints->cb_buffer_size > 0 ? (uint64_t) st->inner->hints->cb_buffer_size :
         budget;
-    if (rc == 0 && n > 0 && !(r.buf = ADIOI_Malloc(budget)))
+    /* With the node exchange on a single node, every process's share is its own range of the
+     * file: ROMIO writes them independently, without cycles (unless told to aggregate). */
+    if (r.collect && ADIOI_BBLOG_Node_size(st) == st->nprocs &&
+        st->inner->hints->cb_write != ADIOI_HINT_ENABLE)
+        span = UINT64_MAX;
+    /* Under the node exchange a process with nothing logged still receives a share. */
+    if (rc == 0 && (n > 0 || r.collect) && !(r.buf = ADIOI_Malloc(budget)))
         rc = ENOMEM;
     do {
         ADIO_Status status;
@@ -332,6 +372,7 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
             end = mmin[1] + span;
         r.k = 0;
         r.bytes = 0;
+        r.ntrip = 0;
         if (exchange) {
             xrc = rc == 0 ? round_pieces(st, segs, stamps, cursor, n, start, end, &mine,
                                          &mine_cap, &count) : 0;
@@ -357,6 +398,19 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
         }
         if (rc == 0)
             rc = flush_read(st, &r);
+        if (r.collect) {
+            /* Every process of the node, each round, even after a failure (with nothing). */
+            size_t ns = 0, j;
+            uint64_t got = 0;
+            xrc = ADIOI_BBLOG_Node_gather(fd, r.trip, rc == 0 ? (int) r.ntrip : 0, r.buf,
+                                          &share, &share_cap, &ns, &got,
+                                          &st->st.bytes_from_peers);
+            rc = rc ? rc : xrc;
+            r.k = 0;
+            for (j = 0; j < ns && rc == 0; j++)
+                rc = push_piece(&r, share[2 * j], share[2 * j + 1]);
+            r.bytes = got;
+        }
         if (rc != 0)
             r.k = 0, r.bytes = 0;       /* still take part, with nothing */
         if (indep) {
@@ -440,6 +494,8 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
     ADIOI_BBLOG_Order_fini(&order);
     free(r.lens);
     free(r.disps);
+    free(r.trip);
+    free(share);
     free(segs);
     free(stamps);
     free(mine);

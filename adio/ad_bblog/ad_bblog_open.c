@@ -183,9 +183,10 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
     static const char myname[] = "ADIOI_BBLOG_OPENCOLL";
     static const char *const names[] = {
         "bblog_flush_buffer_size", "bblog_sync", "bblog_max_size (set or unset)",
-        "bblog_indep_threshold", "bblog_drain (on_demand or not)", "bblog_close"
+        "bblog_indep_threshold", "bblog_drain (on_demand or not)", "bblog_close",
+        "bblog_node_exchange"
     };
-    enum { NH = 6, FAILED = 0, HI = 1, LO = HI + NH, TOK = LO + NH, N = TOK + TOKEN_WORDS };
+    enum { NH = 7, FAILED = 0, HI = 1, LO = HI + NH, TOK = LO + NH, N = TOK + TOKEN_WORDS };
     unsigned long long in[N], out[N];
     long long h[NH] = { 0 };
     int i;
@@ -199,6 +200,7 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
         h[3] = st->hints.indep_threshold;
         h[4] = st->hints.drain != ADIOI_BBLOG_DRAIN_ON_DEMAND;
         h[5] = st->hints.close_bb;
+        h[6] = st->hints.node_exchange;
     }
     for (i = 0; i < NH; i++) {
         in[HI + i] = biased(h[i]);

@@ -14,7 +14,7 @@ enum {
     C_WRITE_CALLS, C_BYTES_LOGGED, C_RECORDS, C_EXTENTS_DRAINED,
     C_BYTES_DRAINED, C_BYTES_SUPERSEDED, C_INDEP_WRITES, C_COLL_WRITES, C_BYTES_THROUGH,
     C_WRITES_THROUGH,
-    C_READ_CALLS, C_BYTES_OVERLAID,
+    C_READ_CALLS, C_BYTES_OVERLAID, C_BYTES_FROM_PEERS,
     C_AIO_SUBMITS, C_SYNC_WRITES, C_WAITS, C_NCOUNTERS
 };
 
@@ -44,6 +44,7 @@ void ADIOI_BBLOG_Stats_report(ADIO_File fd)
     c[C_WRITES_THROUGH] = st->st.writes_through;
     c[C_READ_CALLS] = st->st.read_calls;
     c[C_BYTES_OVERLAID] = st->st.bytes_overlaid;
+    c[C_BYTES_FROM_PEERS] = st->st.bytes_from_peers;
     c[C_AIO_SUBMITS] = ls.aio_submits;
     c[C_SYNC_WRITES] = ls.sync_writes;
     c[C_WAITS] = ls.waits;
@@ -71,7 +72,7 @@ void ADIOI_BBLOG_Stats_report(ADIO_File fd)
             "\"flush_buffer_size\": %lld, \"write_calls\": %llu, \"bytes_logged\": %llu, "
             "\"records\": %llu, \"drains\": %llu, \"rounds\": %llu, "
             "\"extents_drained\": %llu, \"bytes_drained\": %llu, \"bytes_superseded\": %llu, "
-            "\"indep_writes\": %llu, "
+            "\"bytes_from_peers\": %llu, \"indep_writes\": %llu, "
             "\"bytes_through\": %llu, \"inner_write_calls\": %llu, "
             "\"inner_write_mean_bytes\": %llu, "
             "\"writes_through\": %llu, \"read_calls\": %llu, \"bytes_overlaid\": %llu, "
@@ -81,7 +82,7 @@ void ADIOI_BBLOG_Stats_report(ADIO_File fd)
             st->pfs_path, st->nprocs, st->logdir, (long long) st->hints.flush_buffer_size,
             csum[C_WRITE_CALLS], csum[C_BYTES_LOGGED], csum[C_RECORDS], collmax[0],
             collmax[1], csum[C_EXTENTS_DRAINED], csum[C_BYTES_DRAINED],
-            csum[C_BYTES_SUPERSEDED], csum[C_INDEP_WRITES],
+            csum[C_BYTES_SUPERSEDED], csum[C_BYTES_FROM_PEERS], csum[C_INDEP_WRITES],
             csum[C_BYTES_THROUGH], inner_calls,
             inner_calls ? (csum[C_BYTES_DRAINED] + csum[C_BYTES_THROUGH]) / inner_calls : 0ULL,
             csum[C_WRITES_THROUGH], csum[C_READ_CALLS],

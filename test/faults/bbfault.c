@@ -1,11 +1,14 @@
 /*
  * An LD_PRELOAD fault injector for the I/O of bblog jobs (test/faults/run-faults.sh).
  *
- * It wraps pwrite, pread (and their 64 variants), io_submit and io_getevents, and makes chosen
- * calls on chosen files fail. Selection, all by environment variables:
- *   BBFAULT_OP     pwrite | pread | aio_submit | aio_complete: which call. aio_submit makes
- *                  io_submit of a write refuse it; aio_complete rewrites the completion of a
- *                  write that io_getevents reports (the write itself happened, in full).
+ * It wraps pwrite, pread, preadv (and their 64 variants), open (without O_CREAT), io_submit
+ * and io_getevents, and makes chosen calls on chosen files fail. Selection, all by environment
+ * variables:
+ *   BBFAULT_OP     pwrite | pread | aio_submit | aio_complete | open: which call. pread covers
+ *                  preadv too. aio_submit makes io_submit of a write refuse it; aio_complete
+ *                  rewrites the completion of a write that io_getevents reports (the write
+ *                  itself happened, in full). open: an open of an existing file by path (the
+ *                  drain's node exchange opening other processes' logs) fails.
  *   BBFAULT_PATH   a substring of the file's path (/proc/self/fd/N): ".data" for the data
  *                  logs, ".meta" for the metadata logs, the PFS file's name...
  *   BBFAULT_ERR    EIO | ENOSPC | short | kill. short: a write or read moves only half of its
@@ -27,6 +30,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <fcntl.h>
@@ -34,9 +38,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
-enum op { OP_NONE, OP_PWRITE, OP_PREAD, OP_AIO_SUBMIT, OP_AIO_COMPLETE };
+enum op { OP_NONE, OP_PWRITE, OP_PREAD, OP_AIO_SUBMIT, OP_AIO_COMPLETE, OP_OPEN };
 
 static struct {
     int ready;
@@ -69,9 +74,11 @@ static void setup(void)
         cfg.op = OP_AIO_SUBMIT;
     else if (strcmp(op, "aio_complete") == 0)
         cfg.op = OP_AIO_COMPLETE;
+    else if (strcmp(op, "open") == 0)
+        cfg.op = OP_OPEN;
     else {
-        fprintf(stderr, "bbfault: BBFAULT_OP=%s: not pwrite, pread, aio_submit or "
-                "aio_complete\n", op);
+        fprintf(stderr, "bbfault: BBFAULT_OP=%s: not pwrite, pread, aio_submit, "
+                "aio_complete or open\n", op);
         abort();
     }
     err = getenv("BBFAULT_ERR");
@@ -140,21 +147,10 @@ static void record(const char *what, int fd, const char *path)
     }
 }
 
-/* Whether this call on fd (at offset off, -1 when not known) is to be hit; counts the matching
- * calls. With BBFAULT_ERR=kill a hit does not return. */
-static int hit(enum op op, int fd, long long off, const char *what)
+/* Whether this call on path (fd, or -1 for open; at offset off, -1 when not known) is to be
+ * hit; counts the matching calls. With BBFAULT_ERR=kill a hit does not return. */
+static int hit_path(int fd, const char *path, long long off, const char *what)
 {
-    char link[64], path[4096];
-    ssize_t n;
-
-    setup();
-    if (cfg.op != op)
-        return 0;
-    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-    n = readlink(link, path, sizeof path - 1);
-    if (n < 0)
-        return 0;
-    path[n] = '\0';
     if (cfg.path && *cfg.path && !strstr(path, cfg.path))
         return 0;
     if (cfg.off >= 0 && off != cfg.off)
@@ -176,6 +172,22 @@ static int hit(enum op op, int fd, long long off, const char *what)
     }
     record(what, fd, path);
     return 1;
+}
+
+static int hit(enum op op, int fd, long long off, const char *what)
+{
+    char link[64], path[4096];
+    ssize_t n;
+
+    setup();
+    if (cfg.op != op)
+        return 0;
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    n = readlink(link, path, sizeof path - 1);
+    if (n < 0)
+        return 0;
+    path[n] = '\0';
+    return hit_path(fd, path, off, what);
 }
 
 static void *next(const char *name, const char *version)
@@ -239,6 +251,84 @@ ssize_t pread(int fd, void *buf, size_t len, off_t off)
 ssize_t pread64(int fd, void *buf, size_t len, off_t off)
 {
     return do_pread("pread64", fd, buf, len, off);
+}
+
+typedef ssize_t (*rwv_fn)(int, const struct iovec *, int, off_t);
+
+/* short: the first half of the bytes (at least one) */
+static ssize_t do_preadv(const char *name, int fd, const struct iovec *iov, int n, off_t off)
+{
+    rwv_fn real = (rwv_fn) next(name, NULL);
+    struct iovec cut[64];
+    size_t total = 0, want;
+    int k;
+
+    for (k = 0; k < n; k++)
+        total += iov[k].iov_len;
+    if (total == 0 || !hit(OP_PREAD, fd, (long long) off, "preadv"))
+        return real(fd, iov, n, off);
+    if (cfg.err) {
+        errno = cfg.err;
+        return -1;
+    }
+    want = total > 1 ? total / 2 : 1;
+    for (k = 0; k < n && k < 64 && want > 0; k++) {
+        cut[k] = iov[k];
+        if (cut[k].iov_len > want)
+            cut[k].iov_len = want;
+        want -= cut[k].iov_len;
+    }
+    return real(fd, cut, k, off);
+}
+
+ssize_t preadv(int fd, const struct iovec *iov, int n, off_t off)
+{
+    return do_preadv("preadv", fd, iov, n, off);
+}
+
+ssize_t preadv64(int fd, const struct iovec *iov, int n, off_t off)
+{
+    return do_preadv("preadv64", fd, iov, n, off);
+}
+
+typedef int (*open_fn)(const char *, int, ...);
+
+static int do_open(const char *name, const char *path, int flags, mode_t mode)
+{
+    open_fn real = (open_fn) next(name, NULL);
+
+    setup();
+    if (!(flags & O_CREAT) && cfg.op == OP_OPEN && hit_path(-1, path, -1, "open")) {
+        errno = cfg.err > 0 ? cfg.err : EIO;
+        return -1;
+    }
+    return real(path, flags, mode);
+}
+
+int open(const char *path, int flags, ...)
+{
+    va_list ap;
+    mode_t mode = 0;
+
+    if (flags & O_CREAT) {
+        va_start(ap, flags);
+        mode = (mode_t) va_arg(ap, int);
+        va_end(ap);
+    }
+    return do_open("open", path, flags, mode);
+}
+
+int open64(const char *path, int flags, ...)
+{
+    va_list ap;
+    mode_t mode = 0;
+
+    if (flags & O_CREAT) {
+        va_start(ap, flags);
+        mode = (mode_t) va_arg(ap, int);
+        va_end(ap);
+    }
+    return do_open("open64", path, flags, mode);
 }
 
 int io_submit(io_context_t ctx, long nr, struct iocb *ios[])

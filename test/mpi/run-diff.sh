@@ -255,6 +255,8 @@ check_kept_logs() {
 }
 
 # bblog_stats=FILE: one JSON object per file opened, appended by rank 0 (hint specification).
+# WANT: N objects, or N:peers / N:nopeers: the drains did / did not read other processes' logs
+# (bytes_from_peers summed over the objects; the node exchange, ad_bblog_node.c).
 # Prints the problem, if any.
 check_stats() {
     local f=$1 want=$2
@@ -278,8 +280,15 @@ try:
 except ValueError as e:
     print("bblog_stats: not a sequence of JSON objects (%s)" % e)
     sys.exit(0)
-if len(objs) != int(sys.argv[2]) or not all(isinstance(o, dict) for o in objs):
-    print("bblog_stats: %d JSON values, expected %s objects" % (len(objs), sys.argv[2]))
+want = sys.argv[2].split(":")
+if len(objs) != int(want[0]) or not all(isinstance(o, dict) for o in objs):
+    print("bblog_stats: %d JSON values, expected %s objects" % (len(objs), want[0]))
+    sys.exit(0)
+peers = sum(o.get("bytes_from_peers", -1) for o in objs)
+if want[1:] == ["peers"] and peers <= 0:
+    print("bblog_stats: no drain read another process's log (bytes_from_peers %d)" % peers)
+if want[1:] == ["nopeers"] and peers != 0:
+    print("bblog_stats: bytes_from_peers %d, expected 0 (node exchange off)" % peers)
 PY
 }
 
@@ -297,7 +306,7 @@ check_warning() {
 
 # A differential case: run_case NAME PROG N HINTS [OPTIONS]
 # OPTIONS, comma-separated: keep (bblog_keep_logs=true is in HINTS: logs must remain), stats=N
-# (bblog_stats to a file, N objects expected), warn (HINTS set bblog_max_size below the data:
+# (bblog_stats to a file, N objects expected; N:peers, N:nopeers, see check_stats), warn (HINTS set bblog_max_size below the data:
 # each rank warns about the full burst buffer, naming it, at most once per file it writes),
 # valgrind (the bblog leg runs under valgrind, no force leg), nested (one more leg with the inner
 # driver named: bblog:ufs:PATH), noforce (no force leg: the mode under test is in the hints).
@@ -480,7 +489,11 @@ done
 # mode, plus t_bgdrain (writes while the drain runs) at 1-4 ranks. closebb: close returns with
 # the data on the burst buffer only; the runner compares files after the job (MPI_Finalize
 # waits for the drains); the programs' own re-opens wait for them too.
+# nodempi is not a background mode: the drain's node exchange off (bblog_node_exchange=mpi), so
+# that ROMIO's two-phase exchange moves all the data, as on nodes whose processes cannot read
+# each other's logs.
 bgmodes=(
+    "nodempi    bblog_node_exchange=mpi"
     "reactive   bblog_drain=reactive"
     "proactive  bblog_drain=proactive;bblog_drain_interval=0.05;bblog_segment_size=64k"
     "closebb    bblog_close=bb"
@@ -517,6 +530,10 @@ selected "t_bigdata[indep0,max256k]" &&
 # Kept logs; statistics (t_contig opens its file twice: write, then check).
 selected "t_contig[keep]" && run_case "t_contig[keep]" t_contig 2 "bblog_keep_logs=true" keep
 selected "t_contig[stats]" && run_case "t_contig[stats]" t_contig 2 "" stats=2
+# The node exchange is on by default and reads the other ranks' logs; off, it reads none.
+selected "t_strided[stats]" && run_case "t_strided[stats]" t_strided 4 "" stats=2:peers
+selected "t_strided[stats,nodempi]" &&
+    run_case "t_strided[stats,nodempi]" t_strided 4 "bblog_node_exchange=mpi" stats=2:nopeers
 
 # Error paths.
 if selected t_errors; then

@@ -4,6 +4,8 @@
  * consecutive rounds, with at most budget bytes per process per round, cutting only on extent
  * boundaries (or inside an extent larger than the budget), and each round must end where the
  * greedy sweep says: at the minimum over processes of the largest round each can take.
+ * The node exchange's shares (bblog_share_cut) against a per-byte model of which piece keeps
+ * each byte.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -415,6 +417,157 @@ static void test_invalid(void **state)
     assert_null(cuts);
 }
 
+/* ---- bblog_share_cut: the node exchange's shares, against a per-byte model ---- */
+
+#define SPACE 256
+
+/* The model: for each byte, the piece that keeps it (least (off, who) among those that cover
+ * it), as its index in the input, or -1. */
+static void share_model(const struct bblog_npiece *p, size_t n, int *owner)
+{
+    for (int b = 0; b < SPACE; b++) {
+        owner[b] = -1;
+        for (size_t i = 0; i < n; i++) {
+            if (p[i].off <= (uint64_t) b && (uint64_t) b < p[i].off + p[i].len &&
+                (owner[b] < 0 || p[i].off < p[owner[b]].off ||
+                 (p[i].off == p[owner[b]].off && p[i].who < p[owner[b]].who)))
+                owner[b] = (int) i;
+        }
+    }
+}
+
+/* Checks all shares of one node's round: each is sorted, non-empty pieces; together they hold
+ * every kept byte once, from its keeper's log; share r ends before share r+1 begins; sizes
+ * differ by at most one byte and add up to the total. */
+static void check_shares(const struct bblog_npiece *in, size_t n, int size)
+{
+    int owner[SPACE], seen[SPACE];
+    uint64_t kept = 0, total = 0, prev_end = 0, smin = UINT64_MAX, smax = 0;
+    struct bblog_npiece p[MAXN];
+
+    share_model(in, n, owner);
+    memset(seen, 0, sizeof(seen));
+    for (int b = 0; b < SPACE; b++)
+        kept += owner[b] >= 0;
+    for (int r = 0; r < size; r++) {
+        uint64_t t, sum = 0;
+        size_t k;
+
+        memcpy(p, in, n * sizeof(*p));
+        k = bblog_share_cut(p, n, r, size, &t);
+        assert_true(k <= n);
+        assert_int_equal(t, kept);
+        total = t;
+        for (size_t i = 0; i < k; i++) {
+            assert_true(p[i].len > 0);
+            assert_true(p[i].off >= prev_end);      /* sorted, disjoint, after earlier shares */
+            prev_end = p[i].off + p[i].len;
+            for (uint64_t b = p[i].off; b < p[i].off + p[i].len; b++) {
+                const struct bblog_npiece *o;
+                assert_true(b < SPACE);
+                assert_true(owner[b] >= 0);
+                o = &in[owner[b]];
+                assert_int_equal(p[i].who, o->who);
+                assert_int_equal(p[i].src + (b - p[i].off), o->src + (b - o->off));
+                seen[b]++;
+            }
+            sum += p[i].len;
+        }
+        smin = sum < smin ? sum : smin;
+        smax = sum > smax ? sum : smax;
+    }
+    for (int b = 0; b < SPACE; b++)
+        assert_int_equal(seen[b], owner[b] >= 0);
+    assert_true(smax - smin <= 1);
+    (void) total;
+}
+
+static void test_share_examples(void **state)
+{
+    /* Three processes' strided pieces of 4 bytes: 12 bytes in shares of 4. */
+    struct bblog_npiece strided[] = {
+        {0, 4, 100, 0}, {4, 4, 200, 1}, {8, 4, 300, 2},
+    };
+    /* One process's piece straddles two shares; the other's is half covered by it. */
+    struct bblog_npiece overlap[] = {
+        {10, 10, 0, 1}, {5, 10, 50, 0},
+    };
+    struct bblog_npiece p[3];
+    uint64_t t;
+    size_t k;
+
+    (void) state;
+    memcpy(p, strided, sizeof(strided));
+    k = bblog_share_cut(p, 3, 1, 3, &t);
+    assert_int_equal(t, 12);
+    assert_int_equal(k, 1);
+    assert_int_equal(p[0].off, 4);
+    assert_int_equal(p[0].len, 4);
+    assert_int_equal(p[0].src, 200);
+    assert_int_equal(p[0].who, 1);
+    memcpy(p, strided, sizeof(strided));
+    k = bblog_share_cut(p, 3, 0, 2, &t);        /* bytes 0..5: all of 0's, 2 of 1's */
+    assert_int_equal(k, 2);
+    assert_int_equal(p[1].off, 4);
+    assert_int_equal(p[1].len, 2);
+    memcpy(p, strided, sizeof(strided));
+    k = bblog_share_cut(p, 3, 1, 2, &t);        /* bytes 6..11 */
+    assert_int_equal(k, 2);
+    assert_int_equal(p[0].off, 6);
+    assert_int_equal(p[0].src, 202);
+    assert_int_equal(p[1].off, 8);
+    assert_int_equal(p[1].len, 4);
+    /* Overlap: [5, 15) from 0 (first), then [15, 20) from 1 at src 5; total 15. */
+    memcpy(p, overlap, sizeof(overlap));
+    k = bblog_share_cut(p, 2, 0, 1, &t);
+    assert_int_equal(t, 15);
+    assert_int_equal(k, 2);
+    assert_int_equal(p[0].off, 5);
+    assert_int_equal(p[0].who, 0);
+    assert_int_equal(p[1].off, 15);
+    assert_int_equal(p[1].len, 5);
+    assert_int_equal(p[1].src, 5);
+    /* Nothing at all; more shares than bytes. */
+    assert_int_equal(bblog_share_cut(p, 0, 0, 4, &t), 0);
+    assert_int_equal(t, 0);
+    memcpy(p, strided, sizeof(strided));
+    p[0].len = 1;
+    p[1].len = 0;
+    p[2].len = 0;
+    assert_int_equal(bblog_share_cut(p, 3, 0, 4, &t), 0);
+    memcpy(p, strided, sizeof(strided));
+    p[0].len = 1;
+    p[1].len = 0;
+    p[2].len = 0;
+    assert_int_equal(bblog_share_cut(p, 3, 3, 4, &t), 1);
+}
+
+static void test_share_random(void **state)
+{
+    struct bblog_npiece p[MAXN];
+
+    (void) state;
+    rnd_state = 42;
+    for (int iter = 0; iter < 3000; iter++) {
+        size_t n = (size_t) rnd_below(MAXN / 2 + 1);
+        int size = 1 + (int) rnd_below(MAXP);
+        int dense = iter % 3 == 0;      /* strided, non-overlapping, like IOR */
+
+        for (size_t i = 0; i < n; i++) {
+            p[i].who = (int) rnd_below((uint64_t) size);
+            if (dense) {
+                p[i].off = i * 5;
+                p[i].len = 5;
+            } else {
+                p[i].off = rnd_below(SPACE - 40);
+                p[i].len = rnd_below(40);
+            }
+            p[i].src = rnd_below(1u << 20);
+        }
+        check_shares(p, n, size);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -429,6 +582,8 @@ int main(void)
         cmocka_unit_test(test_invalid),
         cmocka_unit_test(test_round_end_model),
         cmocka_unit_test(test_random_plans),
+        cmocka_unit_test(test_share_examples),
+        cmocka_unit_test(test_share_random),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,287 @@
+/*
+ * Node-level aggregation of a drain round through the burst buffer (DESIGN.md section 6,
+ * hint bblog_node_exchange).
+ *
+ * The processes of one node share its burst buffer: each can read the others' data logs
+ * (files in the same per-user directory, or in per-process directories on the node). So the
+ * first phase of the drain's two-phase write needs no messages inside a node: the processes
+ * of a node exchange only the list of their pieces of the round, split the node's bytes of the
+ * round into equal shares in file order, and each reads its share straight from the logs that
+ * hold it, one preadv per run of log-contiguous pieces. A share is contiguous in the file
+ * wherever the node's data is dense, so what reaches ROMIO's collective write is one large
+ * piece per process: with one node ROMIO finds nothing interleaved and writes each share with
+ * one call; with several nodes its two-phase exchange moves node-sized pieces between them.
+ *
+ * Moving the data through MPI instead costs two copies through shared memory, with sender and
+ * receiver both running; on an oversubscribed node that alone made the drain of 256 MiB of
+ * 4 KiB pieces take 3.4 s where reading the logs takes a few hundredths (bench/README.md).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "ad_bblog.h"
+#include "adioi.h"
+#include "bblog_reorder.h"
+
+#ifndef IOV_MAX
+#define IOV_MAX 1024
+#endif
+
+struct ADIOI_BBLOG_node {
+    MPI_Comm comm;              /* the processes of the file's communicator on this node */
+    int size, rank;
+    int *fds;                   /* read-only descriptors of their data logs, -1: none */
+    char **paths;               /* the path each descriptor was opened on */
+    int *counts, *displs;       /* per round: allgatherv of the pieces */
+};
+
+void ADIOI_BBLOG_Node_free(struct ADIOI_BBLOG_state *st)
+{
+    struct ADIOI_BBLOG_node *nd = st->node;
+    int i;
+
+    if (!nd)
+        return;
+    for (i = 0; i < nd->size; i++) {
+        if (nd->fds[i] >= 0)
+            close(nd->fds[i]);
+        free(nd->paths[i]);
+    }
+    MPI_Comm_free(&nd->comm);
+    free(nd->fds);
+    free(nd->paths);
+    free(nd->counts);
+    free(nd->displs);
+    free(nd);
+    st->node = NULL;
+}
+
+int ADIOI_BBLOG_Node_size(const struct ADIOI_BBLOG_state *st)
+{
+    return st->node ? st->node->size : 1;
+}
+
+static struct ADIOI_BBLOG_node *node_new(ADIO_File fd, struct ADIOI_BBLOG_state *st)
+{
+    struct ADIOI_BBLOG_node *nd = calloc(1, sizeof(*nd));
+    MPI_Comm comm;
+    int i;
+
+    /* Collective over fd->comm even when this process cannot allocate. */
+    MPI_Comm_split_type(fd->comm, MPI_COMM_TYPE_SHARED, st->rank, MPI_INFO_NULL, &comm);
+    if (!nd) {
+        MPI_Comm_free(&comm);
+        return NULL;
+    }
+    nd->comm = comm;
+    MPI_Comm_size(comm, &nd->size);
+    MPI_Comm_rank(comm, &nd->rank);
+    nd->fds = malloc(nd->size * sizeof(*nd->fds));
+    nd->paths = calloc(nd->size, sizeof(*nd->paths));
+    nd->counts = malloc(nd->size * sizeof(*nd->counts));
+    nd->displs = malloc(nd->size * sizeof(*nd->displs));
+    if (!nd->fds || !nd->paths || !nd->counts || !nd->displs) {
+        free(nd->fds);
+        nd->fds = NULL;
+        nd->size = 0;
+        st->node = nd;
+        ADIOI_BBLOG_Node_free(st);
+        return NULL;
+    }
+    for (i = 0; i < nd->size; i++)
+        nd->fds[i] = -1;
+    return nd;
+}
+
+/*
+ * Collective over fd->comm (the first time) and over the node. Writes this process's staged
+ * log payload to its data file, learns the data logs of the node's processes and opens those
+ * not yet open. Returns 1 when this process can read every one of them; the caller agrees on
+ * the result across all processes before a round uses the node exchange.
+ */
+int ADIOI_BBLOG_Node_prepare(ADIO_File fd)
+{
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    struct ADIOI_BBLOG_node *nd = st->node;
+    const char *path = "";
+    char *all;
+    int ok = 1, len, total, i;
+
+    if (!nd && !(nd = st->node = node_new(fd, st)))
+        return 0;       /* no node communicator, so no node collective below either */
+    if (st->ls->log) {
+        if (bblog_log_flush(st->ls->log) == 0)
+            path = bblog_log_data_path(st->ls->log);
+        else
+            ok = 0;
+    }
+    len = (int) strlen(path) + 1;
+    MPI_Allgather(&len, 1, MPI_INT, nd->counts, 1, MPI_INT, nd->comm);
+    for (i = 0, total = 0; i < nd->size; i++) {
+        nd->displs[i] = total;
+        total += nd->counts[i];
+    }
+    all = malloc(total);
+    if (all) {
+        MPI_Allgatherv(path, len, MPI_CHAR, all, nd->counts, nd->displs, MPI_CHAR, nd->comm);
+    } else {
+        /* Still takes part, receiving only its own path: it reports failure below. */
+        char self[1];
+        int *c = calloc(nd->size, sizeof(int));
+        if (c)
+            MPI_Allgatherv(path, len, MPI_CHAR, self, c, nd->displs, MPI_CHAR, nd->comm);
+        free(c);
+        return 0;
+    }
+    for (i = 0; i < nd->size; i++) {
+        const char *p = all + nd->displs[i];
+        if (p[0] == '\0' || (nd->paths[i] && strcmp(nd->paths[i], p) == 0))
+            continue;   /* no log (nothing to read from it), or open already */
+        if (nd->fds[i] >= 0)
+            close(nd->fds[i]);
+        free(nd->paths[i]);
+        nd->paths[i] = NULL;
+        nd->fds[i] = open(p, O_RDONLY | O_CLOEXEC);
+        if (nd->fds[i] < 0 || !(nd->paths[i] = strdup(p)))
+            ok = 0;
+    }
+    free(all);
+    return ok;
+}
+
+/* Reads the log bytes at off into the buffers of iov[0..n), retrying short reads. */
+static int read_run(int fd, struct iovec *iov, int n, uint64_t off)
+{
+    int i = 0;
+
+    while (i < n) {
+        ssize_t r = preadv(fd, iov + i, n - i, (off_t) off);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return errno;
+        if (r == 0)
+            return EIO;         /* the log ends before its index says: truncated outside */
+        off += (uint64_t) r;
+        while (r > 0) {
+            if ((size_t) r >= iov[i].iov_len) {
+                r -= (ssize_t) iov[i].iov_len;
+                i++;
+            } else {
+                iov[i].iov_base = (char *) iov[i].iov_base + r;
+                iov[i].iov_len -= (size_t) r;
+                r = 0;
+            }
+        }
+    }
+    return 0;
+}
+
+/*
+ * Collective over the node: every process of the node calls it once per round, with its n
+ * pieces of the round as (off, len, log offset) triples in file order (n = 0 after a
+ * failure). This process's share of the node's bytes (bblog_share_cut: at most the mean of the
+ * processes' bytes, so within the round budget) lands in buf, described by *nout (off, len)
+ * pairs in *out, coalesced, in file order; *bytes is their total, and the bytes read from
+ * other processes' logs are added to *from_peers. Returns 0 or an errno; on failure the share
+ * is empty.
+ */
+int ADIOI_BBLOG_Node_gather(ADIO_File fd, const uint64_t *mine, int n, char *buf,
+                            uint64_t **out, size_t *outcap, size_t *nout, uint64_t *bytes,
+                            uint64_t *from_peers)
+{
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    struct ADIOI_BBLOG_node *nd = st->node;
+    uint64_t *all = NULL, total_bytes = 0;
+    struct bblog_npiece *e = NULL, *sh;
+    struct iovec iov[IOV_MAX];
+    size_t ne, ns = 0, i, j;
+    int mine3 = 3 * n, total, w, fail, anyfail, rc = 0;
+
+    *nout = 0;
+    *bytes = 0;
+    MPI_Allgather(&mine3, 1, MPI_INT, nd->counts, 1, MPI_INT, nd->comm);
+    for (w = 0, total = 0; w < nd->size; w++) {
+        nd->displs[w] = total;
+        total += nd->counts[w];
+    }
+    ne = (size_t) total / 3;
+    all = malloc((ne ? ne : 1) * 3 * sizeof(*all));
+    e = malloc((ne ? ne : 1) * sizeof(*e));
+    fail = !all || !e;
+    MPI_Allreduce(&fail, &anyfail, 1, MPI_INT, MPI_MAX, nd->comm);
+    if (anyfail) {
+        rc = ENOMEM;
+        goto out;
+    }
+    MPI_Allgatherv(mine, mine3, MPI_UINT64_T, all, nd->counts, nd->displs, MPI_UINT64_T,
+                   nd->comm);
+    for (w = 0, i = 0; w < nd->size; w++)
+        for (j = 0; j < (size_t) nd->counts[w] / 3; j++, i++) {
+            e[i].off = all[3 * i];
+            e[i].len = all[3 * i + 1];
+            e[i].src = all[3 * i + 2];
+            e[i].who = w;
+        }
+    ns = bblog_share_cut(e, ne, nd->rank, nd->size, &total_bytes);
+    sh = e;
+    /* Reads, log by log: log-contiguous pieces of one log in one preadv. */
+    for (w = 0; w < nd->size && rc == 0; w++) {
+        uint64_t at = 0, run_src = 0, next_src = 0;
+        int k = 0;
+        for (i = 0; i <= ns && rc == 0; i++) {
+            int flush = i == ns || (sh[i].who == w && (k == IOV_MAX || sh[i].src != next_src));
+            if (flush && k > 0) {
+                rc = nd->fds[w] >= 0 ? read_run(nd->fds[w], iov, k, run_src) : EBADF;
+                k = 0;
+            }
+            if (i == ns)
+                break;
+            if (sh[i].who == w) {
+                if (k == 0)
+                    run_src = sh[i].src;
+                iov[k].iov_base = buf + at;
+                iov[k].iov_len = (size_t) sh[i].len;
+                k++;
+                next_src = sh[i].src + sh[i].len;
+                if (w != nd->rank)
+                    *from_peers += sh[i].len;
+            }
+            at += sh[i].len;
+        }
+    }
+    if (rc != 0)
+        goto out;
+    /* The share as (off, len) pairs, file-adjacent pieces merged (buf is in the same order). */
+    for (i = 0; i < ns; i++) {
+        if (*nout > 0 && (*out)[2 * *nout - 2] + (*out)[2 * *nout - 1] == sh[i].off) {
+            (*out)[2 * *nout - 1] += sh[i].len;
+        } else {
+            if (*nout == *outcap) {
+                size_t cap = *outcap ? 2 * *outcap : 256;
+                uint64_t *o = realloc(*out, cap * 2 * sizeof(*o));
+                if (!o) {
+                    rc = ENOMEM;
+                    goto out;
+                }
+                *out = o;
+                *outcap = cap;
+            }
+            (*out)[2 * *nout] = sh[i].off;
+            (*out)[2 * *nout + 1] = sh[i].len;
+            (*nout)++;
+        }
+        *bytes += sh[i].len;
+    }
+  out:
+    if (rc != 0)
+        *nout = 0, *bytes = 0;
+    free(all);
+    free(e);
+    return rc;
+}

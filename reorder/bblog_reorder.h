@@ -63,23 +63,29 @@ uint64_t bblog_plan_round_end(const struct bblog_seg *segs, size_t nsegs, size_t
 int bblog_plan_rounds(const struct bblog_seg *const *lists, const size_t *counts, size_t nprocs,
                       uint64_t budget, uint64_t **cuts, size_t *ncuts);
 
-/* One piece of a node's drain round: file bytes [off, off+len), at offset src of the data log of
- * process who (its rank on the node). */
+/* One piece of a node's drain round: file bytes [off, off+len), written under ordering stamp
+ * stamp, at offset src of the data log of process who (its rank on the node); who = -1: bytes
+ * that were written straight to the PFS file, which have no data here but hide older pieces. */
 struct bblog_npiece {
     uint64_t off, len, src;
+    uint32_t stamp;
     int who;
 };
 
 /*
  * The node exchange's share (ad_bblog_node.c). p holds the pieces of all processes of one node
- * in one drain round, in any order. They are sorted by offset (ties: lower who first) and
- * trimmed so that each byte is kept once, from the first piece that has it (different
- * processes' pieces overlap only after concurrent writes of one byte, undefined in MPI-IO).
- * The node's bytes, counted in file order, are cut into size nearly equal consecutive shares
- * (they differ by at most one byte): share rank (0 <= rank < size) is written to p[0..return),
- * in file order, each piece non-empty. *total receives the node's byte count. In place, no
- * allocation; O(n log n).
+ * in one drain round, in any order (sorted in place). Where pieces overlap, each byte is kept
+ * from the piece with the highest stamp (the later write); at equal stamps a logged piece wins
+ * over one written through, and the lower who over a higher one (concurrent writes of one
+ * byte are undefined in MPI-IO; pieces of one process never overlap); a byte whose winner was written through is left out. The
+ * node's kept bytes, counted in file order, are then cut into size nearly equal consecutive
+ * shares (they differ by at most one byte), and share rank (0 <= rank < size) is returned in
+ * *out (malloc'ed, *nout pieces in file order, each non-empty, none written through; NULL
+ * when empty). *total receives the node's kept bytes, *own_kept those of process rank's own
+ * pieces (the rest of its pieces' bytes were superseded). O(n log n). Returns 0 or ENOMEM.
  */
-size_t bblog_share_cut(struct bblog_npiece *p, size_t n, int rank, int size, uint64_t *total);
+int bblog_share_cut(struct bblog_npiece *p, size_t n, int rank, int size,
+                    struct bblog_npiece **out, size_t *nout, uint64_t *total,
+                    uint64_t *own_kept);
 
 #endif

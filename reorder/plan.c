@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bblog_reorder.h"
 
@@ -165,6 +166,120 @@ static int npiece_cmp(const void *a, const void *b)
     return (x->who > y->who) - (x->who < y->who);
 }
 
+/* Whether piece a wins a byte over piece b (see bblog_share_cut; the last rule only orders
+ * pieces of one process, which never overlap in a drain). */
+static int wins(const struct bblog_npiece *a, const struct bblog_npiece *b)
+{
+    if (a->stamp != b->stamp)
+        return a->stamp > b->stamp;
+    if ((a->who >= 0) != (b->who >= 0))
+        return a->who >= 0;
+    if (a->who != b->who)
+        return a->who < b->who;
+    return a->off != b->off ? a->off < b->off : a->src < b->src;
+}
+
+/* Binary heaps of piece indices: by precedence (max first) or by end (min first). */
+struct heap {
+    size_t *v, n;
+};
+
+static int heap_before(const struct bblog_npiece *p, int by_end, size_t a, size_t b)
+{
+    return by_end ? p[a].off + p[a].len < p[b].off + p[b].len : wins(&p[a], &p[b]);
+}
+
+static void heap_push(struct heap *h, const struct bblog_npiece *p, int by_end, size_t x)
+{
+    size_t i = h->n++;
+
+    while (i > 0 && heap_before(p, by_end, x, h->v[(i - 1) / 2])) {
+        h->v[i] = h->v[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h->v[i] = x;
+}
+
+static void heap_pop(struct heap *h, const struct bblog_npiece *p, int by_end)
+{
+    size_t x = h->v[--h->n], i = 0;
+
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= h->n)
+            break;
+        if (c + 1 < h->n && heap_before(p, by_end, h->v[c + 1], h->v[c]))
+            c++;
+        if (!heap_before(p, by_end, h->v[c], x))
+            break;
+        h->v[i] = h->v[c];
+        i = c;
+    }
+    if (h->n > 0)
+        h->v[i] = x;
+}
+
+/* Appends [off, off+len) of piece w to r, merged with the last entry when it continues it. */
+static void emit(struct bblog_npiece *r, size_t *k, const struct bblog_npiece *w, uint64_t off,
+                 uint64_t len)
+{
+    uint64_t src = w->src + (off - w->off);
+
+    if (*k > 0 && r[*k - 1].who == w->who && r[*k - 1].off + r[*k - 1].len == off &&
+        r[*k - 1].src + r[*k - 1].len == src) {
+        r[*k - 1].len += len;
+        return;
+    }
+    r[*k].off = off;
+    r[*k].len = len;
+    r[*k].src = src;
+    r[*k].stamp = w->stamp;
+    r[*k].who = w->who;
+    (*k)++;
+}
+
+/*
+ * Overlaps: a sweep over the piece boundaries, with the live pieces in two heaps (by
+ * precedence, and by end); each stretch between two boundaries goes to the live piece of
+ * highest precedence. At most 2n - 1 stretches, so r needs 2n entries.
+ */
+static int resolve(const struct bblog_npiece *p, size_t n, struct bblog_npiece *r, size_t *k)
+{
+    struct heap win = { malloc(n * sizeof(size_t)), 0 }, end = { malloc(n * sizeof(size_t)), 0 };
+    size_t i = 0;
+    uint64_t x = 0;
+
+    *k = 0;
+    if (!win.v || !end.v) {
+        free(win.v);
+        free(end.v);
+        return ENOMEM;
+    }
+    while (i < n || end.n > 0) {
+        uint64_t next;
+        if (end.n == 0)
+            x = p[i].off;
+        while (i < n && p[i].off == x) {
+            heap_push(&win, p, 0, i);
+            heap_push(&end, p, 1, i);
+            i++;
+        }
+        while (win.n > 0 && p[win.v[0]].off + p[win.v[0]].len <= x)
+            heap_pop(&win, p, 0);               /* ended: dropped once it surfaces */
+        next = p[end.v[0]].off + p[end.v[0]].len;
+        if (i < n && p[i].off < next)
+            next = p[i].off;
+        if (p[win.v[0]].who >= 0)
+            emit(r, k, &p[win.v[0]], x, next - x);
+        x = next;
+        while (end.n > 0 && p[end.v[0]].off + p[end.v[0]].len <= x)
+            heap_pop(&end, p, 1);
+    }
+    free(win.v);
+    free(end.v);
+    return 0;
+}
+
 /* Byte k * total / size of the node's bytes, without overflow for any total. */
 static uint64_t share_bound(uint64_t total, int k, int size)
 {
@@ -172,40 +287,70 @@ static uint64_t share_bound(uint64_t total, int k, int size)
         (uint64_t) size;
 }
 
-size_t bblog_share_cut(struct bblog_npiece *p, size_t n, int rank, int size, uint64_t *total)
+int bblog_share_cut(struct bblog_npiece *p, size_t n, int rank, int size,
+                    struct bblog_npiece **out, size_t *nout, uint64_t *total,
+                    uint64_t *own_kept)
 {
+    struct bblog_npiece *r;
     uint64_t reach = 0, sum = 0, lo, hi, pos = 0;
-    size_t i, k = 0;
+    size_t i, m = 0, k = 0;
+    int overlap = 0;
 
-    qsort(p, n, sizeof(*p), npiece_cmp);
-    for (i = 0; i < n; i++) {
-        if (p[i].off < reach) {
-            uint64_t d = reach - p[i].off < p[i].len ? reach - p[i].off : p[i].len;
-            p[i].off += d;
-            p[i].src += d;
-            p[i].len -= d;
-        }
+    *out = NULL;
+    *nout = 0;
+    *total = 0;
+    *own_kept = 0;
+    /* Empty pieces out; sorted by offset. */
+    for (i = 0; i < n; i++)
+        if (p[i].len > 0)
+            p[m++] = p[i];
+    if (m == 0)
+        return 0;
+    qsort(p, m, sizeof(*p), npiece_cmp);
+    for (i = 0; i < m; i++) {
+        overlap |= p[i].off < reach || p[i].who < 0;
         if (p[i].off + p[i].len > reach)
             reach = p[i].off + p[i].len;
-        sum += p[i].len;
+    }
+    if (!(r = malloc((overlap ? 2 * m : m) * sizeof(*r))))
+        return ENOMEM;
+    if (overlap) {
+        if (resolve(p, m, r, &k) != 0) {
+            free(r);
+            return ENOMEM;
+        }
+    } else {
+        memcpy(r, p, m * sizeof(*r));
+        k = m;
+    }
+    for (i = 0; i < k; i++) {
+        sum += r[i].len;
+        if (r[i].who == rank)
+            *own_kept += r[i].len;
     }
     *total = sum;
     lo = share_bound(sum, rank, size);
     hi = share_bound(sum, rank + 1, size);
-    /* In place: entry k is written only after entry i >= k has been read. */
-    for (i = 0; i < n && pos < hi; i++) {
-        struct bblog_npiece e = p[i];
+    /* In place: entry m is written only after entry i >= m has been read. */
+    for (i = 0, m = 0; i < k && pos < hi; i++) {
+        struct bblog_npiece e = r[i];
         uint64_t a = pos > lo ? pos : lo;
         uint64_t b = pos + e.len < hi ? pos + e.len : hi;
 
         if (b > a) {
-            p[k].off = e.off + (a - pos);
-            p[k].len = b - a;
-            p[k].src = e.src + (a - pos);
-            p[k].who = e.who;
-            k++;
+            r[m] = e;
+            r[m].off = e.off + (a - pos);
+            r[m].len = b - a;
+            r[m].src = e.src + (a - pos);
+            m++;
         }
         pos += e.len;
     }
-    return k;
+    if (m == 0) {
+        free(r);
+        r = NULL;
+    }
+    *out = r;
+    *nout = m;
+    return 0;
 }

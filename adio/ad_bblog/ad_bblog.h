@@ -251,14 +251,16 @@ int ADIOI_BBLOG_Order_keep(const struct ADIOI_BBLOG_order *o, uint64_t lo, uint6
 
 /* ad_bblog_node.c: the drain's node exchange through the burst buffer. Node_prepare is
  * collective (fd->comm the first time, then the node) and returns 1 when this process can read
- * the logs of every process of its node; Node_gather is collective over the node, once per
- * round: mine holds n (off, len, log offset) triples; this process's share of the node's bytes
- * goes to buf, described by *nout (off, len) pairs in *out. */
+ * the logs of every process of its node; Node_share is collective over the node, once per
+ * round: mine holds n (off, len, log offset, stamp) quadruples, and this process's share of
+ * the node's bytes comes back as pieces of the node's logs; Node_read reads pieces of a share. */
 struct ADIOI_BBLOG_node;
+struct bblog_npiece;
 int ADIOI_BBLOG_Node_prepare(ADIO_File fd);
-int ADIOI_BBLOG_Node_gather(ADIO_File fd, const uint64_t *mine, int n, char *buf,
-                            uint64_t **out, size_t *outcap, size_t *nout, uint64_t *bytes,
-                            uint64_t *from_peers);
+int ADIOI_BBLOG_Node_share(ADIO_File fd, const uint64_t *mine, int n,
+                           struct bblog_npiece **share, size_t *ns, uint64_t *own_kept);
+int ADIOI_BBLOG_Node_read(const struct ADIOI_BBLOG_state *st, const struct bblog_npiece *p,
+                          size_t k, char *buf, uint64_t *from_peers);
 void ADIOI_BBLOG_Node_free(struct ADIOI_BBLOG_state *st);      /* collective over the node */
 int ADIOI_BBLOG_Node_size(const struct ADIOI_BBLOG_state *st);  /* processes on this node */
 

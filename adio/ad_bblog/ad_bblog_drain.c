@@ -89,9 +89,10 @@ struct round {
     size_t k;                   /* pieces in this round */
     uint64_t bytes;
     uint64_t read_src, read_len, read_pos;      /* pending coalesced log read */
-    int collect;                /* node exchange: list the pieces in trip, read nothing */
-    uint64_t *trip;             /* (off, len, log offset) triples */
-    size_t ntrip, trip_cap;
+    int collect;                /* node exchange: list the pieces in quad, read nothing */
+    uint32_t stamp;             /* with collect: the stamp of the pieces being added */
+    uint64_t *quad;             /* (off, len, log offset, stamp) quadruples */
+    size_t nquad, quad_cap;
 };
 
 static int flush_read(struct ADIOI_BBLOG_state *st, struct round *r)
@@ -132,19 +133,21 @@ static int add_piece(struct ADIOI_BBLOG_state *st, struct round *r, uint64_t off
     int rc;
 
     if (r->collect) {
-        if (r->ntrip == r->trip_cap) {
-            size_t cap = r->trip_cap ? 2 * r->trip_cap : 1024;
-            uint64_t *t = realloc(r->trip, cap * 3 * sizeof(*t));
+        if (r->nquad == r->quad_cap) {
+            size_t cap = r->quad_cap ? 2 * r->quad_cap : 1024;
+            uint64_t *t = realloc(r->quad, cap * 4 * sizeof(*t));
             if (!t)
                 return ENOMEM;
-            r->trip = t;
-            r->trip_cap = cap;
+            r->quad = t;
+            r->quad_cap = cap;
         }
-        r->trip[3 * r->ntrip] = off;
-        r->trip[3 * r->ntrip + 1] = len;
-        r->trip[3 * r->ntrip + 2] = src;
-        r->ntrip++;
-        r->bytes += len;
+        r->quad[4 * r->nquad] = off;
+        r->quad[4 * r->nquad + 1] = len;
+        r->quad[4 * r->nquad + 2] = src;
+        r->quad[4 * r->nquad + 3] = r->stamp;
+        r->nquad++;
+        if (src != UINT64_MAX)
+            r->bytes += len;
         return 0;
     }
     rc = push_piece(r, off, len);
@@ -230,6 +233,123 @@ static void write_pieces(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct roun
     st->st.indep_writes += r->k;
 }
 
+/* Collective two-phase write of the round's pieces on the inner file: every process calls it
+ * once per round, with an empty access when it has nothing. */
+static void coll_write(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct round *r, int *err)
+{
+    ADIO_Status status;
+    MPI_Datatype ftype = MPI_BYTE;
+
+    if (r->k > 0) {
+        MPI_Type_create_hindexed((int) r->k, r->lens, r->disps, MPI_BYTE, &ftype);
+        MPI_Type_commit(&ftype);
+    }
+    ADIOI_BBLOG_Inner_set_bytes_view(fd, ftype, err);
+    if (ftype != MPI_BYTE)
+        MPI_Type_free(&ftype);
+    if (*err == MPI_SUCCESS)
+        ADIO_WriteStridedColl(st->inner, r->buf, (int) r->bytes, MPI_BYTE, ADIO_EXPLICIT_OFFSET,
+                              0, &status, err);
+    st->st.coll_writes++;
+}
+
+/* One chunk of this process's node share, written alone: on one node the shares do not
+ * interleave, and ROMIO's collective write would find that and write each independently. */
+static void solo_write(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct round *r, int *err)
+{
+    ADIO_Status status;
+    MPI_Datatype ftype;
+
+    *err = r->k ? ADIOI_BBLOG_Inner_ready(fd) : MPI_SUCCESS;
+    if (*err != MPI_SUCCESS || r->k == 0)
+        return;
+    if (r->k == 1) {
+        ADIO_WriteContig(st->inner, r->buf, r->lens[0], MPI_BYTE, ADIO_EXPLICIT_OFFSET,
+                         (ADIO_Offset) r->disps[0], &status, err);
+    } else {
+        /* Holes between the pieces: the inner driver's strided write (data sieving) */
+        MPI_Type_create_hindexed((int) r->k, r->lens, r->disps, MPI_BYTE, &ftype);
+        MPI_Type_commit(&ftype);
+        ADIOI_BBLOG_Inner_set_bytes_view(fd, ftype, err);
+        MPI_Type_free(&ftype);
+        if (*err == MPI_SUCCESS)
+            ADIO_WriteStrided(st->inner, r->buf, (int) r->bytes, MPI_BYTE, ADIO_EXPLICIT_OFFSET,
+                              0, &status, err);
+    }
+    st->st.indep_writes++;
+}
+
+static void account(struct ADIOI_BBLOG_state *st, const struct round *r)
+{
+    st->st.extents_drained += r->k;
+    st->st.bytes_drained += r->bytes;
+}
+
+/*
+ * A round under the node exchange: this process's share of its node's bytes, read from the
+ * node's logs in chunks of at most one drain buffer. With several nodes the share fits one
+ * chunk (no process has more than a buffer in the round) and goes to ROMIO's collective write,
+ * which every process calls once, empty after a failure. On one node (solo) each chunk is
+ * written alone, with no collective call: a failed write ends this process's chunks, and the
+ * drain's final agreement makes it fail everywhere.
+ */
+static void node_round(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct round *r, int solo,
+                       uint64_t budget, int *rc, int *werr)
+{
+    struct bblog_npiece *p = NULL;
+    size_t ns = 0, i = 0, j, cut;
+    uint64_t room, rest = 0, own = 0, mine = r->bytes;
+    int xrc;
+
+    xrc = ADIOI_BBLOG_Node_share(fd, r->quad, *rc == 0 ? (int) r->nquad : 0, &p, &ns, &own);
+    *rc = *rc ? *rc : xrc;
+    if (*rc != 0)
+        ns = 0;
+    else if (solo)
+        st->st.bytes_superseded += mine - own;  /* no Order exchange on one node: counted here */
+    do {
+        r->k = 0;
+        r->bytes = 0;
+        /* The next chunk: whole pieces while they fit, then the head of the one that does
+         * not; its tail starts the following chunk. */
+        for (j = i, cut = ns, room = budget; j < ns && room > 0; j++) {
+            if (p[j].len > room) {
+                rest = p[j].len - room;
+                p[j].len = room;
+                cut = j;
+            }
+            room -= p[j].len;
+        }
+        if (*rc == 0 && j > i)
+            *rc = ADIOI_BBLOG_Node_read(st, p + i, j - i, r->buf, &st->st.bytes_from_peers);
+        for (; *rc == 0 && i < j; i++) {
+            /* file-adjacent pieces merge: buf holds them in the same order */
+            if (r->k > 0 && (uint64_t) r->disps[r->k - 1] + (uint64_t) r->lens[r->k - 1] ==
+                p[i].off)
+                r->lens[r->k - 1] += (int) p[i].len;
+            else
+                *rc = push_piece(r, p[i].off, p[i].len);
+            r->bytes += p[i].len;
+        }
+        if (cut < ns) {
+            p[cut].off += p[cut].len;
+            p[cut].src += p[cut].len;
+            p[cut].len = rest;
+            i = cut;
+        }
+        if (*rc == 0 && !solo && i < ns)
+            *rc = EOVERFLOW;    /* cannot happen: a share is at most one buffer here */
+        if (*rc != 0)
+            r->k = 0, r->bytes = 0;
+        if (solo)
+            solo_write(fd, st, r, werr);
+        else
+            coll_write(fd, st, r, werr);
+        account(st, r);
+    } while (solo && i < ns && *rc == 0 && *werr == MPI_SUCCESS);
+    free(p);
+}
+
 /* end: the greatest end of logged data over all processes (agreed by the caller). */
 static int grow_to_logged_end(ADIO_File fd, struct ADIOI_BBLOG_state *st, uint64_t end)
 {
@@ -259,11 +379,10 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
     uint64_t *mine = NULL;
     size_t n = 0, cursor = 0, mine_cap = 0, i;
     uint64_t start = 0, mm[2], mmin[2], end, budget = (uint64_t) st->hints.flush_buffer_size;
-    uint64_t span, *share = NULL;
-    size_t share_cap = 0;
+    uint64_t span, plan_budget = budget;
     unsigned long long in[2], total[2];
     long long sin[5], sout[5];
-    int indep, exchange, partial, node_try, rc = 0, err = MPI_SUCCESS, failed, anyfail;
+    int indep, exchange, partial, node_try, solo, rc = 0, err = MPI_SUCCESS, failed, anyfail;
     double t0 = ADIOI_BBLOG_Now();
 
     memset(&r, 0, sizeof(r));
@@ -335,7 +454,11 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
             ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_NO_MEM, "bblog: out of memory "
                             "planning the drain of %s", st->pfs_path) : err;
     }
-    exchange = st->nprocs > 1 && !sout[0] && -sout[1] != sout[2];
+    solo = r.collect && ADIOI_BBLOG_Node_size(st) == st->nprocs &&
+        st->inner->hints->cb_write != ADIOI_HINT_ENABLE;
+    /* On one node (solo) the node exchange sees every process's pieces with their stamps and
+     * keeps the later writes itself: no Order exchange. */
+    exchange = st->nprocs > 1 && !sout[0] && -sout[1] != sout[2] && !solo;
     /* A round spans at most cb_nodes x cb_buffer_size bytes, so that ROMIO's two-phase write
      * does it in one cycle on each aggregator: its write error path leaves the remaining
      * cycles' exchanges out on the failing aggregator only, and the other processes would wait
@@ -343,23 +466,27 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
     span = (uint64_t) (st->inner->hints->cb_nodes > 0 ? st->inner->hints->cb_nodes : 1);
     span *= st->inner->hints->cb_buffer_size > 0 ? (uint64_t) st->inner->hints->cb_buffer_size :
         budget;
-    /* With the node exchange on a single node, every process's share is its own range of the
-     * file: ROMIO writes them independently, without cycles (unless told to aggregate). */
-    if (r.collect && ADIOI_BBLOG_Node_size(st) == st->nprocs &&
-        st->inner->hints->cb_write != ADIOI_HINT_ENABLE)
+    /* With the node exchange on a single node (solo), every process's share is its own range
+     * of the file, written alone in chunks of the drain buffer (unless romio_cb_write=enable
+     * asks for ROMIO's aggregation). A round then only bounds the memory of the piece lists:
+     * about 56 bytes a piece on every process of the node, kept within one drain buffer, for
+     * at most 16 buffers of data per process. */
+    if (solo) {
+        uint64_t f = total[0] / total[1] / (56 * (uint64_t) st->nprocs);
+        plan_budget = budget * (f < 1 ? 1 : f > 16 ? 16 : f);
         span = UINT64_MAX;
+    }
     /* Under the node exchange a process with nothing logged still receives a share. */
     if (rc == 0 && (n > 0 || r.collect) && !(r.buf = ADIOI_Malloc(budget)))
         rc = ENOMEM;
     do {
-        ADIO_Status status;
-        MPI_Datatype ftype = MPI_BYTE;
         int werr = MPI_SUCCESS, count = 0, xrc;
 
         /* {end of my round, first byte I have in it}: the round ends where the first process
          * runs out of budget, and spans at most `span` bytes from the first byte anyone has in
          * it (see below). */
-        mm[0] = rc == 0 ? bblog_plan_round_end(segs, n, &cursor, start, budget) : UINT64_MAX;
+        mm[0] = rc == 0 ? bblog_plan_round_end(segs, n, &cursor, start, plan_budget) :
+            UINT64_MAX;
         mm[1] = rc == 0 && cursor < n ? (segs[cursor].off > start ? segs[cursor].off : start) :
             UINT64_MAX;
         MPI_Allreduce(mm, mmin, 2, MPI_UINT64_T, MPI_MIN, fd->comm);
@@ -372,7 +499,7 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
             end = mmin[1] + span;
         r.k = 0;
         r.bytes = 0;
-        r.ntrip = 0;
+        r.nquad = 0;
         if (exchange) {
             xrc = rc == 0 ? round_pieces(st, segs, stamps, cursor, n, start, end, &mine,
                                          &mine_cap, &count) : 0;
@@ -389,6 +516,7 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
             uint64_t before = r.bytes;
             if (hi <= lo)
                 continue;
+            r.stamp = stamps[i];
             if (exchange) {
                 rc = ADIOI_BBLOG_Order_keep(&order, lo, hi, stamps[i], keep_piece, &k);
                 st->st.bytes_superseded += (hi - lo) - (r.bytes - before);
@@ -398,42 +526,31 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
         }
         if (rc == 0)
             rc = flush_read(st, &r);
+        /* Solo, bytes written straight to the PFS take part too: they hide older pieces. */
+        for (i = 0; solo && rc == 0 && i < st->ls->nthrough; i++) {
+            const struct ADIOI_BBLOG_piece *t = &st->ls->through[i];
+            uint64_t lo = t->off > start ? t->off : start;
+            uint64_t hi = t->off + t->len < end ? t->off + t->len : end;
+            r.stamp = t->stamp;
+            if (hi > lo)
+                rc = add_piece(st, &r, lo, hi - lo, UINT64_MAX);
+        }
         if (r.collect) {
             /* Every process of the node, each round, even after a failure (with nothing). */
-            size_t ns = 0, j;
-            uint64_t got = 0;
-            xrc = ADIOI_BBLOG_Node_gather(fd, r.trip, rc == 0 ? (int) r.ntrip : 0, r.buf,
-                                          &share, &share_cap, &ns, &got,
-                                          &st->st.bytes_from_peers);
-            rc = rc ? rc : xrc;
-            r.k = 0;
-            for (j = 0; j < ns && rc == 0; j++)
-                rc = push_piece(&r, share[2 * j], share[2 * j + 1]);
-            r.bytes = got;
+            node_round(fd, st, &r, solo, budget, &rc, &werr);
+            goto next;
         }
         if (rc != 0)
             r.k = 0, r.bytes = 0;       /* still take part, with nothing */
-        if (indep) {
+        if (indep)
             write_pieces(fd, st, &r, &werr);
-            goto next;
-        }
-        if (r.k > 0) {
-            MPI_Type_create_hindexed((int) r.k, r.lens, r.disps, MPI_BYTE, &ftype);
-            MPI_Type_commit(&ftype);
-        }
-        ADIOI_BBLOG_Inner_set_bytes_view(fd, ftype, &werr);
-        if (ftype != MPI_BYTE)
-            MPI_Type_free(&ftype);
-        if (werr == MPI_SUCCESS)
-            ADIO_WriteStridedColl(st->inner, r.buf, (int) r.bytes, MPI_BYTE,
-                                  ADIO_EXPLICIT_OFFSET, 0, &status, &werr);
-        st->st.coll_writes++;
+        else
+            coll_write(fd, st, &r, &werr);
+        account(st, &r);
       next:
         if (werr != MPI_SUCCESS && err == MPI_SUCCESS)
             err = werr;
         st->st.rounds++;
-        st->st.extents_drained += r.k;
-        st->st.bytes_drained += r.bytes;
         start = end;
     } while (end != UINT64_MAX);
 
@@ -494,8 +611,7 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
     ADIOI_BBLOG_Order_fini(&order);
     free(r.lens);
     free(r.disps);
-    free(r.trip);
-    free(share);
+    free(r.quad);
     free(segs);
     free(stamps);
     free(mine);

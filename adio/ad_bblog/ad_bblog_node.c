@@ -72,8 +72,15 @@ static struct ADIOI_BBLOG_node *node_new(ADIO_File fd, struct ADIOI_BBLOG_state 
     MPI_Comm comm;
     int i;
 
-    /* Collective over fd->comm even when this process cannot allocate. */
-    MPI_Comm_split_type(fd->comm, MPI_COMM_TYPE_SHARED, st->rank, MPI_INFO_NULL, &comm);
+    /* Collective over fd->comm even when this process cannot allocate. The environment
+     * variable BBLOG_DEBUG_NODE_SIZE=N (the same in all processes) makes nodes of N
+     * consecutive ranks instead, so that tests on one machine cover the path of a cluster:
+     * several nodes, ROMIO's two-phase exchange between them. */
+    if (getenv("BBLOG_DEBUG_NODE_SIZE") && atoi(getenv("BBLOG_DEBUG_NODE_SIZE")) > 0)
+        MPI_Comm_split(fd->comm, st->rank / atoi(getenv("BBLOG_DEBUG_NODE_SIZE")), st->rank,
+                       &comm);
+    else
+        MPI_Comm_split_type(fd->comm, MPI_COMM_TYPE_SHARED, st->rank, MPI_INFO_NULL, &comm);
     if (!nd) {
         MPI_Comm_free(&comm);
         return NULL;
@@ -184,34 +191,33 @@ static int read_run(int fd, struct iovec *iov, int n, uint64_t off)
 
 /*
  * Collective over the node: every process of the node calls it once per round, with its n
- * pieces of the round as (off, len, log offset) triples in file order (n = 0 after a
- * failure). This process's share of the node's bytes (bblog_share_cut: at most the mean of the
- * processes' bytes, so within the round budget) lands in buf, described by *nout (off, len)
- * pairs in *out, coalesced, in file order; *bytes is their total, and the bytes read from
- * other processes' logs are added to *from_peers. Returns 0 or an errno; on failure the share
- * is empty.
+ * pieces of the round as (off, len, log offset, stamp) quadruples (n = 0 after a failure); a
+ * log offset of UINT64_MAX marks bytes written straight to the PFS, which hide older pieces.
+ * This process's share of the node's bytes, after the later writes won (bblog_share_cut), comes
+ * back in *share (malloc'ed, *ns pieces in file order; NULL when empty), and *own_kept says how
+ * many bytes of this process's own pieces were kept by anyone. Returns 0 or an errno; on
+ * failure the share is empty.
  */
-int ADIOI_BBLOG_Node_gather(ADIO_File fd, const uint64_t *mine, int n, char *buf,
-                            uint64_t **out, size_t *outcap, size_t *nout, uint64_t *bytes,
-                            uint64_t *from_peers)
+int ADIOI_BBLOG_Node_share(ADIO_File fd, const uint64_t *mine, int n,
+                           struct bblog_npiece **share, size_t *ns, uint64_t *own_kept)
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
     struct ADIOI_BBLOG_node *nd = st->node;
-    uint64_t *all = NULL, total_bytes = 0;
-    struct bblog_npiece *e = NULL, *sh;
-    struct iovec iov[IOV_MAX];
-    size_t ne, ns = 0, i, j;
-    int mine3 = 3 * n, total, w, fail, anyfail, rc = 0;
+    uint64_t *all = NULL, total_bytes;
+    struct bblog_npiece *e = NULL;
+    size_t ne, i, j;
+    int mine4 = 4 * n, total, w, fail, anyfail, rc = 0;
 
-    *nout = 0;
-    *bytes = 0;
-    MPI_Allgather(&mine3, 1, MPI_INT, nd->counts, 1, MPI_INT, nd->comm);
+    *share = NULL;
+    *ns = 0;
+    *own_kept = 0;
+    MPI_Allgather(&mine4, 1, MPI_INT, nd->counts, 1, MPI_INT, nd->comm);
     for (w = 0, total = 0; w < nd->size; w++) {
         nd->displs[w] = total;
         total += nd->counts[w];
     }
-    ne = (size_t) total / 3;
-    all = malloc((ne ? ne : 1) * 3 * sizeof(*all));
+    ne = (size_t) total / 4;
+    all = malloc((ne ? ne : 1) * 4 * sizeof(*all));
     e = malloc((ne ? ne : 1) * sizeof(*e));
     fail = !all || !e;
     MPI_Allreduce(&fail, &anyfail, 1, MPI_INT, MPI_MAX, nd->comm);
@@ -219,69 +225,58 @@ int ADIOI_BBLOG_Node_gather(ADIO_File fd, const uint64_t *mine, int n, char *buf
         rc = ENOMEM;
         goto out;
     }
-    MPI_Allgatherv(mine, mine3, MPI_UINT64_T, all, nd->counts, nd->displs, MPI_UINT64_T,
+    MPI_Allgatherv(mine, mine4, MPI_UINT64_T, all, nd->counts, nd->displs, MPI_UINT64_T,
                    nd->comm);
     for (w = 0, i = 0; w < nd->size; w++)
-        for (j = 0; j < (size_t) nd->counts[w] / 3; j++, i++) {
-            e[i].off = all[3 * i];
-            e[i].len = all[3 * i + 1];
-            e[i].src = all[3 * i + 2];
-            e[i].who = w;
+        for (j = 0; j < (size_t) nd->counts[w] / 4; j++, i++) {
+            e[i].off = all[4 * i];
+            e[i].len = all[4 * i + 1];
+            e[i].src = all[4 * i + 2];
+            e[i].stamp = (uint32_t) all[4 * i + 3];
+            e[i].who = e[i].src == UINT64_MAX ? -1 : w;
         }
-    ns = bblog_share_cut(e, ne, nd->rank, nd->size, &total_bytes);
-    sh = e;
-    /* Reads, log by log: log-contiguous pieces of one log in one preadv. */
-    for (w = 0; w < nd->size && rc == 0; w++) {
-        uint64_t at = 0, run_src = 0, next_src = 0;
-        int k = 0;
-        for (i = 0; i <= ns && rc == 0; i++) {
-            int flush = i == ns || (sh[i].who == w && (k == IOV_MAX || sh[i].src != next_src));
-            if (flush && k > 0) {
-                rc = nd->fds[w] >= 0 ? read_run(nd->fds[w], iov, k, run_src) : EBADF;
-                k = 0;
-            }
-            if (i == ns)
-                break;
-            if (sh[i].who == w) {
-                if (k == 0)
-                    run_src = sh[i].src;
-                iov[k].iov_base = buf + at;
-                iov[k].iov_len = (size_t) sh[i].len;
-                k++;
-                next_src = sh[i].src + sh[i].len;
-                if (w != nd->rank)
-                    *from_peers += sh[i].len;
-            }
-            at += sh[i].len;
-        }
-    }
-    if (rc != 0)
-        goto out;
-    /* The share as (off, len) pairs, file-adjacent pieces merged (buf is in the same order). */
-    for (i = 0; i < ns; i++) {
-        if (*nout > 0 && (*out)[2 * *nout - 2] + (*out)[2 * *nout - 1] == sh[i].off) {
-            (*out)[2 * *nout - 1] += sh[i].len;
-        } else {
-            if (*nout == *outcap) {
-                size_t cap = *outcap ? 2 * *outcap : 256;
-                uint64_t *o = realloc(*out, cap * 2 * sizeof(*o));
-                if (!o) {
-                    rc = ENOMEM;
-                    goto out;
-                }
-                *out = o;
-                *outcap = cap;
-            }
-            (*out)[2 * *nout] = sh[i].off;
-            (*out)[2 * *nout + 1] = sh[i].len;
-            (*nout)++;
-        }
-        *bytes += sh[i].len;
-    }
+    rc = bblog_share_cut(e, ne, nd->rank, nd->size, share, ns, &total_bytes, own_kept);
   out:
-    if (rc != 0)
-        *nout = 0, *bytes = 0;
     free(all);
     free(e);
+    return rc;
+}
+
+/*
+ * Reads the k pieces p[0..k) (of this process's share) into buf, one after the other, log by
+ * log: the pieces of one log that follow each other in it are read with one preadv. Adds the
+ * bytes read from other processes' logs to *from_peers. Returns 0 or an errno.
+ */
+int ADIOI_BBLOG_Node_read(const struct ADIOI_BBLOG_state *st, const struct bblog_npiece *p,
+                          size_t k, char *buf, uint64_t *from_peers)
+{
+    const struct ADIOI_BBLOG_node *nd = st->node;
+    struct iovec iov[IOV_MAX];
+    size_t i;
+    int w, rc = 0;
+
+    for (w = 0; w < nd->size && rc == 0; w++) {
+        uint64_t at = 0, run_src = 0, next_src = 0;
+        int m = 0;
+        for (i = 0; i <= k && rc == 0; i++) {
+            if (m > 0 && (i == k || (p[i].who == w && (m == IOV_MAX || p[i].src != next_src)))) {
+                rc = nd->fds[w] >= 0 ? read_run(nd->fds[w], iov, m, run_src) : EBADF;
+                m = 0;
+            }
+            if (i == k)
+                break;
+            if (p[i].who == w) {
+                if (m == 0)
+                    run_src = p[i].src;
+                iov[m].iov_base = buf + at;
+                iov[m].iov_len = (size_t) p[i].len;
+                m++;
+                next_src = p[i].src + p[i].len;
+                if (w != nd->rank)
+                    *from_peers += p[i].len;
+            }
+            at += p[i].len;
+        }
+    }
     return rc;
 }

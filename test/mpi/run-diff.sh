@@ -309,14 +309,15 @@ check_warning() {
 # (bblog_stats to a file, N objects expected; N:peers, N:nopeers, see check_stats), warn (HINTS set bblog_max_size below the data:
 # each rank warns about the full burst buffer, naming it, at most once per file it writes),
 # valgrind (the bblog leg runs under valgrind, no force leg), nested (one more leg with the inner
-# driver named: bblog:ufs:PATH), noforce (no force leg: the mode under test is in the hints).
+# driver named: bblog:ufs:PATH), noforce (no force leg: the mode under test is in the hints),
+# env=VAR=VALUE (set in the environment of the bblog legs).
 run_case() {
     local name=$1 prog=$2 n=$3 hints=$4 opts=${5:-}
     local dir=$work/$name.$n keep=0 stats= warn=0 vg=0 nested=0 noforce=0 ref_ok=0 mode target
     local base why s
     local want got
     local hint_leg o
-    local -a envs pre
+    local -a envs pre extra_env=()
     for o in ${opts//,/ }; do
         case $o in
         keep) keep=1 ;;
@@ -325,6 +326,7 @@ run_case() {
         valgrind) vg=1 ;;
         nested) nested=1 ;;
         noforce) noforce=1 ;;
+        env=*) extra_env+=("${o#env=}") ;;
         *) echo "run-diff: unknown option $o" >&2; exit 1 ;;
         esac
     done
@@ -348,6 +350,7 @@ run_case() {
         fi
         [ -n "$stats" ] && hint_leg="${hints:+$hints;}bblog_stats=$dir/$mode.stats"
         [ -n "$hint_leg" ] && envs+=("TEST_HINTS=$hint_leg")
+        [ "$mode" != ufs ] && envs+=("${extra_env[@]}")
         rm -f "$dir/$mode.diff"
         run_leg "$dir" "$mode" "${envs[@]}" -- -n "$n" "${pre[@]}" "$bin/$prog" "$target"
         check_leg "$dir" "$base" "$keep"
@@ -515,6 +518,20 @@ for m in "${bgmodes[@]}"; do
         done
     done
 done
+
+# Nodes of two ranks (BBLOG_DEBUG_NODE_SIZE=2, ad_bblog_node.c): the node exchange inside each
+# pseudo-node and ROMIO's two-phase exchange between them, as on a cluster; the whole table at
+# its largest rank count, and small drain buffers (many rounds).
+for c in "${cases[@]}"; do
+    read -r name prog ranks <<<"$c"
+    set -- $ranks
+    n=${!#}
+    [ "$n" -ge 3 ] || continue
+    selected "$name[node2]" || continue
+    run_case "$name[node2]" "$prog" "$n" "" "noforce,env=BBLOG_DEBUG_NODE_SIZE=2"
+done
+selected "t_bigdata[node2,flush64k]" &&
+    run_case "t_bigdata[node2,flush64k]" t_bigdata 4 "$small" "noforce,env=BBLOG_DEBUG_NODE_SIZE=2"
 
 # Budgets smaller than the data: many drain rounds, burst buffer overflow, sync to the log only.
 selected "t_bigdata[flush64k]" && run_case "t_bigdata[flush64k]" t_bigdata 2 "$small"

@@ -4,8 +4,8 @@
  * consecutive rounds, with at most budget bytes per process per round, cutting only on extent
  * boundaries (or inside an extent larger than the budget), and each round must end where the
  * greedy sweep says: at the minimum over processes of the largest round each can take.
- * The node exchange's shares (bblog_share_cut) against a per-byte model of which piece keeps
- * each byte.
+ * The node exchange's shares (bblog_share_cut) against a per-byte model of which piece wins
+ * each byte (stamps, bytes written through, concurrent writes).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -421,125 +421,171 @@ static void test_invalid(void **state)
 
 #define SPACE 256
 
-/* The model: for each byte, the piece that keeps it (least (off, who) among those that cover
- * it), as its index in the input, or -1. */
+/* Precedence of the model, written out again: later stamp, then logged, then lower who. */
+static int model_wins(const struct bblog_npiece *a, const struct bblog_npiece *b)
+{
+    if (a->stamp != b->stamp)
+        return a->stamp > b->stamp;
+    if ((a->who >= 0) != (b->who >= 0))
+        return a->who >= 0;
+    if (a->who != b->who)
+        return a->who < b->who;
+    return a->off != b->off ? a->off < b->off : a->src < b->src;
+}
+
+/* For each byte, the index of the piece that wins it, or -1 (no piece, or the winner was
+ * written through: not kept). */
 static void share_model(const struct bblog_npiece *p, size_t n, int *owner)
 {
     for (int b = 0; b < SPACE; b++) {
-        owner[b] = -1;
-        for (size_t i = 0; i < n; i++) {
+        int w = -1;
+        for (size_t i = 0; i < n; i++)
             if (p[i].off <= (uint64_t) b && (uint64_t) b < p[i].off + p[i].len &&
-                (owner[b] < 0 || p[i].off < p[owner[b]].off ||
-                 (p[i].off == p[owner[b]].off && p[i].who < p[owner[b]].who)))
-                owner[b] = (int) i;
-        }
+                (w < 0 || model_wins(&p[i], &p[w])))
+                w = (int) i;
+        owner[b] = w >= 0 && p[w].who >= 0 ? w : -1;
     }
 }
 
-/* Checks all shares of one node's round: each is sorted, non-empty pieces; together they hold
- * every kept byte once, from its keeper's log; share r ends before share r+1 begins; sizes
- * differ by at most one byte and add up to the total. */
+/* All shares of one node's round: each sorted, non-empty, never written-through pieces;
+ * together every kept byte once, from its winner's log; share r ends before share r+1
+ * begins; sizes differ by at most one byte and add up to the total. */
 static void check_shares(const struct bblog_npiece *in, size_t n, int size)
 {
     int owner[SPACE], seen[SPACE];
-    uint64_t kept = 0, total = 0, prev_end = 0, smin = UINT64_MAX, smax = 0;
-    struct bblog_npiece p[MAXN];
+    uint64_t kept = 0, prev_end = 0, smin = UINT64_MAX, smax = 0;
+    struct bblog_npiece p[MAXN], *out;
 
     share_model(in, n, owner);
     memset(seen, 0, sizeof(seen));
     for (int b = 0; b < SPACE; b++)
         kept += owner[b] >= 0;
     for (int r = 0; r < size; r++) {
-        uint64_t t, sum = 0;
+        uint64_t t, own, own_model = 0, sum = 0;
         size_t k;
 
         memcpy(p, in, n * sizeof(*p));
-        k = bblog_share_cut(p, n, r, size, &t);
-        assert_true(k <= n);
+        assert_int_equal(bblog_share_cut(p, n, r, size, &out, &k, &t, &own), 0);
         assert_int_equal(t, kept);
-        total = t;
+        for (int b = 0; b < SPACE; b++)
+            own_model += owner[b] >= 0 && in[owner[b]].who == r;
+        assert_int_equal(own, own_model);
+        assert_true(k == 0 || out != NULL);
         for (size_t i = 0; i < k; i++) {
-            assert_true(p[i].len > 0);
-            assert_true(p[i].off >= prev_end);      /* sorted, disjoint, after earlier shares */
-            prev_end = p[i].off + p[i].len;
-            for (uint64_t b = p[i].off; b < p[i].off + p[i].len; b++) {
+            assert_true(out[i].len > 0);
+            assert_true(out[i].who >= 0);
+            assert_true(out[i].off >= prev_end);    /* sorted, disjoint, after earlier shares */
+            prev_end = out[i].off + out[i].len;
+            for (uint64_t b = out[i].off; b < out[i].off + out[i].len; b++) {
                 const struct bblog_npiece *o;
                 assert_true(b < SPACE);
                 assert_true(owner[b] >= 0);
                 o = &in[owner[b]];
-                assert_int_equal(p[i].who, o->who);
-                assert_int_equal(p[i].src + (b - p[i].off), o->src + (b - o->off));
+                assert_int_equal(out[i].who, o->who);
+                assert_int_equal(out[i].src + (b - out[i].off), o->src + (b - o->off));
                 seen[b]++;
             }
-            sum += p[i].len;
+            sum += out[i].len;
         }
+        free(out);
         smin = sum < smin ? sum : smin;
         smax = sum > smax ? sum : smax;
     }
     for (int b = 0; b < SPACE; b++)
         assert_int_equal(seen[b], owner[b] >= 0);
     assert_true(smax - smin <= 1);
-    (void) total;
+}
+
+static size_t cut1(struct bblog_npiece *p, size_t n, int r, int size, uint64_t *t,
+                   struct bblog_npiece *res)
+{
+    struct bblog_npiece *out;
+    uint64_t own;
+    size_t k;
+
+    assert_int_equal(bblog_share_cut(p, n, r, size, &out, &k, t, &own), 0);
+    if (k)
+        memcpy(res, out, k * sizeof(*out));
+    free(out);
+    return k;
 }
 
 static void test_share_examples(void **state)
 {
     /* Three processes' strided pieces of 4 bytes: 12 bytes in shares of 4. */
-    struct bblog_npiece strided[] = {
-        {0, 4, 100, 0}, {4, 4, 200, 1}, {8, 4, 300, 2},
+    const struct bblog_npiece strided[] = {
+        {0, 4, 100, 0, 0}, {4, 4, 200, 0, 1}, {8, 4, 300, 0, 2},
     };
-    /* One process's piece straddles two shares; the other's is half covered by it. */
-    struct bblog_npiece overlap[] = {
-        {10, 10, 0, 1}, {5, 10, 50, 0},
+    /* Overlap at one stamp: the lower who keeps [10, 15). */
+    const struct bblog_npiece same[] = {
+        {10, 10, 0, 0, 1}, {5, 10, 50, 0, 0},
     };
-    struct bblog_npiece p[3];
+    /* A later fill over the middle of an older piece, and bytes written through later. */
+    const struct bblog_npiece later[] = {
+        {0, 30, 1000, 1, 0}, {10, 5, 0, 2, 1}, {20, 5, 0, 3, -1},
+    };
+    struct bblog_npiece p[4], s[8];
     uint64_t t;
     size_t k;
 
     (void) state;
     memcpy(p, strided, sizeof(strided));
-    k = bblog_share_cut(p, 3, 1, 3, &t);
+    k = cut1(p, 3, 1, 3, &t, s);
     assert_int_equal(t, 12);
     assert_int_equal(k, 1);
-    assert_int_equal(p[0].off, 4);
-    assert_int_equal(p[0].len, 4);
-    assert_int_equal(p[0].src, 200);
-    assert_int_equal(p[0].who, 1);
+    assert_int_equal(s[0].off, 4);
+    assert_int_equal(s[0].len, 4);
+    assert_int_equal(s[0].src, 200);
+    assert_int_equal(s[0].who, 1);
     memcpy(p, strided, sizeof(strided));
-    k = bblog_share_cut(p, 3, 0, 2, &t);        /* bytes 0..5: all of 0's, 2 of 1's */
+    k = cut1(p, 3, 0, 2, &t, s);                /* bytes 0..5: all of 0's, 2 of 1's */
     assert_int_equal(k, 2);
-    assert_int_equal(p[1].off, 4);
-    assert_int_equal(p[1].len, 2);
+    assert_int_equal(s[1].off, 4);
+    assert_int_equal(s[1].len, 2);
     memcpy(p, strided, sizeof(strided));
-    k = bblog_share_cut(p, 3, 1, 2, &t);        /* bytes 6..11 */
+    k = cut1(p, 3, 1, 2, &t, s);                /* bytes 6..11 */
     assert_int_equal(k, 2);
-    assert_int_equal(p[0].off, 6);
-    assert_int_equal(p[0].src, 202);
-    assert_int_equal(p[1].off, 8);
-    assert_int_equal(p[1].len, 4);
-    /* Overlap: [5, 15) from 0 (first), then [15, 20) from 1 at src 5; total 15. */
-    memcpy(p, overlap, sizeof(overlap));
-    k = bblog_share_cut(p, 2, 0, 1, &t);
+    assert_int_equal(s[0].off, 6);
+    assert_int_equal(s[0].src, 202);
+    assert_int_equal(s[1].off, 8);
+    assert_int_equal(s[1].len, 4);
+    memcpy(p, same, sizeof(same));
+    k = cut1(p, 2, 0, 1, &t, s);
     assert_int_equal(t, 15);
     assert_int_equal(k, 2);
-    assert_int_equal(p[0].off, 5);
-    assert_int_equal(p[0].who, 0);
-    assert_int_equal(p[1].off, 15);
-    assert_int_equal(p[1].len, 5);
-    assert_int_equal(p[1].src, 5);
+    assert_int_equal(s[0].off, 5);
+    assert_int_equal(s[0].len, 10);
+    assert_int_equal(s[0].who, 0);
+    assert_int_equal(s[1].off, 15);
+    assert_int_equal(s[1].len, 5);
+    assert_int_equal(s[1].src, 5);
+    /* [0,10) and [15,20) of 0, [10,15) of 1, [20,25) written through, [25,30) of 0 */
+    memcpy(p, later, sizeof(later));
+    k = cut1(p, 3, 0, 1, &t, s);
+    assert_int_equal(t, 25);
+    assert_int_equal(k, 4);
+    assert_int_equal(s[0].off, 0);
+    assert_int_equal(s[0].len, 10);
+    assert_int_equal(s[1].who, 1);
+    assert_int_equal(s[1].off, 10);
+    assert_int_equal(s[2].off, 15);
+    assert_int_equal(s[2].src, 1015);
+    assert_int_equal(s[3].off, 25);
+    assert_int_equal(s[3].len, 5);
+    assert_int_equal(s[3].src, 1025);
     /* Nothing at all; more shares than bytes. */
-    assert_int_equal(bblog_share_cut(p, 0, 0, 4, &t), 0);
+    assert_int_equal(cut1(p, 0, 0, 4, &t, s), 0);
     assert_int_equal(t, 0);
     memcpy(p, strided, sizeof(strided));
     p[0].len = 1;
     p[1].len = 0;
     p[2].len = 0;
-    assert_int_equal(bblog_share_cut(p, 3, 0, 4, &t), 0);
+    assert_int_equal(cut1(p, 3, 0, 4, &t, s), 0);
     memcpy(p, strided, sizeof(strided));
     p[0].len = 1;
     p[1].len = 0;
     p[2].len = 0;
-    assert_int_equal(bblog_share_cut(p, 3, 3, 4, &t), 1);
+    assert_int_equal(cut1(p, 3, 3, 4, &t, s), 1);
 }
 
 static void test_share_random(void **state)
@@ -548,20 +594,23 @@ static void test_share_random(void **state)
 
     (void) state;
     rnd_state = 42;
-    for (int iter = 0; iter < 3000; iter++) {
+    for (int iter = 0; iter < 4000; iter++) {
         size_t n = (size_t) rnd_below(MAXN / 2 + 1);
         int size = 1 + (int) rnd_below(MAXP);
-        int dense = iter % 3 == 0;      /* strided, non-overlapping, like IOR */
+        int kind = iter % 4;    /* 0: strided, disjoint (IOR); 1: one stamp; 2, 3: stamps */
 
         for (size_t i = 0; i < n; i++) {
             p[i].who = (int) rnd_below((uint64_t) size);
-            if (dense) {
+            if (kind == 0) {
                 p[i].off = i * 5;
                 p[i].len = 5;
             } else {
                 p[i].off = rnd_below(SPACE - 40);
                 p[i].len = rnd_below(40);
             }
+            p[i].stamp = kind >= 2 ? (uint32_t) rnd_below(4) : 0;
+            if (kind == 3 && rnd_below(5) == 0)
+                p[i].who = -1;
             p[i].src = rnd_below(1u << 20);
         }
         check_shares(p, n, size);

@@ -166,6 +166,43 @@ static int npiece_cmp(const void *a, const void *b)
     return (x->who > y->who) - (x->who < y->who);
 }
 
+/*
+ * Sorts p by npiece_cmp. The node exchange hands over the processes' lists one after the
+ * other, each already in file order: a few ascending runs, merged pairwise in O(n log runs)
+ * through tmp (n entries). Otherwise, or without tmp, qsort.
+ */
+static void sort_pieces(struct bblog_npiece *p, size_t n, struct bblog_npiece *tmp)
+{
+    size_t runs = 1, i;
+
+    for (i = 1; i < n; i++)
+        runs += npiece_cmp(&p[i - 1], &p[i]) > 0;
+    if (runs == 1)
+        return;
+    if (!tmp || runs > 64) {
+        qsort(p, n, sizeof(*p), npiece_cmp);
+        return;
+    }
+    /* Bottom-up: each pass merges neighbouring runs (found again each pass) into tmp. */
+    while (runs > 1) {
+        size_t a = 0, out = 0;
+        runs = 0;
+        while (a < n) {
+            size_t b = a + 1, c, x, y;
+            while (b < n && npiece_cmp(&p[b - 1], &p[b]) <= 0)
+                b++;
+            c = b < n ? b + 1 : n;
+            while (c < n && npiece_cmp(&p[c - 1], &p[c]) <= 0)
+                c++;
+            for (x = a, y = b; x < b || y < c;)
+                tmp[out++] = y >= c || (x < b && npiece_cmp(&p[x], &p[y]) <= 0) ? p[x++] : p[y++];
+            runs++;
+            a = c;
+        }
+        memcpy(p, tmp, n * sizeof(*p));
+    }
+}
+
 /* Whether piece a wins a byte over piece b (see bblog_share_cut; the last rule only orders
  * pieces of one process, which never overlap in a drain). */
 static int wins(const struct bblog_npiece *a, const struct bblog_npiece *b)
@@ -306,14 +343,16 @@ int bblog_share_cut(struct bblog_npiece *p, size_t n, int rank, int size,
             p[m++] = p[i];
     if (m == 0)
         return 0;
-    qsort(p, m, sizeof(*p), npiece_cmp);
+    /* r serves as the merge buffer first: it has room for m entries in any case. */
+    r = malloc(2 * m * sizeof(*r));
+    if (!r)
+        return ENOMEM;
+    sort_pieces(p, m, r);
     for (i = 0; i < m; i++) {
         overlap |= p[i].off < reach || p[i].who < 0;
         if (p[i].off + p[i].len > reach)
             reach = p[i].off + p[i].len;
     }
-    if (!(r = malloc((overlap ? 2 * m : m) * sizeof(*r))))
-        return ENOMEM;
     if (overlap) {
         if (resolve(p, m, r, &k) != 0) {
             free(r);

@@ -176,8 +176,10 @@ KNOWN = [
     ("logged", "{write_calls} write calls, {bytes_logged:h} in {records} log records"),
     ("drained", "{bytes_drained:h} as {extents_drained} extents after coalescing, in {drains}"
                 " drain(s) of {rounds} round(s) (flush buffer {flush_buffer_size:h} per rank)"),
-    ("independent", "{indep_writes} of those extents written without two-phase aggregation"
-                    " (mean extent >= bblog_indep_threshold)"),
+    ("node exchange", "{bytes_from_peers:h} read straight from other ranks' logs on the burst"
+                      " buffer (bblog_node_exchange=bb)"),
+    ("independent", "{indep_writes} writes without ROMIO's collective call (node shares on one"
+                    " node, or extents of mean size >= bblog_indep_threshold)"),
     ("write-through", "{bytes_through:h} in {writes_through} writes"),
     ("reads", "{read_calls} read calls, {bytes_overlaid:h} served from the log"),
     ("log I/O", "{aio_submits} libaio submits, {pwrite_flushes} pwrite flushes,"

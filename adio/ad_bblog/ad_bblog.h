@@ -52,7 +52,7 @@ struct ADIOI_BBLOG_stats {
     uint64_t bytes_logged;
     uint64_t drains;                    /* collective drains that moved data */
     uint64_t rounds;                    /* drain rounds */
-    uint64_t indep_writes;              /* pieces drained with independent writes */
+    uint64_t indep_writes;              /* drain writes without a collective call */
     uint64_t coll_writes;               /* collective write calls on the inner file */
     uint64_t extents_drained;           /* index extents written (after coalescing) */
     uint64_t bytes_drained;

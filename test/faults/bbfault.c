@@ -305,31 +305,23 @@ static int do_open(const char *name, const char *path, int flags, mode_t mode)
     return real(path, flags, mode);
 }
 
-int open(const char *path, int flags, ...)
-{
-    va_list ap;
-    mode_t mode = 0;
-
-    if (flags & O_CREAT) {
-        va_start(ap, flags);
-        mode = (mode_t) va_arg(ap, int);
-        va_end(ap);
+/* open and open64: the mode argument only exists with O_CREAT. */
+#define OPEN_WRAPPER(fn)                                                \
+    int fn(const char *path, int flags, ...)                            \
+    {                                                                   \
+        va_list ap;                                                     \
+        mode_t mode = 0;                                                \
+                                                                        \
+        if (flags & O_CREAT) {                                          \
+            va_start(ap, flags);                                        \
+            mode = (mode_t) va_arg(ap, int);                            \
+            va_end(ap);                                                 \
+        }                                                               \
+        return do_open(#fn, path, flags, mode);                         \
     }
-    return do_open("open", path, flags, mode);
-}
 
-int open64(const char *path, int flags, ...)
-{
-    va_list ap;
-    mode_t mode = 0;
-
-    if (flags & O_CREAT) {
-        va_start(ap, flags);
-        mode = (mode_t) va_arg(ap, int);
-        va_end(ap);
-    }
-    return do_open("open64", path, flags, mode);
-}
+OPEN_WRAPPER(open)
+OPEN_WRAPPER(open64)
 
 int io_submit(io_context_t ctx, long nr, struct iocb *ios[])
 {

@@ -421,16 +421,18 @@ static void test_invalid(void **state)
 
 #define SPACE 256
 
-/* Precedence of the model, written out again: later stamp, then logged, then lower who. */
+/* The model's precedence as one number (greater wins): the stamp, then logged over written
+ * through, then the lower who, then (pieces of one process) the lower offset and src. */
+static uint64_t model_key(const struct bblog_npiece *a)
+{
+    return (uint64_t) a->stamp << 48 | (uint64_t) (a->who >= 0) << 47 |
+        (uint64_t) (MAXP - a->who) << 40 | (uint64_t) (SPACE - a->off) << 24 |
+        ((1u << 20) - a->src);
+}
+
 static int model_wins(const struct bblog_npiece *a, const struct bblog_npiece *b)
 {
-    if (a->stamp != b->stamp)
-        return a->stamp > b->stamp;
-    if ((a->who >= 0) != (b->who >= 0))
-        return a->who >= 0;
-    if (a->who != b->who)
-        return a->who < b->who;
-    return a->off != b->off ? a->off < b->off : a->src < b->src;
+    return model_key(a) > model_key(b);
 }
 
 /* For each byte, the index of the piece that wins it, or -1 (no piece, or the winner was
@@ -496,18 +498,29 @@ static void check_shares(const struct bblog_npiece *in, size_t n, int size)
     assert_true(smax - smin <= 1);
 }
 
-static size_t cut1(struct bblog_npiece *p, size_t n, int r, int size, uint64_t *t,
+/* Share r of size of a copy of in[0..n) into res; returns its pieces. */
+static size_t cut1(const struct bblog_npiece *in, size_t n, int r, int size, uint64_t *t,
                    struct bblog_npiece *res)
 {
-    struct bblog_npiece *out;
+    struct bblog_npiece p[8], *out;
     uint64_t own;
     size_t k;
 
+    memcpy(p, in, n * sizeof(*p));
     assert_int_equal(bblog_share_cut(p, n, r, size, &out, &k, t, &own), 0);
     if (k)
         memcpy(res, out, k * sizeof(*out));
     free(out);
     return k;
+}
+
+static void expect_piece(const struct bblog_npiece *s, uint64_t off, uint64_t len,
+                         uint64_t src, int who)
+{
+    assert_int_equal(s->off, off);
+    assert_int_equal(s->len, len);
+    assert_int_equal(s->src, src);
+    assert_int_equal(s->who, who);
 }
 
 static void test_share_examples(void **state)
@@ -524,68 +537,39 @@ static void test_share_examples(void **state)
     const struct bblog_npiece later[] = {
         {0, 30, 1000, 1, 0}, {10, 5, 0, 2, 1}, {20, 5, 0, 3, -1},
     };
-    struct bblog_npiece p[4], s[8];
+    /* One byte among four shares: only the last one gets it. */
+    const struct bblog_npiece tiny[] = {
+        {0, 1, 100, 0, 0}, {4, 0, 200, 0, 1},
+    };
+    struct bblog_npiece s[8];
     uint64_t t;
-    size_t k;
 
     (void) state;
-    memcpy(p, strided, sizeof(strided));
-    k = cut1(p, 3, 1, 3, &t, s);
+    assert_int_equal(cut1(strided, 3, 1, 3, &t, s), 1);
     assert_int_equal(t, 12);
-    assert_int_equal(k, 1);
-    assert_int_equal(s[0].off, 4);
-    assert_int_equal(s[0].len, 4);
-    assert_int_equal(s[0].src, 200);
-    assert_int_equal(s[0].who, 1);
-    memcpy(p, strided, sizeof(strided));
-    k = cut1(p, 3, 0, 2, &t, s);                /* bytes 0..5: all of 0's, 2 of 1's */
-    assert_int_equal(k, 2);
-    assert_int_equal(s[1].off, 4);
-    assert_int_equal(s[1].len, 2);
-    memcpy(p, strided, sizeof(strided));
-    k = cut1(p, 3, 1, 2, &t, s);                /* bytes 6..11 */
-    assert_int_equal(k, 2);
-    assert_int_equal(s[0].off, 6);
-    assert_int_equal(s[0].src, 202);
-    assert_int_equal(s[1].off, 8);
-    assert_int_equal(s[1].len, 4);
-    memcpy(p, same, sizeof(same));
-    k = cut1(p, 2, 0, 1, &t, s);
+    expect_piece(&s[0], 4, 4, 200, 1);
+    assert_int_equal(cut1(strided, 3, 0, 2, &t, s), 2);        /* bytes 0..5 */
+    expect_piece(&s[0], 0, 4, 100, 0);
+    expect_piece(&s[1], 4, 2, 200, 1);
+    assert_int_equal(cut1(strided, 3, 1, 2, &t, s), 2);        /* bytes 6..11 */
+    expect_piece(&s[0], 6, 2, 202, 1);
+    expect_piece(&s[1], 8, 4, 300, 2);
+    assert_int_equal(cut1(same, 2, 0, 1, &t, s), 2);
     assert_int_equal(t, 15);
-    assert_int_equal(k, 2);
-    assert_int_equal(s[0].off, 5);
-    assert_int_equal(s[0].len, 10);
-    assert_int_equal(s[0].who, 0);
-    assert_int_equal(s[1].off, 15);
-    assert_int_equal(s[1].len, 5);
-    assert_int_equal(s[1].src, 5);
+    expect_piece(&s[0], 5, 10, 50, 0);
+    expect_piece(&s[1], 15, 5, 5, 1);
     /* [0,10) and [15,20) of 0, [10,15) of 1, [20,25) written through, [25,30) of 0 */
-    memcpy(p, later, sizeof(later));
-    k = cut1(p, 3, 0, 1, &t, s);
+    assert_int_equal(cut1(later, 3, 0, 1, &t, s), 4);
     assert_int_equal(t, 25);
-    assert_int_equal(k, 4);
-    assert_int_equal(s[0].off, 0);
-    assert_int_equal(s[0].len, 10);
-    assert_int_equal(s[1].who, 1);
-    assert_int_equal(s[1].off, 10);
-    assert_int_equal(s[2].off, 15);
-    assert_int_equal(s[2].src, 1015);
-    assert_int_equal(s[3].off, 25);
-    assert_int_equal(s[3].len, 5);
-    assert_int_equal(s[3].src, 1025);
-    /* Nothing at all; more shares than bytes. */
-    assert_int_equal(cut1(p, 0, 0, 4, &t, s), 0);
+    expect_piece(&s[0], 0, 10, 1000, 0);
+    expect_piece(&s[1], 10, 5, 0, 1);
+    expect_piece(&s[2], 15, 5, 1015, 0);
+    expect_piece(&s[3], 25, 5, 1025, 0);
+    assert_int_equal(cut1(strided, 0, 0, 4, &t, s), 0);
     assert_int_equal(t, 0);
-    memcpy(p, strided, sizeof(strided));
-    p[0].len = 1;
-    p[1].len = 0;
-    p[2].len = 0;
-    assert_int_equal(cut1(p, 3, 0, 4, &t, s), 0);
-    memcpy(p, strided, sizeof(strided));
-    p[0].len = 1;
-    p[1].len = 0;
-    p[2].len = 0;
-    assert_int_equal(cut1(p, 3, 3, 4, &t, s), 1);
+    assert_int_equal(cut1(tiny, 2, 0, 4, &t, s), 0);
+    assert_int_equal(cut1(tiny, 2, 3, 4, &t, s), 1);
+    expect_piece(&s[0], 0, 1, 100, 0);
 }
 
 static void test_share_random(void **state)
@@ -597,7 +581,9 @@ static void test_share_random(void **state)
     for (int iter = 0; iter < 4000; iter++) {
         size_t n = (size_t) rnd_below(MAXN / 2 + 1);
         int size = 1 + (int) rnd_below(MAXP);
-        int kind = iter % 4;    /* 0: strided, disjoint (IOR); 1: one stamp; 2, 3: stamps */
+        int kind = iter % 5;    /* 0: strided, disjoint (IOR); 1: one stamp; 2, 3: stamps;
+                                 * 4: as the node exchange hands them over, each process's
+                                 * pieces in file order, one process after the other */
 
         for (size_t i = 0; i < n; i++) {
             p[i].who = (int) rnd_below((uint64_t) size);
@@ -612,6 +598,17 @@ static void test_share_random(void **state)
             if (kind == 3 && rnd_below(5) == 0)
                 p[i].who = -1;
             p[i].src = rnd_below(1u << 20);
+        }
+        if (kind == 4) {
+            /* sorted by (who, off): runs per process, like an allgather of sorted lists */
+            for (size_t i = 1; i < n; i++)
+                for (size_t j = i; j > 0 && (p[j - 1].who > p[j].who ||
+                                             (p[j - 1].who == p[j].who &&
+                                              p[j - 1].off > p[j].off)); j--) {
+                    struct bblog_npiece t = p[j];
+                    p[j] = p[j - 1];
+                    p[j - 1] = t;
+                }
         }
         check_shares(p, n, size);
     }

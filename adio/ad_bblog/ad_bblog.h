@@ -118,6 +118,7 @@ struct ADIOI_BBLOG_state {
     char job[BBLOG_JOB_ID_MAX];
     char pfs_path[PATH_MAX];            /* absolute path of the inner file */
     struct ADIOI_BBLOG_node *node;      /* node exchange of the drain, from the first drain */
+    int one_node;                       /* all processes on one host (agreed at open) */
     struct ADIOI_BBLOG_stats st;
 };
 

@@ -34,6 +34,7 @@
 
 struct ADIOI_BBLOG_node {
     MPI_Comm comm;              /* the processes of the file's communicator on this node */
+    int own_comm;               /* comm was made here (else it is the file's own) */
     int size, rank;
     int *fds;                   /* read-only descriptors of their data logs, -1: none */
     char **paths;               /* the path each descriptor was opened on */
@@ -52,7 +53,8 @@ void ADIOI_BBLOG_Node_free(struct ADIOI_BBLOG_state *st)
             close(nd->fds[i]);
         free(nd->paths[i]);
     }
-    MPI_Comm_free(&nd->comm);
+    if (nd->own_comm)
+        MPI_Comm_free(&nd->comm);
     free(nd->fds);
     free(nd->paths);
     free(nd->counts);
@@ -70,7 +72,7 @@ static struct ADIOI_BBLOG_node *node_new(ADIO_File fd, struct ADIOI_BBLOG_state 
 {
     struct ADIOI_BBLOG_node *nd = calloc(1, sizeof(*nd));
     MPI_Comm comm;
-    int i;
+    int i, own = 1;
 
     /* Collective over fd->comm even when this process cannot allocate. The environment
      * variable BBLOG_DEBUG_NODE_SIZE=N (the same in all processes) makes nodes of N
@@ -79,13 +81,17 @@ static struct ADIOI_BBLOG_node *node_new(ADIO_File fd, struct ADIOI_BBLOG_state 
     if (getenv("BBLOG_DEBUG_NODE_SIZE") && atoi(getenv("BBLOG_DEBUG_NODE_SIZE")) > 0)
         MPI_Comm_split(fd->comm, st->rank / atoi(getenv("BBLOG_DEBUG_NODE_SIZE")), st->rank,
                        &comm);
+    else if (st->one_node)
+        comm = fd->comm, own = 0;       /* a new communicator costs several collectives */
     else
         MPI_Comm_split_type(fd->comm, MPI_COMM_TYPE_SHARED, st->rank, MPI_INFO_NULL, &comm);
     if (!nd) {
-        MPI_Comm_free(&comm);
+        if (own)
+            MPI_Comm_free(&comm);
         return NULL;
     }
     nd->comm = comm;
+    nd->own_comm = own;
     MPI_Comm_size(comm, &nd->size);
     MPI_Comm_rank(comm, &nd->rank);
     nd->fds = malloc(nd->size * sizeof(*nd->fds));
@@ -119,8 +125,19 @@ int ADIOI_BBLOG_Node_prepare(ADIO_File fd)
     char *all;
     int ok = 1, len, total, i;
 
-    if (!nd && !(nd = st->node = node_new(fd, st)))
-        return 0;       /* no node communicator, so no node collective below either */
+    if (!nd) {
+        /* The first drain: all processes agree that each has its node state before any
+         * collective on the node communicator (the next drain tries again otherwise). */
+        int bad, anybad;
+        nd = node_new(fd, st);
+        bad = nd == NULL;
+        MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, fd->comm);
+        st->node = nd;
+        if (anybad) {
+            ADIOI_BBLOG_Node_free(st);
+            return 0;
+        }
+    }
     if (st->ls->log) {
         if (bblog_log_flush(st->ls->log) == 0)
             path = bblog_log_data_path(st->ls->log);

@@ -174,8 +174,9 @@ static unsigned long long biased(long long v)
  * The one collective of the open's checks (each costs a synchronisation of all processes,
  * which on an oversubscribed node is milliseconds): a MPI_MAX reduction that carries at once
  * whether any process failed, the minimum and maximum of each hint that decides which
- * collective calls a process makes (as max of v and of ~v), and rank 0's log-name token (the
- * others contribute zeros). Every process returns the same verdict: its own error, "failed on
+ * collective calls a process makes (as max of v and of ~v), whether all processes run on one
+ * host (the same way, with a hash of its name), and rank 0's log-name token (the others
+ * contribute zeros). Every process returns the same verdict: its own error, "failed on
  * another process", or the hint that differs.
  */
 static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char *token)
@@ -186,10 +187,12 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
         "bblog_indep_threshold", "bblog_drain (on_demand or not)", "bblog_close",
         "bblog_node_exchange"
     };
-    enum { NH = 7, FAILED = 0, HI = 1, LO = HI + NH, TOK = LO + NH, N = TOK + TOKEN_WORDS };
+    enum { NH = 7, FAILED = 0, HI = 1, LO = HI + NH, HOST = LO + NH, TOK = HOST + 2,
+        N = TOK + TOKEN_WORDS };
     unsigned long long in[N], out[N];
     long long h[NH] = { 0 };
-    int i;
+    char host[MPI_MAX_PROCESSOR_NAME + 1];
+    int i, len = 0;
 
     memset(in, 0, sizeof(in));
     in[FAILED] = code != MPI_SUCCESS;
@@ -206,6 +209,12 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
         in[HI + i] = biased(h[i]);
         in[LO + i] = ~biased(h[i]);
     }
+    /* The host name's hash, as max and max of ~: equal everywhere when all processes share
+     * one node, which the drain's node exchange uses (ad_bblog_node.c). */
+    MPI_Get_processor_name(host, &len);
+    host[len] = '\0';
+    in[HOST] = bblog_fnv1a64(host);
+    in[HOST + 1] = ~in[HOST];
     if (st->rank == 0)
         memcpy(&in[TOK], token, TOKEN_WORDS * sizeof(in[0]));
     MPI_Allreduce(in, out, N, MPI_UNSIGNED_LONG_LONG, MPI_MAX, fd->comm);
@@ -218,6 +227,7 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
             return ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_NOT_SAME,
                                    "bblog: hint %s differs between processes of %s; it must be "
                                    "the same on all of them", names[i], fd->filename);
+    st->one_node = out[HOST] == ~out[HOST + 1];
     memcpy(token, &out[TOK], TOKEN_WORDS * sizeof(out[0]));
     token[TOKEN_WORDS * sizeof(out[0]) - 1] = '\0';
     return MPI_SUCCESS;

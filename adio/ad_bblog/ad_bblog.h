@@ -263,6 +263,7 @@ int ADIOI_BBLOG_Node_share(ADIO_File fd, const uint64_t *mine, int n,
 int ADIOI_BBLOG_Node_read(const struct ADIOI_BBLOG_state *st, const struct bblog_npiece *p,
                           size_t k, char *buf, uint64_t *from_peers);
 void ADIOI_BBLOG_Node_free(struct ADIOI_BBLOG_state *st);      /* collective over the node */
+void ADIOI_BBLOG_Node_end(struct ADIOI_BBLOG_state *st);       /* a drain is over: close logs */
 int ADIOI_BBLOG_Node_size(const struct ADIOI_BBLOG_state *st);  /* processes on this node */
 
 /* ad_bblog_bg.c: background drains. Lock/Unlock are no-ops without one. */

@@ -604,6 +604,7 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
                               "another process; the data stays in the logs under %s",
                               st->pfs_path, st->logdir);
     }
+    ADIOI_BBLOG_Node_end(st);
     st->st.drains++;
     st->st.t_drain += ADIOI_BBLOG_Now() - t0;
     if (r.buf)

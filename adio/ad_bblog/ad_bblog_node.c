@@ -36,8 +36,7 @@ struct ADIOI_BBLOG_node {
     MPI_Comm comm;              /* the processes of the file's communicator on this node */
     int own_comm;               /* comm was made here (else it is the file's own) */
     int size, rank;
-    int *fds;                   /* read-only descriptors of their data logs, -1: none */
-    char **paths;               /* the path each descriptor was opened on */
+    int *fds;                   /* during a drain: their data logs, read-only; -1: none */
     int *counts, *displs;       /* per round: allgatherv of the pieces */
 };
 
@@ -48,19 +47,28 @@ void ADIOI_BBLOG_Node_free(struct ADIOI_BBLOG_state *st)
 
     if (!nd)
         return;
-    for (i = 0; i < nd->size; i++) {
-        if (nd->fds[i] >= 0)
-            close(nd->fds[i]);
-        free(nd->paths[i]);
-    }
+    ADIOI_BBLOG_Node_end(st);
     if (nd->own_comm)
         MPI_Comm_free(&nd->comm);
     free(nd->fds);
-    free(nd->paths);
     free(nd->counts);
     free(nd->displs);
     free(nd);
     st->node = NULL;
+}
+
+/* After a drain: the peers' logs are closed again, so that a process holds at most one node's
+ * worth of descriptors at a time, whatever the number of files it has open. */
+void ADIOI_BBLOG_Node_end(struct ADIOI_BBLOG_state *st)
+{
+    struct ADIOI_BBLOG_node *nd = st->node;
+    int i;
+
+    for (i = 0; nd && nd->fds && i < nd->size; i++) {
+        if (nd->fds[i] >= 0)
+            close(nd->fds[i]);
+        nd->fds[i] = -1;
+    }
 }
 
 int ADIOI_BBLOG_Node_size(const struct ADIOI_BBLOG_state *st)
@@ -95,10 +103,9 @@ static struct ADIOI_BBLOG_node *node_new(ADIO_File fd, struct ADIOI_BBLOG_state 
     MPI_Comm_size(comm, &nd->size);
     MPI_Comm_rank(comm, &nd->rank);
     nd->fds = malloc(nd->size * sizeof(*nd->fds));
-    nd->paths = calloc(nd->size, sizeof(*nd->paths));
     nd->counts = malloc(nd->size * sizeof(*nd->counts));
     nd->displs = malloc(nd->size * sizeof(*nd->displs));
-    if (!nd->fds || !nd->paths || !nd->counts || !nd->displs) {
+    if (!nd->fds || !nd->counts || !nd->displs) {
         free(nd->fds);
         nd->fds = NULL;
         nd->size = 0;
@@ -113,8 +120,8 @@ static struct ADIOI_BBLOG_node *node_new(ADIO_File fd, struct ADIOI_BBLOG_state 
 
 /*
  * Collective over fd->comm (the first time) and over the node. Writes this process's staged
- * log payload to its data file, learns the data logs of the node's processes and opens those
- * not yet open. Returns 1 when this process can read every one of them; the caller agrees on
+ * log payload to its data file, learns the data logs of the node's processes and opens them
+ * (until Node_end). Returns 1 when this process can read every one of them; the caller agrees on
  * the result across all processes before a round uses the node exchange.
  */
 int ADIOI_BBLOG_Node_prepare(ADIO_File fd)
@@ -164,14 +171,10 @@ int ADIOI_BBLOG_Node_prepare(ADIO_File fd)
     }
     for (i = 0; i < nd->size; i++) {
         const char *p = all + nd->displs[i];
-        if (p[0] == '\0' || (nd->paths[i] && strcmp(nd->paths[i], p) == 0))
-            continue;   /* no log (nothing to read from it), or open already */
-        if (nd->fds[i] >= 0)
-            close(nd->fds[i]);
-        free(nd->paths[i]);
-        nd->paths[i] = NULL;
+        if (p[0] == '\0')
+            continue;   /* no log: nothing to read from it */
         nd->fds[i] = open(p, O_RDONLY | O_CLOEXEC);
-        if (nd->fds[i] < 0 || !(nd->paths[i] = strdup(p)))
+        if (nd->fds[i] < 0)
             ok = 0;
     }
     free(all);

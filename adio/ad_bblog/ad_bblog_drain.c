@@ -427,6 +427,12 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
      * every input of this test is the same on all processes. */
     node_try = st->hints.node_exchange && st->nprocs > 1 && !indep;
     sin[4] = node_try ? !ADIOI_BBLOG_Node_prepare(fd) : 1;
+    /* A log shared with another handle of this process (PnetCDF's MPI_COMM_SELF handle of
+     * its independent mode) drains the way it did before the node exchange: with it, the
+     * PnetCDF record test lost a value in 3 of 4 runs (session 4 note), cause not found yet.
+     * Only this process knows, so it vetoes through the agreement below. */
+    if (st->ls->refs - (st->ls->bg ? 1 : 0) > 1)
+        sin[4] = 1;
     /* Write order matters only between different stamps; with one stamp everywhere (or one
      * process) there is nothing to exchange. Agreed here, with any failure so far and the end
      * of the logged data. */

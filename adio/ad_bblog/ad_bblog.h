@@ -232,6 +232,10 @@ uint32_t ADIOI_BBLOG_Stamp_at(const struct ADIOI_BBLOG_logstate *ls, uint64_t lo
 void ADIOI_BBLOG_Order_reset(struct ADIOI_BBLOG_logstate *ls);     /* after a drain */
 void ADIOI_BBLOG_Order_free(struct ADIOI_BBLOG_logstate *ls);
 
+/* Makes room for need elements of size bytes in *p (capacity *cap, doubled from 64): 0 or
+ * ENOMEM, *p unchanged then. */
+int ADIOI_BBLOG_Grow(void **p, size_t *cap, size_t need, size_t size);
+
 /* The pieces other processes drain in one round, sorted by offset. */
 struct ADIOI_BBLOG_order {
     int *counts;                        /* 2 * nprocs: allgatherv counts and displacements */

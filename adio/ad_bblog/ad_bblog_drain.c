@@ -133,14 +133,9 @@ static int add_piece(struct ADIOI_BBLOG_state *st, struct round *r, uint64_t off
     int rc;
 
     if (r->collect) {
-        if (r->nquad == r->quad_cap) {
-            size_t cap = r->quad_cap ? 2 * r->quad_cap : 1024;
-            uint64_t *t = realloc(r->quad, cap * 4 * sizeof(*t));
-            if (!t)
-                return ENOMEM;
-            r->quad = t;
-            r->quad_cap = cap;
-        }
+        if (ADIOI_BBLOG_Grow((void **) &r->quad, &r->quad_cap, r->nquad + 1,
+                             4 * sizeof(*r->quad)) != 0)
+            return ENOMEM;
         r->quad[4 * r->nquad] = off;
         r->quad[4 * r->nquad + 1] = len;
         r->quad[4 * r->nquad + 2] = src;

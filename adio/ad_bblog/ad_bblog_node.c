@@ -157,18 +157,8 @@ int ADIOI_BBLOG_Node_prepare(ADIO_File fd)
         nd->displs[i] = total;
         total += nd->counts[i];
     }
-    all = malloc(total);
-    if (all) {
-        MPI_Allgatherv(path, len, MPI_CHAR, all, nd->counts, nd->displs, MPI_CHAR, nd->comm);
-    } else {
-        /* Still takes part, receiving only its own path: it reports failure below. */
-        char self[1];
-        int *c = calloc(nd->size, sizeof(int));
-        if (c)
-            MPI_Allgatherv(path, len, MPI_CHAR, self, c, nd->displs, MPI_CHAR, nd->comm);
-        free(c);
-        return 0;
-    }
+    all = ADIOI_Malloc(total);  /* ROMIO's: aborts rather than return NULL */
+    MPI_Allgatherv(path, len, MPI_CHAR, all, nd->counts, nd->displs, MPI_CHAR, nd->comm);
     for (i = 0; i < nd->size; i++) {
         const char *p = all + nd->displs[i];
         if (p[0] == '\0')
@@ -177,7 +167,7 @@ int ADIOI_BBLOG_Node_prepare(ADIO_File fd)
         if (nd->fds[i] < 0)
             ok = 0;
     }
-    free(all);
+    ADIOI_Free(all);
     return ok;
 }
 

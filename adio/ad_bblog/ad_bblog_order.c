@@ -71,7 +71,7 @@ void ADIOI_BBLOG_Coll_end(ADIO_File fd, int began)
         ADIOI_BBLOG_Bg_plan(fd);
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t size)
+int ADIOI_BBLOG_Grow(void **p, size_t *cap, size_t need, size_t size)
 {
     size_t n = *cap ? *cap : 64;
     void *q;
@@ -92,7 +92,7 @@ int ADIOI_BBLOG_Note_append(struct ADIOI_BBLOG_logstate *ls, uint64_t log_off, u
 {
     if (ls->nruns > 0 && ls->runs[ls->nruns - 1].stamp == stamp)
         return 0;
-    if (grow((void **) &ls->runs, &ls->runs_cap, ls->nruns + 1, sizeof(*ls->runs)) != 0)
+    if (ADIOI_BBLOG_Grow((void **) &ls->runs, &ls->runs_cap, ls->nruns + 1, sizeof(*ls->runs)) != 0)
         return ENOMEM;
     ls->runs[ls->nruns].log_off = log_off;
     ls->runs[ls->nruns].stamp = stamp;
@@ -109,7 +109,7 @@ static int note_piece(struct ADIOI_BBLOG_piece **v, size_t *n, size_t *cap, uint
         last->len += len;
         return 0;
     }
-    if (grow((void **) v, cap, *n + 1, sizeof(**v)) != 0)
+    if (ADIOI_BBLOG_Grow((void **) v, cap, *n + 1, sizeof(**v)) != 0)
         return ENOMEM;
     (*v)[*n].off = off;
     (*v)[*n].len = len;
@@ -204,8 +204,8 @@ int ADIOI_BBLOG_Order_exchange(ADIO_File fd, struct ADIOI_BBLOG_order *o, const 
     others = (size_t) (total - n) / 3;
     all = malloc((total ? total : 1) * sizeof(*all));
     failed = all == NULL ||
-        grow((void **) &o->pieces, &o->cap, others + 1, 3 * sizeof(uint64_t)) != 0 ||
-        grow((void **) &o->reach, &o->reach_cap, others + 1, sizeof(uint64_t)) != 0;
+        ADIOI_BBLOG_Grow((void **) &o->pieces, &o->cap, others + 1, 3 * sizeof(uint64_t)) != 0 ||
+        ADIOI_BBLOG_Grow((void **) &o->reach, &o->reach_cap, others + 1, sizeof(uint64_t)) != 0;
     /* Every process takes part in the same collectives: agree on failure first. */
     MPI_Allreduce(&failed, &anyfail, 1, MPI_INT, MPI_MAX, fd->comm);
     if (anyfail) {

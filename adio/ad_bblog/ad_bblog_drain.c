@@ -393,9 +393,14 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
     /* Two-phase aggregation pays off for small pieces; extents of a megabyte or more are
      * already what the PFS wants, and funnelling them through the aggregators only serialises
      * them (plain ROMIO writes such non-interleaved accesses independently too). The decision
-     * is global, from the mean extent size, so every process takes the same path. */
-    indep = st->hints.indep_threshold > 0 && st->inner->hints->cb_write != ADIOI_HINT_ENABLE &&
-        total[0] / total[1] >= (unsigned long long) st->hints.indep_threshold;
+     * is global, from the mean extent size, so every process takes the same path.
+     * A one-process handle always writes its extents one by one: other processes may drain
+     * the same file at the same moment through handles of their own (PnetCDF's MPI_COMM_SELF
+     * handles in independent mode, at sync and close), so it must neither read-modify-write
+     * the bytes between its extents nor grow the file (below). */
+    indep = st->nprocs == 1 ||
+        (st->hints.indep_threshold > 0 && st->inner->hints->cb_write != ADIOI_HINT_ENABLE &&
+         total[0] / total[1] >= (unsigned long long) st->hints.indep_threshold);
 
     rc = snapshot(st, &segs, &stamps, &n, &slo, &shi);
     /* A one-process handle of a file that a multi-process handle writes too (PnetCDF's
@@ -422,12 +427,6 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
      * every input of this test is the same on all processes. */
     node_try = st->hints.node_exchange && st->nprocs > 1 && !indep;
     sin[4] = node_try ? !ADIOI_BBLOG_Node_prepare(fd) : 1;
-    /* A log shared with another handle of this process (PnetCDF's MPI_COMM_SELF handle of
-     * its independent mode) drains the way it did before the node exchange: with it, the
-     * PnetCDF record test lost a value in 3 of 4 runs (session 4 note), cause not found yet.
-     * Only this process knows, so it vetoes through the agreement below. */
-    if (st->ls->refs - (st->ls->bg ? 1 : 0) > 1)
-        sin[4] = 1;
     /* Write order matters only between different stamps; with one stamp everywhere (or one
      * process) there is nothing to exchange. Agreed here, with any failure so far and the end
      * of the logged data. */
@@ -441,8 +440,10 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
      * first (read-modify-write); past the end of the file that read comes back short and the
      * hole would be written with whatever its buffer held. Growing the file first to the end of
      * the logged data, which is its size after the drain anyway, makes such holes read as
-     * zeros. */
-    {
+     * zeros. Independent writes have no holes to fill, and there the check-then-truncate could
+     * race with another handle's writes: a size read just before another process extends the
+     * file would truncate its bytes (session 5: PnetCDF's SELF handles lost step[t] so). */
+    if (!indep) {
         int gerr = grow_to_logged_end(fd, st, (uint64_t) sout[3]);
         if (err == MPI_SUCCESS)
             err = gerr;

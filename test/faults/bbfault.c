@@ -1,10 +1,12 @@
 /*
  * An LD_PRELOAD fault injector for the I/O of bblog jobs (test/faults/run-faults.sh).
  *
- * It wraps pwrite, pread, preadv (and their 64 variants), open (without O_CREAT), io_submit
- * and io_getevents, and makes chosen calls on chosen files fail. Selection, all by environment
+ * It wraps pwrite, pread, preadv, ftruncate (and their 64 variants), open (without O_CREAT),
+ * io_submit and io_getevents, and makes chosen calls on chosen files fail. Selection, all by environment
  * variables:
- *   BBFAULT_OP     pwrite | pread | aio_submit | aio_complete | open: which call. pread covers
+ *   BBFAULT_OP     pwrite | pread | aio_submit | aio_complete | open | ftruncate: which call
+ *                  (ftruncate: a resize of the file, which fails; BBFAULT_ERR short is EIO
+ *                  there). pread covers
  *                  preadv too. aio_submit makes io_submit of a write refuse it; aio_complete
  *                  rewrites the completion of a write that io_getevents reports (the write
  *                  itself happened, in full). open: an open of an existing file by path (the
@@ -41,7 +43,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-enum op { OP_NONE, OP_PWRITE, OP_PREAD, OP_AIO_SUBMIT, OP_AIO_COMPLETE, OP_OPEN };
+enum op { OP_NONE, OP_PWRITE, OP_PREAD, OP_AIO_SUBMIT, OP_AIO_COMPLETE, OP_OPEN, OP_FTRUNCATE };
 
 static struct {
     int ready;
@@ -76,9 +78,11 @@ static void setup(void)
         cfg.op = OP_AIO_COMPLETE;
     else if (strcmp(op, "open") == 0)
         cfg.op = OP_OPEN;
+    else if (strcmp(op, "ftruncate") == 0)
+        cfg.op = OP_FTRUNCATE;
     else {
         fprintf(stderr, "bbfault: BBFAULT_OP=%s: not pwrite, pread, aio_submit, "
-                "aio_complete or open\n", op);
+                "aio_complete, open or ftruncate\n", op);
         abort();
     }
     err = getenv("BBFAULT_ERR");
@@ -231,6 +235,29 @@ static ssize_t do_pread(const char *name, int fd, void *buf, size_t len, off_t o
         return real(fd, buf, len > 1 ? len / 2 : 1, off);
     }
     return real(fd, buf, len, off);
+}
+
+typedef int (*trunc_fn)(int, off_t);
+
+static int do_ftruncate(const char *name, int fd, off_t len)
+{
+    trunc_fn real = (trunc_fn) next(name, NULL);
+
+    if (hit(OP_FTRUNCATE, fd, (long long) len, "ftruncate")) {
+        errno = cfg.err ? cfg.err : EIO;
+        return -1;
+    }
+    return real(fd, len);
+}
+
+int ftruncate(int fd, off_t len)
+{
+    return do_ftruncate("ftruncate", fd, len);
+}
+
+int ftruncate64(int fd, off_t len)
+{
+    return do_ftruncate("ftruncate64", fd, len);
 }
 
 ssize_t pwrite(int fd, const void *buf, size_t len, off_t off)

@@ -123,7 +123,7 @@ fi
 
 programs="t_contig t_strided t_noncontig t_view t_overlap t_raw t_size t_atomic t_shared
           t_nonblock t_manyfiles t_delete t_empty t_bigdata t_hints t_errors t_collread
-          t_twofh t_xorder t_bgdrain t_selfsync"
+          t_twofh t_xorder t_bgdrain t_selfsync t_selfgrow"
 cflags="-std=gnu11 -O2 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
         -Wno-unused-parameter -Werror"
 
@@ -141,6 +141,12 @@ for p in $programs; do
         exit 1
     fi
 done
+
+# The fault injector of test/faults, for the notrunc option of run_case.
+if ! mpicc $cflags -shared -fPIC "$src/../faults/bbfault.c" -o "$bin/bbfault.so" -ldl; then
+    echo "run-diff: cannot compile ../faults/bbfault.c" >&2
+    exit 1
+fi
 
 # shellcheck source=../runner-lib.sh
 . "$src/../runner-lib.sh"
@@ -310,7 +316,8 @@ check_warning() {
 # each rank warns about the full burst buffer, naming it, at most once per file it writes),
 # valgrind (the bblog leg runs under valgrind, no force leg), nested (one more leg with the inner
 # driver named: bblog:ufs:PATH), noforce (no force leg: the mode under test is in the hints),
-# env=VAR=VALUE (set in the environment of the bblog legs).
+# env=VAR=VALUE (set in the environment of the bblog legs), notrunc (in the bblog legs every
+# ftruncate of the output file fails, through test/faults/bbfault.c, and none may be tried).
 run_case() {
     local name=$1 prog=$2 n=$3 hints=$4 opts=${5:-}
     local dir=$work/$name.$n keep=0 stats= warn=0 vg=0 nested=0 noforce=0 ref_ok=0 mode target
@@ -327,6 +334,10 @@ run_case() {
         nested) nested=1 ;;
         noforce) noforce=1 ;;
         env=*) extra_env+=("${o#env=}") ;;
+        notrunc)
+            extra_env+=(LD_PRELOAD="$bin/bbfault.so" BBFAULT_OP=ftruncate BBFAULT_TIMES=0
+                        BBFAULT_PATH="$dir/" BBFAULT_LOG="$dir/truncs.log")
+            ;;
         *) echo "run-diff: unknown option $o" >&2; exit 1 ;;
         esac
     done
@@ -360,6 +371,9 @@ run_case() {
             [ "$keep" = 1 ] && extra=$(check_kept_logs "$leg_bb")
             [ -n "$stats" ] && extra="$extra$(check_stats "$dir/$mode.stats" "$stats")"
             [ "$warn" = 1 ] && extra="$extra$(check_warning "$leg_log" "$leg_bb" "$n")"
+            [ -s "$dir/truncs.log" ] && extra="$extra the driver resized the file (it must not \
+here; bbfault made it fail): $(head -n 1 "$dir/truncs.log")"
+            rm -f "$dir/truncs.log"
             [ -n "$extra" ] && why="${why:+$why; }$(echo $extra)"
         fi
         if [ "$mode" = ufs ]; then
@@ -479,6 +493,7 @@ cases=(
     "t_twofh         t_twofh      1 2 3"
     "t_xorder        t_xorder     1 2 3 4"
     "t_selfsync      t_selfsync   2 3 4"
+    "t_selfgrow      t_selfgrow   1 2 4"
 )
 for c in "${cases[@]}"; do
     read -r name prog ranks <<<"$c"
@@ -551,6 +566,9 @@ selected "t_contig[stats]" && run_case "t_contig[stats]" t_contig 2 "" stats=2
 selected "t_strided[stats]" && run_case "t_strided[stats]" t_strided 4 "" stats=2:peers
 selected "t_strided[stats,nodempi]" &&
     run_case "t_strided[stats,nodempi]" t_strided 4 "bblog_node_exchange=mpi" stats=2:nopeers
+
+# One-process handles of a shared file drain at the same moment: none may resize the file.
+selected "t_selfgrow[notrunc]" && run_case "t_selfgrow[notrunc]" t_selfgrow 4 "" notrunc
 
 # Error paths.
 if selected t_errors; then

@@ -43,6 +43,7 @@ struct ADIOI_BBLOG_hints {
     ADIO_Offset max_size;               /* burst-buffer budget per process, 0 = unlimited */
     ADIO_Offset indep_threshold;        /* mean extent size drained independently, 0 = never */
     int node_exchange;                  /* bblog_node_exchange=bb: drain reads node peers' logs */
+    int shared_fp;                      /* bblog_shared_fp=enable: ROMIO's shared file pointer */
     char stats[PATH_MAX];               /* "" = off, "stderr", or a file to append JSON to */
 };
 

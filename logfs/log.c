@@ -49,6 +49,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libaio.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -114,6 +115,55 @@ struct bblog_log {
     char *meta_name, *data_name, *meta_path, *data_path;
     struct bblog_log_stats stats;
 };
+
+/*
+ * AIO contexts are kept for the next log of the process instead of destroyed: io_destroy
+ * waits for an RCU grace period, measured at 32 ms here, which every close of a file paid
+ * (about a quarter of a small file's close). A context goes back to the pool only idle
+ * (every write reaped); the pool is bounded, and the kernel frees what it holds at exit.
+ */
+#define CTX_POOL 8
+
+static struct {
+    pthread_mutex_t lock;
+    io_context_t ctx[CTX_POOL];
+    unsigned nr[CTX_POOL];      /* capacity each was set up with */
+    unsigned n;
+} ctx_pool = { PTHREAD_MUTEX_INITIALIZER, { 0 }, { 0 }, 0 };
+
+/* A context for at least nr writes in flight: from the pool, else io_setup. */
+static int ctx_get(unsigned nr, io_context_t *ctx)
+{
+    unsigned i;
+
+    pthread_mutex_lock(&ctx_pool.lock);
+    for (i = 0; i < ctx_pool.n; i++)
+        if (ctx_pool.nr[i] >= nr) {
+            *ctx = ctx_pool.ctx[i];
+            ctx_pool.n--;
+            ctx_pool.ctx[i] = ctx_pool.ctx[ctx_pool.n];
+            ctx_pool.nr[i] = ctx_pool.nr[ctx_pool.n];
+            pthread_mutex_unlock(&ctx_pool.lock);
+            return 0;
+        }
+    pthread_mutex_unlock(&ctx_pool.lock);
+    *ctx = 0;
+    return io_setup((int) nr, ctx);
+}
+
+/* An idle context back to the pool; destroyed when the pool is full. */
+static void ctx_put(io_context_t ctx, unsigned nr)
+{
+    pthread_mutex_lock(&ctx_pool.lock);
+    if (ctx_pool.n < CTX_POOL) {
+        ctx_pool.ctx[ctx_pool.n] = ctx;
+        ctx_pool.nr[ctx_pool.n++] = nr;
+        ctx = 0;
+    }
+    pthread_mutex_unlock(&ctx_pool.lock);
+    if (ctx)
+        io_destroy(ctx);
+}
 
 int bblog_io_full(int fd, void *buf, size_t len, uint64_t off, int is_write, size_t *done)
 {
@@ -714,8 +764,10 @@ static int log_destroy(struct bblog_log *log, int unlink_meta, int unlink_data)
 {
     int rc = 0;
 
-    if (log->aio)
+    if (log->aio && (log->aio_dead || log->nbusy > 0))
         io_destroy(log->ctx);   /* also waits for any write io_getevents could not report */
+    else if (log->aio)
+        ctx_put(log->ctx, log->nst);
     if (log->fd_data >= 0 && log->fd_data != log->fd_rdata && close(log->fd_data) != 0)
         rc = errno;
     if (log->fd_rdata >= 0 && close(log->fd_rdata) != 0 && rc == 0)
@@ -910,7 +962,7 @@ int bblog_log_create(const struct bblog_log_params *p, struct bblog_log **out)
     }
     /* One iocb per staging buffer can be in flight. io_setup fails where AIO is unavailable
      * (ENOSYS) or the system-wide aio-max-nr is exhausted (EAGAIN): pwrite then. */
-    if (!(p->flags & BBLOG_LOG_NO_AIO) && io_setup((int) nst, &log->ctx) == 0)
+    if (!(p->flags & BBLOG_LOG_NO_AIO) && ctx_get(nst, &log->ctx) == 0)
         log->aio = 1;
 
     clock_gettime(CLOCK_REALTIME, &ts);

@@ -216,7 +216,7 @@ int ADIOI_BBLOG_Node_share(ADIO_File fd, const uint64_t *mine, int n,
     uint64_t *all = NULL, total_bytes;
     struct bblog_npiece *e = NULL;
     size_t ne, i, j;
-    int mine4 = 4 * n, total, w, fail, anyfail, rc = 0;
+    int mine4 = 4 * n, total, w, rc = 0;
 
     *share = NULL;
     *ns = 0;
@@ -227,14 +227,11 @@ int ADIOI_BBLOG_Node_share(ADIO_File fd, const uint64_t *mine, int n,
         total += nd->counts[w];
     }
     ne = (size_t) total / 4;
-    all = malloc((ne ? ne : 1) * 4 * sizeof(*all));
-    e = malloc((ne ? ne : 1) * sizeof(*e));
-    fail = !all || !e;
-    MPI_Allreduce(&fail, &anyfail, 1, MPI_INT, MPI_MAX, nd->comm);
-    if (anyfail) {
-        rc = ENOMEM;
-        goto out;
-    }
+    /* ROMIO's allocator, which aborts rather than return NULL: a process without the
+     * buffer could not take part in the exchange below, and agreeing on that first would
+     * cost one more collective per round (the logs stay for `bblog replay`). */
+    all = ADIOI_Malloc((ne ? ne : 1) * 4 * sizeof(*all));
+    e = ADIOI_Malloc((ne ? ne : 1) * sizeof(*e));
     MPI_Allgatherv(mine, mine4, MPI_UINT64_T, all, nd->counts, nd->displs, MPI_UINT64_T,
                    nd->comm);
     for (w = 0, i = 0; w < nd->size; w++)
@@ -246,9 +243,8 @@ int ADIOI_BBLOG_Node_share(ADIO_File fd, const uint64_t *mine, int n,
             e[i].who = e[i].src == UINT64_MAX ? -1 : w;
         }
     rc = bblog_share_cut(e, ne, nd->rank, nd->size, share, ns, &total_bytes, own_kept);
-  out:
-    free(all);
-    free(e);
+    ADIOI_Free(all);
+    ADIOI_Free(e);
     return rc;
 }
 

@@ -81,7 +81,7 @@ struct bblog_npiece {
  * node's kept bytes, counted in file order, are then cut into size nearly equal consecutive
  * shares (they differ by at most one byte), and share rank (0 <= rank < size) is returned in
  * *out (malloc'ed, *nout pieces in file order, each non-empty, none written through; NULL
- * when empty). *total receives the node's kept bytes, *own_kept those of process rank's own
+ * when empty); size 0 returns all the node's kept bytes instead, as one list. *total receives the node's kept bytes, *own_kept those of process rank's own
  * pieces (the rest of its pieces' bytes were superseded). O(n log n). Returns 0 or ENOMEM.
  */
 int bblog_share_cut(struct bblog_npiece *p, size_t n, int rank, int size,

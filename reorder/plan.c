@@ -368,8 +368,8 @@ int bblog_share_cut(struct bblog_npiece *p, size_t n, int rank, int size,
             *own_kept += r[i].len;
     }
     *total = sum;
-    lo = share_bound(sum, rank, size);
-    hi = share_bound(sum, rank + 1, size);
+    lo = size > 0 ? share_bound(sum, rank, size) : 0;
+    hi = size > 0 ? share_bound(sum, rank + 1, size) : sum;
     /* In place: entry m is written only after entry i >= m has been read. */
     for (i = 0, m = 0; i < k && pos < hi; i++) {
         struct bblog_npiece e = r[i];

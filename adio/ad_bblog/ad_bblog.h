@@ -263,8 +263,12 @@ int ADIOI_BBLOG_Order_keep(const struct ADIOI_BBLOG_order *o, uint64_t lo, uint6
 struct ADIOI_BBLOG_node;
 struct bblog_npiece;
 int ADIOI_BBLOG_Node_prepare(ADIO_File fd);
-int ADIOI_BBLOG_Node_share(ADIO_File fd, const uint64_t *mine, int n,
+int ADIOI_BBLOG_Node_share(ADIO_File fd, const uint64_t *mine, int n, int whole,
                            struct bblog_npiece **share, size_t *ns, uint64_t *own_kept);
+/* With whole (one node, collectively), Node_share returns all the node's bytes of the round,
+ * and the processes take chunks of them in turn: Node_claim returns the next chunk of n not
+ * taken yet by anyone, or n when none is left (*next: 0 at the start of a round). */
+uint64_t ADIOI_BBLOG_Node_claim(const struct ADIOI_BBLOG_state *st, uint64_t n, uint64_t *next);
 int ADIOI_BBLOG_Node_read(const struct ADIOI_BBLOG_state *st, const struct bblog_npiece *p,
                           size_t k, char *buf, uint64_t *from_peers);
 void ADIOI_BBLOG_Node_free(struct ADIOI_BBLOG_state *st);      /* collective over the node */

@@ -282,68 +282,97 @@ static void account(struct ADIOI_BBLOG_state *st, const struct round *r)
     st->st.bytes_drained += r->bytes;
 }
 
+/* Reads pieces p[0..k) of the node's logs into r->buf and writes them: alone (solo) or with
+ * ROMIO's collective write, which every process calls, empty after a failure. */
+static void write_node_chunk(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct round *r,
+                             const struct bblog_npiece *p, size_t k, int solo, int *rc,
+                             int *werr)
+{
+    size_t i;
+
+    r->k = 0;
+    r->bytes = 0;
+    if (*rc == 0 && k > 0)
+        *rc = ADIOI_BBLOG_Node_read(st, p, k, r->buf, &st->st.bytes_from_peers);
+    for (i = 0; *rc == 0 && i < k; i++) {
+        /* file-adjacent pieces merge: buf holds them in the same order */
+        if (r->k > 0 && (uint64_t) r->disps[r->k - 1] + (uint64_t) r->lens[r->k - 1] == p[i].off)
+            r->lens[r->k - 1] += (int) p[i].len;
+        else
+            *rc = push_piece(r, p[i].off, p[i].len);
+        r->bytes += p[i].len;
+    }
+    if (*rc != 0)
+        r->k = 0, r->bytes = 0;
+    if (solo)
+        solo_write(fd, st, r, werr);
+    else
+        coll_write(fd, st, r, werr);
+    account(st, r);
+}
+
 /*
- * A round under the node exchange: this process's share of its node's bytes, read from the
- * node's logs in chunks of at most one drain buffer. With several nodes the share fits one
- * chunk (no process has more than a buffer in the round) and goes to ROMIO's collective write,
- * which every process calls once, empty after a failure. On one node (solo) each chunk is
- * written alone, with no collective call: a failed write ends this process's chunks, and the
- * drain's final agreement makes it fail everywhere.
+ * A round under the node exchange. With several nodes each process gets its share of its
+ * node's bytes, at most one drain buffer (no process has more than a buffer in the round), and
+ * writes it with ROMIO's collective write. On one node (solo) every process gets the node's
+ * bytes of the round, in file order, cut into chunks of `chunk` bytes, and the processes take
+ * the chunks in turn (Node_claim) and write each alone, with no collective call: a process
+ * that is slower (descheduled, or behind a slow server) writes fewer of them. After a failure
+ * a process still takes its turns, writing nothing, so that the others' chunks stay theirs;
+ * the drain's final agreement makes it fail everywhere.
  */
 static void node_round(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct round *r, int solo,
-                       uint64_t budget, int *rc, int *werr)
+                       uint64_t chunk, int *rc, int *werr)
 {
-    struct bblog_npiece *p = NULL;
-    size_t ns = 0, i = 0, j, cut;
-    uint64_t room, rest = 0, own = 0, mine = r->bytes;
+    struct bblog_npiece *p = NULL, *q = NULL;
+    size_t ns = 0, i = 0, j, k, qcap = 0;
+    uint64_t own = 0, mine = r->bytes, total = 0, pos = 0, jpos, nch, c, next = 0;
     int xrc;
 
-    xrc = ADIOI_BBLOG_Node_share(fd, r->quad, *rc == 0 ? (int) r->nquad : 0, &p, &ns, &own);
+    xrc = ADIOI_BBLOG_Node_share(fd, r->quad, *rc == 0 ? (int) r->nquad : 0, solo, &p, &ns,
+                                 &own);
     *rc = *rc ? *rc : xrc;
     if (*rc != 0)
         ns = 0;
     else if (solo)
         st->st.bytes_superseded += mine - own;  /* no Order exchange on one node: counted here */
-    do {
-        r->k = 0;
-        r->bytes = 0;
-        /* The next chunk: whole pieces while they fit, then the head of the one that does
-         * not; its tail starts the following chunk. */
-        for (j = i, cut = ns, room = budget; j < ns && room > 0; j++) {
-            if (p[j].len > room) {
-                rest = p[j].len - room;
-                p[j].len = room;
-                cut = j;
-            }
-            room -= p[j].len;
-        }
-        if (*rc == 0 && j > i)
-            *rc = ADIOI_BBLOG_Node_read(st, p + i, j - i, r->buf, &st->st.bytes_from_peers);
-        for (; *rc == 0 && i < j; i++) {
-            /* file-adjacent pieces merge: buf holds them in the same order */
-            if (r->k > 0 && (uint64_t) r->disps[r->k - 1] + (uint64_t) r->lens[r->k - 1] ==
-                p[i].off)
-                r->lens[r->k - 1] += (int) p[i].len;
-            else
-                *rc = push_piece(r, p[i].off, p[i].len);
-            r->bytes += p[i].len;
-        }
-        if (cut < ns) {
-            p[cut].off += p[cut].len;
-            p[cut].src += p[cut].len;
-            p[cut].len = rest;
-            i = cut;
-        }
-        if (*rc == 0 && !solo && i < ns)
+    if (!solo) {
+        for (i = 0; i < ns; i++)
+            total += p[i].len;
+        if (*rc == 0 && total > chunk)
             *rc = EOVERFLOW;    /* cannot happen: a share is at most one buffer here */
-        if (*rc != 0)
-            r->k = 0, r->bytes = 0;
-        if (solo)
-            solo_write(fd, st, r, werr);
-        else
-            coll_write(fd, st, r, werr);
-        account(st, r);
-    } while (solo && i < ns && *rc == 0 && *werr == MPI_SUCCESS);
+        write_node_chunk(fd, st, r, p, *rc == 0 ? ns : 0, 0, rc, werr);
+        free(p);
+        return;
+    }
+    for (i = 0; i < ns; i++)
+        total += p[i].len;
+    nch = (total + chunk - 1) / chunk;
+    i = 0;
+    while ((c = ADIOI_BBLOG_Node_claim(st, nch, &next)) < nch) {
+        uint64_t a = c * chunk, b = a + chunk < total ? a + chunk : total;
+        if (*rc != 0 || *werr != MPI_SUCCESS)
+            continue;
+        /* Chunks come in increasing order: the pieces before this one are passed for good. */
+        while (pos + p[i].len <= a)
+            pos += p[i++].len;
+        for (j = i, jpos = pos, k = 0; j < ns && jpos < b; jpos += p[j++].len) {
+            uint64_t lo = a > jpos ? a : jpos;
+            uint64_t hi = b < jpos + p[j].len ? b : jpos + p[j].len;
+            if (ADIOI_BBLOG_Grow((void **) &q, &qcap, k + 1, sizeof(*q)) != 0) {
+                *rc = ENOMEM;
+                break;
+            }
+            q[k] = p[j];
+            q[k].off += lo - jpos;
+            q[k].src += lo - jpos;
+            q[k].len = hi - lo;
+            k++;
+        }
+        if (*rc == 0)
+            write_node_chunk(fd, st, r, q, k, 1, rc, werr);
+    }
+    free(q);
     free(p);
 }
 

@@ -38,6 +38,10 @@ struct ADIOI_BBLOG_node {
     int size, rank;
     int *fds;                   /* during a drain: their data logs, read-only; -1: none */
     int *counts, *displs;       /* per round: allgatherv of the pieces */
+    /* One node: the round's chunks are claimed from a counter in node shared memory. */
+    int claim;                  /* 1: counter in use; 0: not yet made; -1: unavailable */
+    MPI_Win win;
+    uint64_t *ctr;
 };
 
 void ADIOI_BBLOG_Node_free(struct ADIOI_BBLOG_state *st)
@@ -48,6 +52,8 @@ void ADIOI_BBLOG_Node_free(struct ADIOI_BBLOG_state *st)
     if (!nd)
         return;
     ADIOI_BBLOG_Node_end(st);
+    if (nd->claim > 0)
+        MPI_Win_free(&nd->win);
     if (nd->own_comm)
         MPI_Comm_free(&nd->comm);
     free(nd->fds);
@@ -69,6 +75,64 @@ void ADIOI_BBLOG_Node_end(struct ADIOI_BBLOG_state *st)
             close(nd->fds[i]);
         nd->fds[i] = -1;
     }
+}
+
+/*
+ * The chunk counter of a one-node drain, made at its first round: 8 bytes of node shared
+ * memory (MPI_Win_allocate_shared) on the node's first process. Collective over the node.
+ * Where that cannot be had (no shared memory, or its device full: it may be the burst
+ * buffer's), the processes agree to go without, for the file's lifetime: each then writes an
+ * equal run of the chunks. BBLOG_DEBUG_STATIC_CHUNKS=1 (the same in all processes) makes them
+ * go without, for the tests of that path.
+ */
+static void claim_setup(struct ADIOI_BBLOG_node *nd)
+{
+    MPI_Errhandler eh;
+    MPI_Aint sz;
+    void *base;
+    int du, ok, allok;
+
+    if (getenv("BBLOG_DEBUG_STATIC_CHUNKS") && atoi(getenv("BBLOG_DEBUG_STATIC_CHUNKS")) > 0) {
+        nd->claim = -1;
+        return;
+    }
+    MPI_Comm_get_errhandler(nd->comm, &eh);
+    MPI_Comm_set_errhandler(nd->comm, MPI_ERRORS_RETURN);
+    ok = MPI_Win_allocate_shared(nd->rank == 0 ? (MPI_Aint) sizeof(uint64_t) : 0,
+                                 (int) sizeof(uint64_t), MPI_INFO_NULL, nd->comm, &base,
+                                 &nd->win) == MPI_SUCCESS;
+    if (ok && MPI_Win_shared_query(nd->win, 0, &sz, &du, &nd->ctr) != MPI_SUCCESS)
+        ok = 0;
+    MPI_Comm_set_errhandler(nd->comm, eh);
+    MPI_Errhandler_free(&eh);
+    MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, nd->comm);
+    /* After a failure a window that some processes did get is left alone: freeing it is
+     * collective over processes that may not have it. */
+    nd->claim = allok ? 1 : -1;
+}
+
+/* Chunk k * n / size of n, without overflow. */
+static uint64_t chunk_bound(uint64_t n, int k, int size)
+{
+    return n / (uint64_t) size * (uint64_t) k + n % (uint64_t) size * (uint64_t) k /
+        (uint64_t) size;
+}
+
+uint64_t ADIOI_BBLOG_Node_claim(const struct ADIOI_BBLOG_state *st, uint64_t n, uint64_t *next)
+{
+    const struct ADIOI_BBLOG_node *nd = st->node;
+    uint64_t c;
+
+    if (nd->claim > 0) {
+        c = __atomic_fetch_add(nd->ctr, 1, __ATOMIC_SEQ_CST);
+        return c < n ? c : n;
+    }
+    /* Without the counter: an equal run of the chunks per process, in order (*next - 1 is
+     * the next one). */
+    if (*next == 0)
+        *next = chunk_bound(n, nd->rank, nd->size) + 1;
+    c = (*next)++ - 1;
+    return c < chunk_bound(n, nd->rank + 1, nd->size) ? c : n;
 }
 
 int ADIOI_BBLOG_Node_size(const struct ADIOI_BBLOG_state *st)
@@ -100,6 +164,7 @@ static struct ADIOI_BBLOG_node *node_new(ADIO_File fd, struct ADIOI_BBLOG_state 
     }
     nd->comm = comm;
     nd->own_comm = own;
+    nd->win = MPI_WIN_NULL;
     MPI_Comm_size(comm, &nd->size);
     MPI_Comm_rank(comm, &nd->rank);
     nd->fds = malloc(nd->size * sizeof(*nd->fds));
@@ -208,7 +273,7 @@ static int read_run(int fd, struct iovec *iov, int n, uint64_t off)
  * many bytes of this process's own pieces were kept by anyone. Returns 0 or an errno; on
  * failure the share is empty.
  */
-int ADIOI_BBLOG_Node_share(ADIO_File fd, const uint64_t *mine, int n,
+int ADIOI_BBLOG_Node_share(ADIO_File fd, const uint64_t *mine, int n, int whole,
                            struct bblog_npiece **share, size_t *ns, uint64_t *own_kept)
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
@@ -221,6 +286,13 @@ int ADIOI_BBLOG_Node_share(ADIO_File fd, const uint64_t *mine, int n,
     *share = NULL;
     *ns = 0;
     *own_kept = 0;
+    if (whole && nd->claim == 0)
+        claim_setup(nd);
+    /* A new round of chunks: the counter restarts. Nobody claims in this round before the
+     * exchange below, which the first process enters only after this store, and nobody
+     * claims any more in the last round: a collective of the drain lies between them. */
+    if (whole && nd->claim > 0 && nd->rank == 0)
+        __atomic_store_n(nd->ctr, 0, __ATOMIC_SEQ_CST);
     MPI_Allgather(&mine4, 1, MPI_INT, nd->counts, 1, MPI_INT, nd->comm);
     for (w = 0, total = 0; w < nd->size; w++) {
         nd->displs[w] = total;
@@ -242,7 +314,8 @@ int ADIOI_BBLOG_Node_share(ADIO_File fd, const uint64_t *mine, int n,
             e[i].stamp = (uint32_t) all[4 * i + 3];
             e[i].who = e[i].src == UINT64_MAX ? -1 : w;
         }
-    rc = bblog_share_cut(e, ne, nd->rank, nd->size, share, ns, &total_bytes, own_kept);
+    rc = bblog_share_cut(e, ne, nd->rank, whole ? 0 : nd->size, share, ns, &total_bytes,
+                         own_kept);
     ADIOI_Free(all);
     ADIOI_Free(e);
     return rc;

@@ -554,6 +554,12 @@ selected "t_bigdata[max256k]" && run_case "t_bigdata[max256k]" t_bigdata 3 "$tin
 selected "t_bigdata[flush64k,max256k,syncbb]" &&
     run_case "t_bigdata[flush64k,max256k,syncbb]" t_bigdata 4 "$small;$tiny;bblog_sync=bb" warn
 selected "t_strided[flush64k]" && run_case "t_strided[flush64k]" t_strided 4 "$small"
+# One node: the chunks of a round in equal runs per process, as without shared memory for the
+# chunk counter (ad_bblog_node.c), instead of taken in turn.
+selected "t_strided[flush64k,static]" &&
+    run_case "t_strided[flush64k,static]" t_strided 4 "$small" "noforce,env=BBLOG_DEBUG_STATIC_CHUNKS=1"
+selected "t_bigdata[flush64k,static]" &&
+    run_case "t_bigdata[flush64k,static]" t_bigdata 3 "$small" "noforce,env=BBLOG_DEBUG_STATIC_CHUNKS=1"
 # The inner driver named after the prefix (bblog:ufs:/path).
 selected "t_noncontig[nested]" && run_case "t_noncontig[nested]" t_noncontig 2 "" nested
 # Everything logged, large writes too (bblog_indep_threshold=0), with a burst buffer too small.

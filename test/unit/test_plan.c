@@ -451,17 +451,22 @@ static void share_model(const struct bblog_npiece *p, size_t n, int *owner)
 
 /* All shares of one node's round: each sorted, non-empty, never written-through pieces;
  * together every kept byte once, from its winner's log; share r ends before share r+1
- * begins; sizes differ by at most one byte and add up to the total. */
+ * begins; sizes differ by at most one byte and add up to the total. The whole list (size 0)
+ * holds every kept byte at the same position in the byte order as the shares do. */
 static void check_shares(const struct bblog_npiece *in, size_t n, int size)
 {
     int owner[SPACE], seen[SPACE];
-    uint64_t kept = 0, prev_end = 0, smin = UINT64_MAX, smax = 0;
-    struct bblog_npiece p[MAXN], *out;
+    uint64_t kept = 0, prev_end = 0, smin = UINT64_MAX, smax = 0, wt, wown, pos = 0, wpos = 0;
+    struct bblog_npiece p[MAXN], *out, *whole;
+    size_t wk, wi = 0;
 
     share_model(in, n, owner);
     memset(seen, 0, sizeof(seen));
     for (int b = 0; b < SPACE; b++)
         kept += owner[b] >= 0;
+    memcpy(p, in, n * sizeof(*p));
+    assert_int_equal(bblog_share_cut(p, n, 0, 0, &whole, &wk, &wt, &wown), 0);
+    assert_int_equal(wt, kept);
     for (int r = 0; r < size; r++) {
         uint64_t t, own, own_model = 0, sum = 0;
         size_t k;
@@ -486,6 +491,14 @@ static void check_shares(const struct bblog_npiece *in, size_t n, int size)
                 assert_int_equal(out[i].who, o->who);
                 assert_int_equal(out[i].src + (b - out[i].off), o->src + (b - o->off));
                 seen[b]++;
+                /* the same byte, next in the whole list */
+                while (wi < wk && pos >= wpos + whole[wi].len)
+                    wpos += whole[wi++].len;
+                assert_true(wi < wk);
+                assert_int_equal(whole[wi].off + (pos - wpos), b);
+                assert_int_equal(whole[wi].who, o->who);
+                assert_int_equal(whole[wi].src + (pos - wpos), o->src + (b - o->off));
+                pos++;
             }
             sum += out[i].len;
         }
@@ -496,6 +509,8 @@ static void check_shares(const struct bblog_npiece *in, size_t n, int size)
     for (int b = 0; b < SPACE; b++)
         assert_int_equal(seen[b], owner[b] >= 0);
     assert_true(smax - smin <= 1);
+    assert_int_equal(pos, kept);
+    free(whole);
 }
 
 /* Share r of size of a copy of in[0..n) into res; returns its pieces. */

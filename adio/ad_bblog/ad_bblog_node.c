@@ -20,7 +20,9 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -38,11 +40,14 @@ struct ADIOI_BBLOG_node {
     int size, rank;
     int *fds;                   /* during a drain: their data logs, read-only; -1: none */
     int *counts, *displs;       /* per round: allgatherv of the pieces */
-    /* One node: the round's chunks are claimed from a counter in node shared memory. */
-    int claim;                  /* 1: counter in use; 0: not yet made; -1: unavailable */
-    MPI_Win win;
+    /* One node: the round's chunks are taken in turn from a counter in a shared mapping. */
+    int claim;                  /* 1: counter mapped; 0: not tried yet; -1: none */
     uint64_t *ctr;
+    char *claim_path;           /* the node's first process, until all have mapped it */
 };
+
+static void claim_unlink(struct ADIOI_BBLOG_node *nd);
+#define CLAIM_SIZE 4096
 
 void ADIOI_BBLOG_Node_free(struct ADIOI_BBLOG_state *st)
 {
@@ -52,8 +57,9 @@ void ADIOI_BBLOG_Node_free(struct ADIOI_BBLOG_state *st)
     if (!nd)
         return;
     ADIOI_BBLOG_Node_end(st);
+    claim_unlink(nd);
     if (nd->claim > 0)
-        MPI_Win_free(&nd->win);
+        munmap(nd->ctr, CLAIM_SIZE);
     if (nd->own_comm)
         MPI_Comm_free(&nd->comm);
     free(nd->fds);
@@ -78,37 +84,67 @@ void ADIOI_BBLOG_Node_end(struct ADIOI_BBLOG_state *st)
 }
 
 /*
- * The chunk counter of a one-node drain, made at its first round: 8 bytes of node shared
- * memory (MPI_Win_allocate_shared) on the node's first process. Collective over the node.
- * Where that cannot be had (no shared memory, or its device full: it may be the burst
- * buffer's), the processes agree to go without, for the file's lifetime: each then writes an
- * equal run of the chunks. BBLOG_DEBUG_STATIC_CHUNKS=1 (the same in all processes) makes them
- * go without, for the tests of that path.
+ * The chunk counter of a one-node drain: 8 bytes in a file of the burst-buffer directory,
+ * mapped by every process of the node. The node's first process creates it (space allocated,
+ * so that no access can fault on a full device) before the drain's exchange of log paths; the
+ * others map it after that exchange, and the first process removes its name at the next
+ * exchange, so no crash leaves it behind but in that window. A process that cannot map it
+ * writes an equal run of the chunks instead (ADIOI_BBLOG_Node_claim): the others still take
+ * every chunk in turn, so such a run is written twice, with the same bytes. A counter
+ * costs no collective call; MPI_Win_allocate_shared cost 40-50 ms per file here.
+ * BBLOG_DEBUG_STATIC_CHUNKS=1 (the same in all processes) makes every process go without,
+ * for the tests of that path.
  */
-static void claim_setup(struct ADIOI_BBLOG_node *nd)
+static char *claim_name(const struct ADIOI_BBLOG_state *st)
 {
-    MPI_Errhandler eh;
-    MPI_Aint sz;
-    void *base;
-    int du, ok, allok;
+    /* The log name without its ".rRANK": the same in every process of the open. */
+    const char *dot = strrchr(st->log_name, '.');
+    int n = dot ? (int) (dot - st->log_name) : (int) strlen(st->log_name);
+    size_t len = strlen(st->logdir) + (size_t) n + 16;
+    char *path = malloc(len);
 
-    if (getenv("BBLOG_DEBUG_STATIC_CHUNKS") && atoi(getenv("BBLOG_DEBUG_STATIC_CHUNKS")) > 0) {
-        nd->claim = -1;
-        return;
+    if (path)
+        snprintf(path, len, "%s/%.*s.claim", st->logdir, n, st->log_name);
+    return path;
+}
+
+static void claim_unlink(struct ADIOI_BBLOG_node *nd)
+{
+    if (nd->claim_path) {
+        unlink(nd->claim_path);
+        free(nd->claim_path);
+        nd->claim_path = NULL;
     }
-    MPI_Comm_get_errhandler(nd->comm, &eh);
-    MPI_Comm_set_errhandler(nd->comm, MPI_ERRORS_RETURN);
-    ok = MPI_Win_allocate_shared(nd->rank == 0 ? (MPI_Aint) sizeof(uint64_t) : 0,
-                                 (int) sizeof(uint64_t), MPI_INFO_NULL, nd->comm, &base,
-                                 &nd->win) == MPI_SUCCESS;
-    if (ok && MPI_Win_shared_query(nd->win, 0, &sz, &du, &nd->ctr) != MPI_SUCCESS)
-        ok = 0;
-    MPI_Comm_set_errhandler(nd->comm, eh);
-    MPI_Errhandler_free(&eh);
-    MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, nd->comm);
-    /* After a failure a window that some processes did get is left alone: freeing it is
-     * collective over processes that may not have it. */
-    nd->claim = allok ? 1 : -1;
+}
+
+/* create: the node's first process, before the exchange of paths; else after it. */
+static void claim_map(const struct ADIOI_BBLOG_state *st, struct ADIOI_BBLOG_node *nd,
+                      int create)
+{
+    char *path;
+    void *m = MAP_FAILED;
+    int fd;
+
+    nd->claim = -1;
+    if (getenv("BBLOG_DEBUG_STATIC_CHUNKS") && atoi(getenv("BBLOG_DEBUG_STATIC_CHUNKS")) > 0)
+        return;
+    if (!(path = claim_name(st)))
+        return;
+    fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT | O_EXCL : 0), 0600);
+    if (fd >= 0 && (!create || posix_fallocate(fd, 0, CLAIM_SIZE) == 0))
+        m = mmap(NULL, CLAIM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (fd >= 0)
+        close(fd);
+    if (m != MAP_FAILED) {
+        nd->ctr = m;
+        nd->claim = 1;
+    }
+    if (create && fd >= 0)
+        nd->claim_path = path;  /* removed once every process has mapped it */
+    else
+        free(path);
+    if (create && m == MAP_FAILED)
+        claim_unlink(nd);
 }
 
 /* Chunk k * n / size of n, without overflow. */
@@ -164,7 +200,6 @@ static struct ADIOI_BBLOG_node *node_new(ADIO_File fd, struct ADIOI_BBLOG_state 
     }
     nd->comm = comm;
     nd->own_comm = own;
-    nd->win = MPI_WIN_NULL;
     MPI_Comm_size(comm, &nd->size);
     MPI_Comm_rank(comm, &nd->rank);
     nd->fds = malloc(nd->size * sizeof(*nd->fds));
@@ -195,7 +230,7 @@ int ADIOI_BBLOG_Node_prepare(ADIO_File fd)
     struct ADIOI_BBLOG_node *nd = st->node;
     const char *path = "";
     char *all;
-    int ok = 1, len, total, i;
+    int ok = 1, len, total, i, claim;
 
     if (!nd) {
         /* The first drain: all processes agree that each has its node state before any
@@ -216,6 +251,12 @@ int ADIOI_BBLOG_Node_prepare(ADIO_File fd)
         else
             ok = 0;
     }
+    /* One node, no collective writes asked for: the drain takes chunks in turn (the decision
+     * is the drain's, from the same inputs). */
+    claim = nd->claim == 0 && nd->size == st->nprocs &&
+        st->inner->hints->cb_write != ADIOI_HINT_ENABLE;
+    if (claim && nd->rank == 0)
+        claim_map(st, nd, 1);
     len = (int) strlen(path) + 1;
     MPI_Allgather(&len, 1, MPI_INT, nd->counts, 1, MPI_INT, nd->comm);
     for (i = 0, total = 0; i < nd->size; i++) {
@@ -233,6 +274,8 @@ int ADIOI_BBLOG_Node_prepare(ADIO_File fd)
             ok = 0;
     }
     ADIOI_Free(all);
+    if (claim && nd->rank != 0)
+        claim_map(st, nd, 0);
     return ok;
 }
 
@@ -286,8 +329,8 @@ int ADIOI_BBLOG_Node_share(ADIO_File fd, const uint64_t *mine, int n, int whole,
     *share = NULL;
     *ns = 0;
     *own_kept = 0;
-    if (whole && nd->claim == 0)
-        claim_setup(nd);
+    /* Every process mapped the counter in Node_prepare, before the drain's agreement. */
+    claim_unlink(nd);
     /* A new round of chunks: the counter restarts. Nobody claims in this round before the
      * exchange below, which the first process enters only after this store, and nobody
      * claims any more in the last round: a collective of the drain lies between them. */

@@ -16,7 +16,8 @@ test_unit_test_log_CFLAGS = $(UNIT_CFLAGS)
 # write, sync and truncate. Per-target LDFLAGS replace AM_LDFLAGS, so the sanitizer flags are
 # repeated here.
 test_unit_test_log_LDFLAGS = $(AM_LDFLAGS) \
-    -Wl,--wrap=pwrite,--wrap=fdatasync,--wrap=ftruncate,--wrap=io_submit,--wrap=io_getevents
+    -Wl,--wrap=pwrite,--wrap=fdatasync,--wrap=ftruncate,--wrap=io_submit,--wrap=io_getevents \
+    -Wl,--wrap=io_setup,--wrap=io_destroy
 test_unit_test_log_LDADD = $(UNIT_LIBS)
 test_unit_test_scan_SOURCES = test/unit/test_scan.c
 test_unit_test_scan_CFLAGS = $(UNIT_CFLAGS)

@@ -28,6 +28,7 @@
 
 #include "ad_bblog.h"
 #include "adioi.h"
+#include "bblog_io.h"
 #include "bblog_reorder.h"
 
 #ifndef IOV_MAX
@@ -44,9 +45,24 @@ struct ADIOI_BBLOG_node {
     int claim;                  /* 1: counter mapped; 0: not tried yet; -1: none */
     uint64_t *ctr;
     char *claim_path;           /* the node's first process, until all have mapped it */
+    /* During a drain: the round's piece lists pass through one file per process. */
+    int list_fd;                /* this process's list file, -1: none */
+    char *list_path;            /* its name, until every process has opened it */
+    int *lfds;                  /* the others' list files, read-only */
+    int lists_ok;               /* all of them open */
+    int *pairs;                 /* per round: (count, list written) of every process */
 };
 
 static void claim_unlink(struct ADIOI_BBLOG_node *nd);
+
+static void list_unlink(struct ADIOI_BBLOG_node *nd)
+{
+    if (nd->list_path) {
+        unlink(nd->list_path);
+        free(nd->list_path);
+        nd->list_path = NULL;
+    }
+}
 #define CLAIM_SIZE 4096
 
 void ADIOI_BBLOG_Node_free(struct ADIOI_BBLOG_state *st)
@@ -63,6 +79,8 @@ void ADIOI_BBLOG_Node_free(struct ADIOI_BBLOG_state *st)
     if (nd->own_comm)
         MPI_Comm_free(&nd->comm);
     free(nd->fds);
+    free(nd->lfds);
+    free(nd->pairs);
     free(nd->counts);
     free(nd->displs);
     free(nd);
@@ -80,15 +98,24 @@ void ADIOI_BBLOG_Node_end(struct ADIOI_BBLOG_state *st)
         if (nd->fds[i] >= 0)
             close(nd->fds[i]);
         nd->fds[i] = -1;
+        if (nd->lfds[i] >= 0)
+            close(nd->lfds[i]);
+        nd->lfds[i] = -1;
+    }
+    if (nd && nd->list_fd >= 0)
+        close(nd->list_fd);
+    if (nd) {
+        nd->list_fd = -1;
+        list_unlink(nd);
     }
 }
 
 /*
  * The chunk counter of a one-node drain: 8 bytes in a file of the burst-buffer directory,
  * mapped by every process of the node. The node's first process creates it (space allocated,
- * so that no access can fault on a full device) before the drain's exchange of log paths; the
- * others map it after that exchange, and the first process removes its name at the next
- * exchange, so no crash leaves it behind but in that window. A process that cannot map it
+ * so that no access can fault on a full device) before the drain's exchange of log paths, in
+ * which its path travels; the others map it after that exchange, and the first process
+ * removes its name at the next exchange, so no crash leaves it behind but in that window. A process that cannot map it
  * writes an equal run of the chunks instead (ADIOI_BBLOG_Node_claim): the others still take
  * every chunk in turn, so such a run is written twice, with the same bytes. A counter
  * costs no collective call; MPI_Win_allocate_shared cost 40-50 ms per file here.
@@ -117,18 +144,23 @@ static void claim_unlink(struct ADIOI_BBLOG_node *nd)
     }
 }
 
-/* create: the node's first process, before the exchange of paths; else after it. */
+/* The node's first process makes the counter (path NULL) before the exchange of paths, in
+ * which its entry then carries the counter's path after its log's; the others map that path
+ * after the exchange (NULL: there is none, go without). A name of an earlier crash is never
+ * taken for the counter: O_EXCL. */
 static void claim_map(const struct ADIOI_BBLOG_state *st, struct ADIOI_BBLOG_node *nd,
-                      int create)
+                      const char *path)
 {
-    char *path;
+    int create = path == NULL, fd;
+    char *mine = NULL;
     void *m = MAP_FAILED;
-    int fd;
 
     nd->claim = -1;
     if (getenv("BBLOG_DEBUG_STATIC_CHUNKS") && atoi(getenv("BBLOG_DEBUG_STATIC_CHUNKS")) > 0)
         return;
-    if (!(path = claim_name(st)))
+    if (create && !(path = mine = claim_name(st)))
+        return;
+    if (!path)
         return;
     fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT | O_EXCL : 0), 0600);
     if (fd >= 0 && (!create || posix_fallocate(fd, 0, CLAIM_SIZE) == 0))
@@ -140,9 +172,9 @@ static void claim_map(const struct ADIOI_BBLOG_state *st, struct ADIOI_BBLOG_nod
         nd->claim = 1;
     }
     if (create && fd >= 0)
-        nd->claim_path = path;  /* removed once every process has mapped it */
+        nd->claim_path = mine;  /* removed once every process has mapped it */
     else
-        free(path);
+        free(mine);
     if (create && m == MAP_FAILED)
         claim_unlink(nd);
 }
@@ -202,19 +234,23 @@ static struct ADIOI_BBLOG_node *node_new(ADIO_File fd, struct ADIOI_BBLOG_state 
     nd->own_comm = own;
     MPI_Comm_size(comm, &nd->size);
     MPI_Comm_rank(comm, &nd->rank);
+    nd->list_fd = -1;
     nd->fds = malloc(nd->size * sizeof(*nd->fds));
+    nd->lfds = malloc(nd->size * sizeof(*nd->lfds));
+    nd->pairs = malloc(2 * nd->size * sizeof(*nd->pairs));
     nd->counts = malloc(nd->size * sizeof(*nd->counts));
     nd->displs = malloc(nd->size * sizeof(*nd->displs));
-    if (!nd->fds || !nd->counts || !nd->displs) {
+    if (!nd->fds || !nd->lfds || !nd->pairs || !nd->counts || !nd->displs) {
         free(nd->fds);
-        nd->fds = NULL;
+        free(nd->lfds);
+        nd->fds = nd->lfds = NULL;
         nd->size = 0;
         st->node = nd;
         ADIOI_BBLOG_Node_free(st);
         return NULL;
     }
     for (i = 0; i < nd->size; i++)
-        nd->fds[i] = -1;
+        nd->fds[i] = nd->lfds[i] = -1;
     return nd;
 }
 
@@ -224,13 +260,29 @@ static struct ADIOI_BBLOG_node *node_new(ADIO_File fd, struct ADIOI_BBLOG_state 
  * (until Node_end). Returns 1 when this process can read every one of them; the caller agrees on
  * the result across all processes before a round uses the node exchange.
  */
+/* Appends string x with its NUL to *buf (*len bytes so far, ROMIO's allocator). */
+static void put_str(char **buf, int *len, const char *x)
+{
+    int n = (int) strlen(x) + 1;
+    char *b = ADIOI_Malloc(*len + n);
+
+    if (*len)
+        memcpy(b, *buf, *len);
+    memcpy(b + *len, x, n);
+    if (*buf)
+        ADIOI_Free(*buf);
+    *buf = b;
+    *len += n;
+}
+
 int ADIOI_BBLOG_Node_prepare(ADIO_File fd)
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
     struct ADIOI_BBLOG_node *nd = st->node;
     const char *path = "";
-    char *all;
-    int ok = 1, len, total, i, claim;
+    char *all, *buf = NULL;
+    int ok = 1, len = 0, total, i, claim;
+    size_t plen;
 
     if (!nd) {
         /* The first drain: all processes agree that each has its node state before any
@@ -251,31 +303,56 @@ int ADIOI_BBLOG_Node_prepare(ADIO_File fd)
         else
             ok = 0;
     }
+    /* This process's list file for the drain's rounds (BBLOG_DIR/bblog-UID/LOGNAME.list). */
+    plen = strlen(st->logdir) + strlen(st->log_name) + 8;
+    nd->list_path = malloc(plen);
+    if (nd->list_path) {
+        snprintf(nd->list_path, plen, "%s/%s.list", st->logdir, st->log_name);
+        nd->list_fd = open(nd->list_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+                           0600);
+        if (nd->list_fd < 0)
+            list_unlink(nd);
+    }
     /* One node, no collective writes asked for: the drain takes chunks in turn (the decision
      * is the drain's, from the same inputs). */
     claim = nd->claim == 0 && nd->size == st->nprocs &&
         st->inner->hints->cb_write != ADIOI_HINT_ENABLE;
     if (claim && nd->rank == 0)
-        claim_map(st, nd, 1);
-    len = (int) strlen(path) + 1;
+        claim_map(st, nd, NULL);
+    /* Each process's entry: "LOG\0LIST\0", and the first's "COUNTER\0" after them; an
+     * empty string for what a process does not have. */
+    put_str(&buf, &len, path);
+    put_str(&buf, &len, nd->list_path ? nd->list_path : "");
+    if (claim && nd->rank == 0 && nd->claim > 0)
+        put_str(&buf, &len, nd->claim_path);
     MPI_Allgather(&len, 1, MPI_INT, nd->counts, 1, MPI_INT, nd->comm);
     for (i = 0, total = 0; i < nd->size; i++) {
         nd->displs[i] = total;
         total += nd->counts[i];
     }
     all = ADIOI_Malloc(total);  /* ROMIO's: aborts rather than return NULL */
-    MPI_Allgatherv(path, len, MPI_CHAR, all, nd->counts, nd->displs, MPI_CHAR, nd->comm);
+    MPI_Allgatherv(buf, len, MPI_CHAR, all, nd->counts, nd->displs, MPI_CHAR, nd->comm);
+    ADIOI_Free(buf);
+    nd->lists_ok = nd->list_fd >= 0;
     for (i = 0; i < nd->size; i++) {
-        const char *p = all + nd->displs[i];
-        if (p[0] == '\0')
-            continue;   /* no log: nothing to read from it */
-        nd->fds[i] = open(p, O_RDONLY | O_CLOEXEC);
-        if (nd->fds[i] < 0)
-            ok = 0;
+        const char *p = all + nd->displs[i], *end = p + nd->counts[i], *l;
+        if (p[0] != '\0') {    /* no log: nothing to read from it */
+            nd->fds[i] = open(p, O_RDONLY | O_CLOEXEC);
+            if (nd->fds[i] < 0)
+                ok = 0;
+        }
+        l = p + strlen(p) + 1;
+        if (i != nd->rank) {
+            if (l < end && l[0] != '\0')
+                nd->lfds[i] = open(l, O_RDONLY | O_CLOEXEC);
+            nd->lists_ok &= nd->lfds[i] >= 0;
+        }
+        if (claim && i == 0 && nd->rank != 0) {
+            const char *c = l < end ? l + strlen(l) + 1 : end;
+            claim_map(st, nd, c < end ? c : NULL);
+        }
     }
     ADIOI_Free(all);
-    if (claim && nd->rank != 0)
-        claim_map(st, nd, 0);
     return ok;
 }
 
@@ -324,20 +401,33 @@ int ADIOI_BBLOG_Node_share(ADIO_File fd, const uint64_t *mine, int n, int whole,
     uint64_t *all = NULL, total_bytes;
     struct bblog_npiece *e = NULL;
     size_t ne, i, j;
-    int mine4 = 4 * n, total, w, rc = 0;
+    int mine4 = 4 * n, total, w, rc = 0, pair[2], lists = 1;
 
     *share = NULL;
     *ns = 0;
     *own_kept = 0;
-    /* Every process mapped the counter in Node_prepare, before the drain's agreement. */
+    /* Every process mapped the counter and opened the list files in Node_prepare, before the
+     * drain's agreement. */
     claim_unlink(nd);
+    list_unlink(nd);
     /* A new round of chunks: the counter restarts. Nobody claims in this round before the
      * exchange below, which the first process enters only after this store, and nobody
      * claims any more in the last round: a collective of the drain lies between them. */
     if (whole && nd->claim > 0 && nd->rank == 0)
         __atomic_store_n(nd->ctr, 0, __ATOMIC_SEQ_CST);
-    MPI_Allgather(&mine4, 1, MPI_INT, nd->counts, 1, MPI_INT, nd->comm);
+    /* The lists go through the burst buffer: each process writes its own to its list file,
+     * and after the exchange of counts, which also says whether every process could, reads
+     * the others' lists there. MPI moves only the counts: a large message between processes
+     * of an oversubscribed node waits for both to run (0.1 s for the 2 MiB of 4 KiB pieces of
+     * 4 ranks here). Without list files, MPI_Allgatherv. */
+    pair[0] = mine4;
+    pair[1] = nd->lists_ok && (mine4 == 0 ||
+                               bblog_io_full(nd->list_fd, (void *) mine,
+                                             (size_t) mine4 * sizeof(*mine), 0, 1, NULL) == 0);
+    MPI_Allgather(pair, 2, MPI_INT, nd->pairs, 2, MPI_INT, nd->comm);
     for (w = 0, total = 0; w < nd->size; w++) {
+        nd->counts[w] = nd->pairs[2 * w];
+        lists &= nd->pairs[2 * w + 1];
         nd->displs[w] = total;
         total += nd->counts[w];
     }
@@ -347,8 +437,24 @@ int ADIOI_BBLOG_Node_share(ADIO_File fd, const uint64_t *mine, int n, int whole,
      * cost one more collective per round (the logs stay for `bblog replay`). */
     all = ADIOI_Malloc((ne ? ne : 1) * 4 * sizeof(*all));
     e = ADIOI_Malloc((ne ? ne : 1) * sizeof(*e));
-    MPI_Allgatherv(mine, mine4, MPI_UINT64_T, all, nd->counts, nd->displs, MPI_UINT64_T,
-                   nd->comm);
+    if (!lists) {
+        MPI_Allgatherv(mine, mine4, MPI_UINT64_T, all, nd->counts, nd->displs, MPI_UINT64_T,
+                       nd->comm);
+    } else {
+        for (w = 0; w < nd->size && rc == 0; w++) {
+            size_t bytes = (size_t) nd->counts[w] * sizeof(*all);
+            if (w == nd->rank)
+                memcpy(all + nd->displs[w], mine, bytes);
+            else if (bytes > 0)
+                rc = bblog_io_full(nd->lfds[w], all + nd->displs[w], bytes, 0, 0, NULL);
+        }
+        /* A list that cannot be read: this process fails the drain (the others' agreement at
+         * its end), and takes part in the round with nothing. */
+        if (rc != 0) {
+            ne = 0;
+            goto out;
+        }
+    }
     for (w = 0, i = 0; w < nd->size; w++)
         for (j = 0; j < (size_t) nd->counts[w] / 4; j++, i++) {
             e[i].off = all[4 * i];
@@ -359,6 +465,7 @@ int ADIOI_BBLOG_Node_share(ADIO_File fd, const uint64_t *mine, int n, int whole,
         }
     rc = bblog_share_cut(e, ne, nd->rank, whole ? 0 : nd->size, share, ns, &total_bytes,
                          own_kept);
+  out:
     ADIOI_Free(all);
     ADIOI_Free(e);
     return rc;

@@ -13,7 +13,8 @@
 # inject[...]: test/faults/bbfault.so (LD_PRELOAD; see bbfault.c) makes chosen calls fail with
 #   EIO or ENOSPC or transfer half their bytes: appends to the data log (libaio submit and
 #   completion), metadata log writes, log reads during a drain (pread, and preadv of the node
-#   exchange), the node exchange's open of other processes' logs, PFS writes during a drain. The
+#   exchange), the node exchange's open of other processes' logs and of their piece-list files
+#   and the reads of those lists, PFS writes during a drain. The
 #   fault must have been injected (its log is not empty); a short transfer must be absorbed
 #   (no error at all); EIO must come back as MPI_ERR_IO, ENOSPC as MPI_ERR_NO_SPACE or
 #   MPI_ERR_IO (the other ranks of a failed collective drain say MPI_ERR_IO).
@@ -283,6 +284,11 @@ inject drain-read-short  absorb $large pread        .data short  0 0 all pfs
 # The drain's node exchange: one rank cannot open the other processes' logs, so the drain
 # takes the MPI path instead, and nobody sees an error.
 inject node-open-eio     absorb $large open         .data EIO    0 1 1   pfs
+# The piece lists of a round pass through list files on the burst buffer: one rank cannot open
+# the others' (the round's lists then go through MPI, nobody sees an error), or cannot read
+# one (that rank fails the drain on all ranks; the logs stay and replay completes the file).
+inject node-list-open-eio absorb $large open        .list EIO    0 1 1   pfs
+inject node-list-read-eio report $large pread       .list EIO    0 1 1   pfs
 inject pfs-write-short   absorb $small pwrite  target.out short  0 0 all pfs
 inject pfs-write-eio     report $small pwrite  target.out EIO    0 1 0   pfs
 inject pfs-write-enospc-all report $small pwrite target.out ENOSPC 0 0 all pfs

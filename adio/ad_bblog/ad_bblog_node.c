@@ -107,6 +107,7 @@ void ADIOI_BBLOG_Node_end(struct ADIOI_BBLOG_state *st)
     if (nd) {
         nd->list_fd = -1;
         list_unlink(nd);
+        claim_unlink(nd);       /* everyone mapped it in this drain's Node_prepare */
     }
 }
 
@@ -254,12 +255,6 @@ static struct ADIOI_BBLOG_node *node_new(ADIO_File fd, struct ADIOI_BBLOG_state 
     return nd;
 }
 
-/*
- * Collective over fd->comm (the first time) and over the node. Writes this process's staged
- * log payload to its data file, learns the data logs of the node's processes and opens them
- * (until Node_end). Returns 1 when this process can read every one of them; the caller agrees on
- * the result across all processes before a round uses the node exchange.
- */
 /* Appends string x with its NUL to *buf (*len bytes so far, ROMIO's allocator). */
 static void put_str(char **buf, int *len, const char *x)
 {
@@ -275,6 +270,15 @@ static void put_str(char **buf, int *len, const char *x)
     *len += n;
 }
 
+/*
+ * Collective over fd->comm (the first time) and over the node. Writes this process's staged
+ * log payload to its data file, makes its list file for the rounds' piece lists (and, on the
+ * node's first process, the chunk counter at the file's first drain on one node), learns the
+ * data logs and list files of the node's processes and opens them (until Node_end). Returns 1
+ * when this process can read every log; the caller agrees on the result across all processes
+ * before a round uses the node exchange. (Missing list files only make the rounds exchange the
+ * lists through MPI, agreed in Node_share.)
+ */
 int ADIOI_BBLOG_Node_prepare(ADIO_File fd)
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
@@ -310,8 +314,10 @@ int ADIOI_BBLOG_Node_prepare(ADIO_File fd)
         snprintf(nd->list_path, plen, "%s/%s.list", st->logdir, st->log_name);
         nd->list_fd = open(nd->list_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
                            0600);
-        if (nd->list_fd < 0)
-            list_unlink(nd);
+        if (nd->list_fd < 0) {
+            free(nd->list_path);        /* not made: nothing to remove */
+            nd->list_path = NULL;
+        }
     }
     /* One node, no collective writes asked for: the drain takes chunks in turn (the decision
      * is the drain's, from the same inputs). */

@@ -325,7 +325,7 @@ static void node_round(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct round 
                        uint64_t chunk, int *rc, int *werr)
 {
     struct bblog_npiece *p = NULL, *q = NULL;
-    size_t ns = 0, i = 0, j, k, qcap = 0;
+    size_t ns = 0, i = 0, j, k;
     uint64_t own = 0, mine = r->bytes, total = 0, pos = 0, jpos, nch, c, next = 0;
     int xrc;
 
@@ -336,18 +336,19 @@ static void node_round(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct round 
         ns = 0;
     else if (solo)
         st->st.bytes_superseded += mine - own;  /* no Order exchange on one node: counted here */
+    for (i = 0; i < ns; i++)
+        total += p[i].len;
     if (!solo) {
-        for (i = 0; i < ns; i++)
-            total += p[i].len;
         if (*rc == 0 && total > chunk)
             *rc = EOVERFLOW;    /* cannot happen: a share is at most one buffer here */
         write_node_chunk(fd, st, r, p, *rc == 0 ? ns : 0, 0, rc, werr);
         free(p);
         return;
     }
-    for (i = 0; i < ns; i++)
-        total += p[i].len;
     nch = (total + chunk - 1) / chunk;
+    /* A chunk's pieces: at most all of them. */
+    if (ns > 0 && !(q = malloc(ns * sizeof(*q))))
+        *rc = ENOMEM;
     i = 0;
     while ((c = ADIOI_BBLOG_Node_claim(st, nch, &next)) < nch) {
         uint64_t a = c * chunk, b = a + chunk < total ? a + chunk : total;
@@ -359,24 +360,19 @@ static void node_round(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct round 
         for (j = i, jpos = pos, k = 0; j < ns && jpos < b; jpos += p[j++].len) {
             uint64_t lo = a > jpos ? a : jpos;
             uint64_t hi = b < jpos + p[j].len ? b : jpos + p[j].len;
-            if (ADIOI_BBLOG_Grow((void **) &q, &qcap, k + 1, sizeof(*q)) != 0) {
-                *rc = ENOMEM;
-                break;
-            }
             q[k] = p[j];
             q[k].off += lo - jpos;
             q[k].src += lo - jpos;
             q[k].len = hi - lo;
             k++;
         }
-        if (*rc == 0)
-            write_node_chunk(fd, st, r, q, k, 1, rc, werr);
+        write_node_chunk(fd, st, r, q, k, 1, rc, werr);
     }
     free(q);
     free(p);
 }
 
-/* A process's share on one node is written in chunks of at most this many bytes. Measured on
+/* On one node a round's bytes are written in chunks of at most this many bytes. Measured on
  * the GlusterFS stand-in (IOR strided 64 KiB, 4 ranks x 64 MiB, 6 runs each, session 5): the
  * drain took 1.29 s (median) in chunks of 4 MiB, 1.33 s in 8 MiB, 1.45 s in 16 MiB; plain
  * ROMIO's own contiguous writes there are of 4 MiB too. */
@@ -516,9 +512,9 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
     span = (uint64_t) (st->inner->hints->cb_nodes > 0 ? st->inner->hints->cb_nodes : 1);
     span *= st->inner->hints->cb_buffer_size > 0 ? (uint64_t) st->inner->hints->cb_buffer_size :
         budget;
-    /* With the node exchange on a single node (solo), every process's share is its own range
-     * of the file, written alone in chunks of up to 4 MiB (unless romio_cb_write=enable
-     * asks for ROMIO's aggregation). A round then only bounds the memory of the piece lists:
+    /* With the node exchange on a single node (solo), the processes take the node's bytes in
+     * chunks of up to 4 MiB, each written alone (unless romio_cb_write=enable asks for
+     * ROMIO's aggregation). A round then only bounds the memory of the piece lists:
      * about 56 bytes a piece on every process of the node, kept within one drain buffer, for
      * at most 16 buffers of data per process. */
     if (solo) {

@@ -53,17 +53,18 @@ struct ADIOI_BBLOG_node {
     int *pairs;                 /* per round: (count, list written) of every process */
 };
 
-static void claim_unlink(struct ADIOI_BBLOG_node *nd);
+#define CLAIM_SIZE 4096
 
-static void list_unlink(struct ADIOI_BBLOG_node *nd)
+/* Removes a name this process made (the list file, the counter) once the others have opened
+ * it; NULL: nothing (left) to remove. */
+static void drop_name(char **path)
 {
-    if (nd->list_path) {
-        unlink(nd->list_path);
-        free(nd->list_path);
-        nd->list_path = NULL;
+    if (*path) {
+        unlink(*path);
+        free(*path);
+        *path = NULL;
     }
 }
-#define CLAIM_SIZE 4096
 
 void ADIOI_BBLOG_Node_free(struct ADIOI_BBLOG_state *st)
 {
@@ -73,7 +74,6 @@ void ADIOI_BBLOG_Node_free(struct ADIOI_BBLOG_state *st)
     if (!nd)
         return;
     ADIOI_BBLOG_Node_end(st);
-    claim_unlink(nd);
     if (nd->claim > 0)
         munmap(nd->ctr, CLAIM_SIZE);
     if (nd->own_comm)
@@ -94,21 +94,21 @@ void ADIOI_BBLOG_Node_end(struct ADIOI_BBLOG_state *st)
     struct ADIOI_BBLOG_node *nd = st->node;
     int i;
 
-    for (i = 0; nd && nd->fds && i < nd->size; i++) {
+    if (!nd)
+        return;
+    for (i = 0; nd->fds && i < nd->size; i++) {
         if (nd->fds[i] >= 0)
             close(nd->fds[i]);
-        nd->fds[i] = -1;
         if (nd->lfds[i] >= 0)
             close(nd->lfds[i]);
-        nd->lfds[i] = -1;
+        nd->fds[i] = nd->lfds[i] = -1;
     }
-    if (nd && nd->list_fd >= 0)
+    if (nd->list_fd >= 0)
         close(nd->list_fd);
-    if (nd) {
-        nd->list_fd = -1;
-        list_unlink(nd);
-        claim_unlink(nd);       /* everyone mapped it in this drain's Node_prepare */
-    }
+    nd->list_fd = -1;
+    /* Everyone opened them in this drain's Node_prepare. */
+    drop_name(&nd->list_path);
+    drop_name(&nd->claim_path);
 }
 
 /*
@@ -116,10 +116,10 @@ void ADIOI_BBLOG_Node_end(struct ADIOI_BBLOG_state *st)
  * mapped by every process of the node. The node's first process creates it (space allocated,
  * so that no access can fault on a full device) before the drain's exchange of log paths, in
  * which its path travels; the others map it after that exchange, and the first process
- * removes its name at the next exchange, so no crash leaves it behind but in that window. A process that cannot map it
- * writes an equal run of the chunks instead (ADIOI_BBLOG_Node_claim): the others still take
- * every chunk in turn, so such a run is written twice, with the same bytes. A counter
- * costs no collective call; MPI_Win_allocate_shared cost 40-50 ms per file here.
+ * removes its name at the next exchange, so no crash leaves it behind but in that window. A
+ * process that cannot map it writes an equal run of the chunks instead (Node_claim): the
+ * others still take every chunk in turn, so such a run is written twice, with the same bytes.
+ * A counter costs no collective call; MPI_Win_allocate_shared cost 40-50 ms per file here.
  * BBLOG_DEBUG_STATIC_CHUNKS=1 (the same in all processes) makes every process go without,
  * for the tests of that path.
  */
@@ -134,15 +134,6 @@ static char *claim_name(const struct ADIOI_BBLOG_state *st)
     if (path)
         snprintf(path, len, "%s/%.*s.claim", st->logdir, n, st->log_name);
     return path;
-}
-
-static void claim_unlink(struct ADIOI_BBLOG_node *nd)
-{
-    if (nd->claim_path) {
-        unlink(nd->claim_path);
-        free(nd->claim_path);
-        nd->claim_path = NULL;
-    }
 }
 
 /* The node's first process makes the counter (path NULL) before the exchange of paths, in
@@ -177,7 +168,7 @@ static void claim_map(const struct ADIOI_BBLOG_state *st, struct ADIOI_BBLOG_nod
     else
         free(mine);
     if (create && m == MAP_FAILED)
-        claim_unlink(nd);
+        drop_name(&nd->claim_path);
 }
 
 /* Chunk k * n / size of n, without overflow. */
@@ -414,8 +405,8 @@ int ADIOI_BBLOG_Node_share(ADIO_File fd, const uint64_t *mine, int n, int whole,
     *own_kept = 0;
     /* Every process mapped the counter and opened the list files in Node_prepare, before the
      * drain's agreement. */
-    claim_unlink(nd);
-    list_unlink(nd);
+    drop_name(&nd->claim_path);
+    drop_name(&nd->list_path);
     /* A new round of chunks: the counter restarts. Nobody claims in this round before the
      * exchange below, which the first process enters only after this store, and nobody
      * claims any more in the last round: a collective of the drain lies between them. */

@@ -185,6 +185,7 @@ void ADIOI_BBLOG_Publish_hints(ADIO_File fd, const struct ADIOI_BBLOG_hints *h);
 /* ad_bblog_inner.c */
 int ADIOI_BBLOG_Inner_resolve(const char *filename, const char **inner_name, int *fstype,
                               ADIOI_Fns ** ops);
+void ADIOI_BBLOG_Inner_close(struct ADIOI_BBLOG_state *st, int *error_code);
 int ADIOI_BBLOG_Inner_ready(ADIO_File fd);     /* deferred open of inner, if needed */
 /* 1 if the access is contiguous in memory and in the file view, with *byte_off its first byte
  * (the strided entry points take offsets in etypes of the view, the contiguous ones in bytes). */
@@ -259,7 +260,9 @@ int ADIOI_BBLOG_Order_keep(const struct ADIOI_BBLOG_order *o, uint64_t lo, uint6
  * collective (fd->comm the first time, then the node) and returns 1 when this process can read
  * the logs of every process of its node; Node_share is collective over the node, once per
  * round: mine holds n (off, len, log offset, stamp) quadruples, and this process's share of
- * the node's bytes comes back as pieces of the node's logs; Node_read reads pieces of a share. */
+ * the node's bytes comes back as pieces of the node's logs; Node_read reads pieces of a share,
+ * Node_write_mapped writes them to the inner file straight from the logs where it can (-1:
+ * it cannot, read them). */
 struct ADIOI_BBLOG_node;
 struct bblog_npiece;
 int ADIOI_BBLOG_Node_prepare(ADIO_File fd);
@@ -269,11 +272,15 @@ int ADIOI_BBLOG_Node_share(ADIO_File fd, const uint64_t *mine, int n, int whole,
  * and the processes take chunks of them in turn: Node_claim returns the next chunk of n not
  * taken yet by anyone, or n when none is left (*next: 0 at the start of a round). */
 uint64_t ADIOI_BBLOG_Node_claim(const struct ADIOI_BBLOG_state *st, uint64_t n, uint64_t *next);
+int ADIOI_BBLOG_Node_write_mapped(const struct ADIOI_BBLOG_state *st,
+                                  const struct bblog_npiece *p, size_t k, int fd,
+                                  uint64_t *from_peers);
 int ADIOI_BBLOG_Node_read(const struct ADIOI_BBLOG_state *st, const struct bblog_npiece *p,
                           size_t k, char *buf, uint64_t *from_peers);
 void ADIOI_BBLOG_Node_free(struct ADIOI_BBLOG_state *st);      /* collective over the node */
 void ADIOI_BBLOG_Node_end(struct ADIOI_BBLOG_state *st);       /* a drain is over: close logs */
 int ADIOI_BBLOG_Node_size(const struct ADIOI_BBLOG_state *st);  /* processes on this node */
+void ADIOI_BBLOG_Node_rest(struct ADIOI_BBLOG_state *st);       /* after a round's chunks */
 
 /* ad_bblog_bg.c: background drains. Lock/Unlock are no-ops without one. */
 void ADIOI_BBLOG_Lock(struct ADIOI_BBLOG_logstate *ls);

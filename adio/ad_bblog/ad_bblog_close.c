@@ -106,8 +106,7 @@ void ADIOI_BBLOG_Close(ADIO_File fd, int *error_code)
     }
     if (st->inner != ADIO_FILE_NULL) {
         int ierr;
-        ADIO_Close(st->inner, &ierr);
-        MPIO_File_free(&st->inner);
+        ADIOI_BBLOG_Inner_close(st, &ierr);
         if (err == MPI_SUCCESS)
             err = ierr;
     }

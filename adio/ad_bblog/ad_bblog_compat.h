@@ -3,6 +3,8 @@
  * driver sources stay one set of files.
  *   MPICH 4.0.x: I/O counts are int.
  *   MPICH 4.1 and later: I/O counts are MPI_Aint.
+ *   MPICH 4.x: ADIO_File has dirty_write, which ROMIO's flush checks before its fsync: bblog
+ *     sets it on the inner file when it writes there with pwrite itself (ADIOI_BBLOG_DIRTY).
  *   MPICH 4.x: ADIOI_Fns has a SetLock slot, through which ROMIO's common code takes the locks
  *     of atomic mode and of the shared file pointer; bblog forwards it to the inner file.
  *   Open MPI 4.1 (ROMIO 3.2.1, io/romio321): I/O counts are int; ADIOI_Fns ends at
@@ -25,7 +27,9 @@ typedef int ADIOI_BBLOG_count_t;
 
 #ifdef MPICH_NUMVERSION
 #define ADIOI_BBLOG_HAVE_SETLOCK 1
+#define ADIOI_BBLOG_DIRTY(fd) ((fd)->dirty_write = 1)
 #else
+#define ADIOI_BBLOG_DIRTY(fd) ((void) (fd))
 #define ADIOI_BBLOG_ERR_TO_STDERR 1
 #endif
 

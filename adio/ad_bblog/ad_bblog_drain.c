@@ -282,8 +282,38 @@ static void account(struct ADIOI_BBLOG_state *st, const struct round *r)
     st->st.bytes_drained += r->bytes;
 }
 
-/* Reads pieces p[0..k) of the node's logs into r->buf and writes them: alone (solo) or with
- * ROMIO's collective write, which every process calls, empty after a failure. */
+/* One chunk written alone, with ROMIO's generic pwrite, straight from the mapped logs when
+ * they are (ad_bblog_node.c, map_log). Returns 0 when it cannot: read the pieces instead. */
+static int mapped_write(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct round *r,
+                        const struct bblog_npiece *p, size_t k, int *werr)
+{
+    size_t i;
+    int w;
+
+    if (st->inner->fns->ADIOI_xxx_WriteContig != ADIOI_GEN_WriteContig)
+        return 0;
+    *werr = ADIOI_BBLOG_Inner_ready(fd);
+    if (*werr != MPI_SUCCESS)
+        return 1;
+    w = ADIOI_BBLOG_Node_write_mapped(st, p, k, st->inner->fd_sys, &st->st.bytes_from_peers);
+    if (w < 0)
+        return 0;
+    if (w != 0)
+        *werr = ADIOI_BBLOG_Err_rc("ADIOI_BBLOG_DRAIN", __LINE__, w, "cannot write",
+                                   st->pfs_path);
+    ADIOI_BBLOG_DIRTY(st->inner);
+    st->inner->fp_sys_posn = -1;        /* as after any write of ROMIO's own */
+    r->k = 1;
+    for (i = 0; i < k; i++)
+        r->bytes += p[i].len;
+    st->st.indep_writes++;
+    account(st, r);
+    return 1;
+}
+
+/* Reads pieces p[0..k) of the node's logs into r->buf and writes them: alone (solo; straight
+ * from the mapped logs when it can) or with ROMIO's collective write, which every process
+ * calls, empty after a failure. */
 static void write_node_chunk(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct round *r,
                              const struct bblog_npiece *p, size_t k, int solo, int *rc,
                              int *werr)
@@ -292,6 +322,8 @@ static void write_node_chunk(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct 
 
     r->k = 0;
     r->bytes = 0;
+    if (solo && *rc == 0 && k > 0 && mapped_write(fd, st, r, p, k, werr))
+        return;
     if (*rc == 0 && k > 0)
         *rc = ADIOI_BBLOG_Node_read(st, p, k, r->buf, &st->st.bytes_from_peers);
     for (i = 0; *rc == 0 && i < k; i++) {
@@ -317,7 +349,8 @@ static void write_node_chunk(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct 
  * writes it with ROMIO's collective write. On one node (solo) every process gets the node's
  * bytes of the round, in file order, cut into chunks of `chunk` bytes, and the processes take
  * the chunks in turn (Node_claim) and write each alone, with no collective call: a process
- * that is slower (descheduled, or behind a slow server) writes fewer of them. After a failure
+ * that is slower (descheduled, or behind a slow server) writes fewer of them. A process out of
+ * chunks then sleeps until the others are done (Node_rest) rather than spin in MPI. After a failure
  * a process still takes its turns, writing nothing, so that the others' chunks stay theirs;
  * the drain's final agreement makes it fail everywhere.
  */
@@ -368,6 +401,7 @@ static void node_round(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct round 
         }
         write_node_chunk(fd, st, r, q, k, 1, rc, werr);
     }
+    ADIOI_BBLOG_Node_rest(st);
     free(q);
     free(p);
 }
@@ -608,6 +642,9 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
         ADIO_Flush(st->inner, &err);
     failed = err != MPI_SUCCESS;
     MPI_Allreduce(&failed, &anyfail, 1, MPI_INT, MPI_MAX, fd->comm);
+    /* Every process has read the node's logs: their mappings go before the truncation of the
+     * logs below, which would otherwise have to unmap the pages from all of them. */
+    ADIOI_BBLOG_Node_end(st);
     if (!anyfail && partial) {
         for (i = 0; i < n && rc == 0; i++) {
             rc = ADIOI_BBLOG_Note_through(st->ls, segs[i].off, segs[i].len, stamps[i]);
@@ -651,7 +688,6 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
                               "another process; the data stays in the logs under %s",
                               st->pfs_path, st->logdir);
     }
-    ADIOI_BBLOG_Node_end(st);
     st->st.drains++;
     st->st.t_drain += ADIOI_BBLOG_Now() - t0;
     if (r.buf)

@@ -144,6 +144,18 @@ int ADIOI_BBLOG_Contig_access(ADIO_File fd, MPI_Datatype datatype, int file_ptr_
     return 1;
 }
 
+/* The inner file is opened on the outer file's communicator (ad_bblog_open.c), which ROMIO's
+ * ADIO_Close would free with it; the outer file's close still needs it (ROMIO frees it after
+ * our Close returns). So the inner file gets a communicator of its own to free first: a
+ * duplicate of MPI_COMM_SELF, which involves no other process. ROMIO's close of the drivers
+ * that bblog drains into makes no collective call. */
+void ADIOI_BBLOG_Inner_close(struct ADIOI_BBLOG_state *st, int *error_code)
+{
+    MPI_Comm_dup(MPI_COMM_SELF, &st->inner->comm);
+    ADIO_Close(st->inner, error_code);
+    MPIO_File_free(&st->inner);
+}
+
 int ADIOI_BBLOG_Inner_ready(ADIO_File fd)
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);

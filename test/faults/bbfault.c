@@ -1,13 +1,14 @@
 /*
  * An LD_PRELOAD fault injector for the I/O of bblog jobs (test/faults/run-faults.sh).
  *
- * It wraps pwrite, pread, preadv, ftruncate (and their 64 variants), open (without O_CREAT),
+ * It wraps pwrite, pwritev, pread, preadv, ftruncate (and their 64 variants), open (without O_CREAT),
  * io_submit and io_getevents, and makes chosen calls on chosen files fail. Selection, all by environment
  * variables:
- *   BBFAULT_OP     pwrite | pread | aio_submit | aio_complete | open | ftruncate: which call
+ *   BBFAULT_OP     pwrite | pread | preadv | aio_submit | aio_complete | open | ftruncate: which call
  *                  (ftruncate: a resize of the file, which fails; BBFAULT_ERR short is EIO
  *                  there). pread covers
- *                  preadv too. aio_submit makes io_submit of a write refuse it; aio_complete
+ *                  preadv too (preadv alone: the drain's reads of the node's logs), pwrite
+ *                  pwritev (the drain's writes from mapped logs). aio_submit makes io_submit of a write refuse it; aio_complete
  *                  rewrites the completion of a write that io_getevents reports (the write
  *                  itself happened, in full). open: an open of an existing file by path (the
  *                  drain's node exchange opening other processes' logs) fails.
@@ -43,7 +44,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-enum op { OP_NONE, OP_PWRITE, OP_PREAD, OP_AIO_SUBMIT, OP_AIO_COMPLETE, OP_OPEN, OP_FTRUNCATE };
+enum op { OP_NONE, OP_PWRITE, OP_PREAD, OP_PREADV, OP_AIO_SUBMIT, OP_AIO_COMPLETE, OP_OPEN,
+    OP_FTRUNCATE };
 
 static struct {
     int ready;
@@ -72,6 +74,8 @@ static void setup(void)
         cfg.op = OP_PWRITE;
     else if (strcmp(op, "pread") == 0)
         cfg.op = OP_PREAD;
+    else if (strcmp(op, "preadv") == 0)
+        cfg.op = OP_PREADV;
     else if (strcmp(op, "aio_submit") == 0)
         cfg.op = OP_AIO_SUBMIT;
     else if (strcmp(op, "aio_complete") == 0)
@@ -81,7 +85,7 @@ static void setup(void)
     else if (strcmp(op, "ftruncate") == 0)
         cfg.op = OP_FTRUNCATE;
     else {
-        fprintf(stderr, "bbfault: BBFAULT_OP=%s: not pwrite, pread, aio_submit, "
+        fprintf(stderr, "bbfault: BBFAULT_OP=%s: not pwrite, pread, preadv, aio_submit, "
                 "aio_complete, open or ftruncate\n", op);
         abort();
     }
@@ -283,16 +287,20 @@ ssize_t pread64(int fd, void *buf, size_t len, off_t off)
 typedef ssize_t (*rwv_fn)(int, const struct iovec *, int, off_t);
 
 /* short: the first half of the bytes (at least one) */
-static ssize_t do_preadv(const char *name, int fd, const struct iovec *iov, int n, off_t off)
+static ssize_t do_rwv(enum op op, const char *name, int fd, const struct iovec *iov, int n,
+                      off_t off)
 {
     rwv_fn real = (rwv_fn) next(name, NULL);
     struct iovec cut[64];
     size_t total = 0, want;
     int k;
 
+    setup();
+    if (op == OP_PREAD && cfg.op == OP_PREADV)
+        op = OP_PREADV;
     for (k = 0; k < n; k++)
         total += iov[k].iov_len;
-    if (total == 0 || !hit(OP_PREAD, fd, (long long) off, "preadv"))
+    if (total == 0 || !hit(op, fd, (long long) off, op == OP_PWRITE ? "pwritev" : "preadv"))
         return real(fd, iov, n, off);
     if (cfg.err) {
         errno = cfg.err;
@@ -310,12 +318,22 @@ static ssize_t do_preadv(const char *name, int fd, const struct iovec *iov, int 
 
 ssize_t preadv(int fd, const struct iovec *iov, int n, off_t off)
 {
-    return do_preadv("preadv", fd, iov, n, off);
+    return do_rwv(OP_PREAD, "preadv", fd, iov, n, off);
 }
 
 ssize_t preadv64(int fd, const struct iovec *iov, int n, off_t off)
 {
-    return do_preadv("preadv64", fd, iov, n, off);
+    return do_rwv(OP_PREAD, "preadv64", fd, iov, n, off);
+}
+
+ssize_t pwritev(int fd, const struct iovec *iov, int n, off_t off)
+{
+    return do_rwv(OP_PWRITE, "pwritev", fd, iov, n, off);
+}
+
+ssize_t pwritev64(int fd, const struct iovec *iov, int n, off_t off)
+{
+    return do_rwv(OP_PWRITE, "pwritev64", fd, iov, n, off);
 }
 
 typedef int (*open_fn)(const char *, int, ...);

@@ -14,7 +14,8 @@
 #   EIO or ENOSPC or transfer half their bytes: appends to the data log (libaio submit and
 #   completion), metadata log writes, log reads during a drain (pread, and preadv of the node
 #   exchange), the node exchange's open of other processes' logs and of their piece-list files
-#   and the reads of those lists, PFS writes during a drain. The
+#   and the reads of those lists, PFS writes during a drain (from the drain buffer, and
+#   straight from the mapped logs). The
 #   fault must have been injected (its log is not empty); a short transfer must be absorbed
 #   (no error at all); EIO must come back as MPI_ERR_IO, ENOSPC as MPI_ERR_NO_SPACE or
 #   MPI_ERR_IO (the other ranks of a failed collective drain say MPI_ERR_IO).
@@ -223,18 +224,19 @@ bbfull 2m all    # no 4 MiB staging buffer fits
 bbfull 12m some  # 4 ranks x 4 MiB do not all fit
 
 # ---- injected faults ---------------------------------------------------------------------
-# inject NAME EXPECT NW T OP PATH ERR SKIP TIMES RANK SYNC
+# inject NAME EXPECT NW T OP PATH ERR SKIP TIMES RANK SYNC [VAR=VALUE]
 #   EXPECT: absorb (no error may reach the caller), report (errors allowed, of the class ERR
 #   maps to) or sync (as report, and MPI_File_sync must fail: with bblog_sync=bb, a sync after
 #   a failed log write cannot have made the data durable)
 inject() {
     local name="inject[$1]" expect=$2 nw=$3 t=$4 op=$5 path=$6 err=$7 skip=$8 times=$9
-    local rank=${10} sync=${11} bad
+    local rank=${10} sync=${11} extra=${12:-} bad
     local -a envs=(BBLOG_SYNC="$sync" LD_PRELOAD="$work/bbfault.so" BBFAULT_OP="$op"
                    BBFAULT_PATH="$path" BBFAULT_ERR="$err" BBFAULT_SKIP="$skip"
                    BBFAULT_TIMES="$times" BBFAULT_LOG="$work/$name/faults.log")
     selected "$name" || return 0
     [ "$rank" != all ] && envs+=(BBFAULT_RANK="$rank")
+    [ -n "$extra" ] && envs+=("$extra")
     run_job "$name" "bblog:@/pfs/target.out" "$nw" "$t" "${envs[@]}"
     check_job
     if [ "$expect" = sync ] && ! echo "$errs" | grep -q '^sync '; then
@@ -278,9 +280,13 @@ inject log-aio-eio-bb    sync   $small aio_complete .data EIO    0 1 1   bb
 inject log-submit-eio    report $small aio_submit   .data EIO    0 1 2   pfs
 inject log-meta-hdr-eio  report $small pwrite       .meta EIO    0 1 1   pfs
 inject log-meta-rec-eio  report $small pwrite       .meta EIO    1 0 1   bb
-inject drain-read-eio    report $large pread        .data EIO    0 1 1   pfs
-inject drain-read-eio-all report $large pread       .data EIO    0 0 1   pfs
-inject drain-read-short  absorb $large pread        .data short  0 0 all pfs
+# The burst buffer here is on /dev/shm, where a one-node drain writes the PFS straight from
+# the mapped logs (pwritev, the pfs-write cases below); BBLOG_DEBUG_NO_MAP=1 makes it read
+# the logs into its buffer first, as on a burst buffer on a device.
+nomap=BBLOG_DEBUG_NO_MAP=1
+inject drain-read-eio    report $large pread        .data EIO    0 1 1   pfs $nomap
+inject drain-read-eio-all report $large pread       .data EIO    0 0 1   pfs $nomap
+inject drain-read-short  absorb $large pread        .data short  0 0 all pfs $nomap
 # The drain's node exchange: one rank cannot open the other processes' logs, so the drain
 # takes the MPI path instead, and nobody sees an error.
 inject node-open-eio     absorb $large open         .data EIO    0 1 1   pfs
@@ -292,6 +298,8 @@ inject node-list-read-eio report $large pread       .list EIO    0 1 1   pfs
 inject pfs-write-short   absorb $small pwrite  target.out short  0 0 all pfs
 inject pfs-write-eio     report $small pwrite  target.out EIO    0 1 0   pfs
 inject pfs-write-enospc-all report $small pwrite target.out ENOSPC 0 0 all pfs
+inject pfs-write-eio-nomap report $small pwrite target.out EIO    0 1 0   pfs $nomap
+inject pfs-write-short-nomap absorb $small pwrite target.out short 0 0 all pfs $nomap
 }
 
 echo "run-faults: $passed passed, $failed failed"

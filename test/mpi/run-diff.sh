@@ -317,7 +317,9 @@ check_warning() {
 # valgrind (the bblog leg runs under valgrind, no force leg), nested (one more leg with the inner
 # driver named: bblog:ufs:PATH), noforce (no force leg: the mode under test is in the hints),
 # env=VAR=VALUE (set in the environment of the bblog legs), notrunc (in the bblog legs every
-# ftruncate of the output file fails, through test/faults/bbfault.c, and none may be tried).
+# ftruncate of the output file fails, through test/faults/bbfault.c, and none may be tried),
+# noread (likewise every preadv of a data log, the drain's reads of the node's logs: a drain
+# that writes from the mapped logs reads none).
 run_case() {
     local name=$1 prog=$2 n=$3 hints=$4 opts=${5:-}
     local dir=$work/$name.$n keep=0 stats= warn=0 vg=0 nested=0 noforce=0 ref_ok=0 mode target
@@ -337,6 +339,10 @@ run_case() {
         notrunc)
             extra_env+=(LD_PRELOAD="$bin/bbfault.so" BBFAULT_OP=ftruncate BBFAULT_TIMES=0
                         BBFAULT_PATH="$dir/" BBFAULT_LOG="$dir/truncs.log")
+            ;;
+        noread)
+            extra_env+=(LD_PRELOAD="$bin/bbfault.so" BBFAULT_OP=preadv BBFAULT_TIMES=0
+                        BBFAULT_PATH=.data BBFAULT_LOG="$dir/reads.log")
             ;;
         *) echo "run-diff: unknown option $o" >&2; exit 1 ;;
         esac
@@ -374,6 +380,9 @@ run_case() {
             [ -s "$dir/truncs.log" ] && extra="$extra the driver resized the file (it must not \
 here; bbfault made it fail): $(head -n 1 "$dir/truncs.log")"
             rm -f "$dir/truncs.log"
+            [ -s "$dir/reads.log" ] && extra="$extra the drain read the logs instead of writing \
+from their mappings (bbfault made the read fail): $(head -n 1 "$dir/reads.log")"
+            rm -f "$dir/reads.log"
             [ -n "$extra" ] && why="${why:+$why; }$(echo $extra)"
         fi
         if [ "$mode" = ufs ]; then
@@ -560,6 +569,13 @@ selected "t_strided[flush64k,static]" &&
     run_case "t_strided[flush64k,static]" t_strided 4 "$small" "noforce,env=BBLOG_DEBUG_STATIC_CHUNKS=1"
 selected "t_bigdata[flush64k,static]" &&
     run_case "t_bigdata[flush64k,static]" t_bigdata 3 "$small" "noforce,env=BBLOG_DEBUG_STATIC_CHUNKS=1"
+# One node, burst buffer in memory (/dev/shm), ufs: the drain writes the PFS straight from the
+# mapped logs and reads none (noread); BBLOG_DEBUG_NO_MAP=1 makes it read them into its buffer.
+selected "t_strided[noread]" && run_case "t_strided[noread]" t_strided 4 "" noread
+selected "t_strided[flush64k,nomap]" &&
+    run_case "t_strided[flush64k,nomap]" t_strided 4 "$small" "noforce,env=BBLOG_DEBUG_NO_MAP=1"
+selected "t_bigdata[flush64k,nomap]" &&
+    run_case "t_bigdata[flush64k,nomap]" t_bigdata 3 "$small" "noforce,env=BBLOG_DEBUG_NO_MAP=1"
 # The inner driver named after the prefix (bblog:ufs:/path).
 selected "t_noncontig[nested]" && run_case "t_noncontig[nested]" t_noncontig 2 "" nested
 # Everything logged, large writes too (bblog_indep_threshold=0), with a burst buffer too small.

@@ -441,19 +441,23 @@ int ADIOI_BBLOG_Node_prepare(ADIO_File fd)
     return ok;
 }
 
-/* Reads the log bytes at off into the buffers of iov[0..n), retrying short reads. */
-static int read_run(int fd, struct iovec *iov, int n, uint64_t off)
+/* Reads the file bytes at off into the buffers of iov[0..n) (is_write 0), or writes them
+ * there, retrying short transfers and EINTR; advances iov. Returns 0 or an errno: EIO when a
+ * read meets the end of the file (a log shorter than its index says: truncated outside) or a
+ * write makes no progress. */
+static int rw_vec(int fd, struct iovec *iov, int n, uint64_t off, int is_write)
 {
     int i = 0;
 
     while (i < n) {
-        ssize_t r = preadv(fd, iov + i, n - i, (off_t) off);
+        ssize_t r = is_write ? pwritev(fd, iov + i, n - i, (off_t) off) :
+            preadv(fd, iov + i, n - i, (off_t) off);
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0)
             return errno;
         if (r == 0)
-            return EIO;         /* the log ends before its index says: truncated outside */
+            return EIO;
         off += (uint64_t) r;
         while (r > 0) {
             if ((size_t) r >= iov[i].iov_len) {
@@ -577,7 +581,7 @@ int ADIOI_BBLOG_Node_read(const struct ADIOI_BBLOG_state *st, const struct bblog
         int m = 0;
         for (i = 0; i <= k && rc == 0; i++) {
             if (m > 0 && (i == k || (p[i].who == w && (m == IOV_MAX || p[i].src != next_src)))) {
-                rc = nd->fds[w] >= 0 ? read_run(nd->fds[w], iov, m, run_src) : EBADF;
+                rc = nd->fds[w] >= 0 ? rw_vec(nd->fds[w], iov, m, run_src, 0) : EBADF;
                 m = 0;
             }
             if (i == k)
@@ -624,31 +628,15 @@ int ADIOI_BBLOG_Node_write_mapped(const struct ADIOI_BBLOG_state *st,
     }
     off = k ? p[0].off : 0;
     for (i = 0; i < k;) {
-        int m = 0, j = 0;
+        int m = 0, rc;
+        uint64_t at = off;
         for (; i < k && m < IOV_MAX; i++, m++) {
             iov[m].iov_base = nd->maps[p[i].who] + p[i].src;
             iov[m].iov_len = (size_t) p[i].len;
+            off += p[i].len;
         }
-        while (j < m) {
-            ssize_t r = pwritev(fd, iov + j, m - j, (off_t) off);
-            if (r < 0 && errno == EINTR)
-                continue;
-            if (r < 0)
-                return errno;
-            if (r == 0)
-                return EIO;     /* no progress: do not spin */
-            off += (uint64_t) r;
-            while (r > 0) {
-                if ((size_t) r >= iov[j].iov_len) {
-                    r -= (ssize_t) iov[j].iov_len;
-                    j++;
-                } else {
-                    iov[j].iov_base = (char *) iov[j].iov_base + r;
-                    iov[j].iov_len -= (size_t) r;
-                    r = 0;
-                }
-            }
-        }
+        if ((rc = rw_vec(fd, iov, m, at, 1)) != 0)
+            return rc;
     }
     *from_peers += peers;
     return 0;

@@ -282,16 +282,15 @@ static void account(struct ADIOI_BBLOG_state *st, const struct round *r)
     st->st.bytes_drained += r->bytes;
 }
 
-/* One chunk written alone, with ROMIO's generic pwrite, straight from the mapped logs when
- * they are (ad_bblog_node.c, map_log). Returns 0 when it cannot: read the pieces instead. */
+/* One chunk written alone with pwritev straight from the mapped logs, when they are (only
+ * under ROMIO's generic pwrite: ad_bblog_node.c, map_log). Returns 0 when it cannot: read the
+ * pieces instead. */
 static int mapped_write(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct round *r,
                         const struct bblog_npiece *p, size_t k, int *werr)
 {
     size_t i;
     int w;
 
-    if (st->inner->fns->ADIOI_xxx_WriteContig != ADIOI_GEN_WriteContig)
-        return 0;
     *werr = ADIOI_BBLOG_Inner_ready(fd);
     if (*werr != MPI_SUCCESS)
         return 1;

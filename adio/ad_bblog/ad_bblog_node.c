@@ -67,6 +67,14 @@ struct ADIOI_BBLOG_node {
 
 #define CLAIM_SIZE 4096
 
+/* A BBLOG_DEBUG_* variable of the tests (the same in all processes): its value, 0 if unset. */
+static int debug_env(const char *name)
+{
+    const char *v = getenv(name);
+
+    return v ? atoi(v) : 0;
+}
+
 /* Removes a name this process made (the list file, the counter) once the others have opened
  * it; NULL: nothing (left) to remove. */
 static void drop_name(char **path)
@@ -165,7 +173,7 @@ static void claim_map(const struct ADIOI_BBLOG_state *st, struct ADIOI_BBLOG_nod
     void *m = MAP_FAILED;
 
     nd->claim = -1;
-    if (getenv("BBLOG_DEBUG_STATIC_CHUNKS") && atoi(getenv("BBLOG_DEBUG_STATIC_CHUNKS")) > 0)
+    if (debug_env("BBLOG_DEBUG_STATIC_CHUNKS") > 0)
         return;
     if (create && !(path = mine = claim_name(st)))
         return;
@@ -226,7 +234,7 @@ void ADIOI_BBLOG_Node_rest(struct ADIOI_BBLOG_state *st)
     struct ADIOI_BBLOG_node *nd = st->node;
     uint32_t *word, target, v;
 
-    if (!nd || !nd->all_claim || nd->claim <= 0)
+    if (!nd || !nd->all_claim)         /* all_claim: this process mapped it too */
         return;
     word = (uint32_t *) (nd->ctr + 1);
     target = ++nd->rests * (uint32_t) nd->size;        /* wraps alike everywhere */
@@ -253,15 +261,14 @@ static struct ADIOI_BBLOG_node *node_new(ADIO_File fd, struct ADIOI_BBLOG_state 
 {
     struct ADIOI_BBLOG_node *nd = calloc(1, sizeof(*nd));
     MPI_Comm comm;
-    int i, own = 1;
+    int i, own = 1, pseudo = debug_env("BBLOG_DEBUG_NODE_SIZE");
 
     /* Collective over fd->comm even when this process cannot allocate. The environment
      * variable BBLOG_DEBUG_NODE_SIZE=N (the same in all processes) makes nodes of N
      * consecutive ranks instead, so that tests on one machine cover the path of a cluster:
      * several nodes, ROMIO's two-phase exchange between them. */
-    if (getenv("BBLOG_DEBUG_NODE_SIZE") && atoi(getenv("BBLOG_DEBUG_NODE_SIZE")) > 0)
-        MPI_Comm_split(fd->comm, st->rank / atoi(getenv("BBLOG_DEBUG_NODE_SIZE")), st->rank,
-                       &comm);
+    if (pseudo > 0)
+        MPI_Comm_split(fd->comm, st->rank / pseudo, st->rank, &comm);
     else if (st->one_node)
         comm = fd->comm, own = 0;       /* a new communicator costs several collectives */
     else
@@ -304,9 +311,8 @@ static struct ADIOI_BBLOG_node *node_new(ADIO_File fd, struct ADIOI_BBLOG_state 
  * reading them into the drain buffer first: one copy of every byte less, on a node whose
  * processors the PFS client needs too (IOR strided 4 KiB, 4 x 64 MiB, GlusterFS stand-in: the
  * drain took 0.98 s against 1.02 s, medians of 34 runs each, interleaved). Only where the logs
- * live in memory (tmpfs, ramfs):
- * reading a mapping of a file on a device turns an I/O error into SIGBUS, where pread returns
- * EIO and the drain fails cleanly. The logs are complete when mapped (every process flushed
+ * live in memory (tmpfs, ramfs): reading a mapping of a file on a device turns an I/O error
+ * into SIGBUS, where pread returns EIO and the drain fails cleanly. The logs are complete when mapped (every process flushed
  * its log before the exchange of paths), and nothing shrinks them before the drain's end.
  */
 #define TMPFS_MAGIC_ 0x01021994L
@@ -359,7 +365,7 @@ int ADIOI_BBLOG_Node_prepare(ADIO_File fd)
     struct ADIOI_BBLOG_node *nd = st->node;
     const char *path = "";
     char *all, *buf = NULL;
-    int ok = 1, len = 0, total, i, claim, map;
+    int ok = 1, len = 0, total, i, alone, claim, map;
     size_t plen;
 
     if (!nd) {
@@ -394,14 +400,14 @@ int ADIOI_BBLOG_Node_prepare(ADIO_File fd)
         }
     }
     /* One node, no collective writes asked for: the drain takes chunks in turn (the decision
-     * is the drain's, from the same inputs). */
-    claim = nd->claim == 0 && nd->size == st->nprocs &&
-        st->inner->hints->cb_write != ADIOI_HINT_ENABLE;
+     * is the drain's, from the same inputs), and with ROMIO's generic pwrite below writes them
+     * from the mapped logs. */
+    alone = nd->size == st->nprocs && st->inner->hints->cb_write != ADIOI_HINT_ENABLE;
+    claim = alone && nd->claim == 0;
     if (claim && nd->rank == 0)
         claim_map(st, nd, NULL);
-    map = nd->size == st->nprocs && st->inner->hints->cb_write != ADIOI_HINT_ENABLE &&
-        st->inner->fns->ADIOI_xxx_WriteContig == ADIOI_GEN_WriteContig &&
-        !(getenv("BBLOG_DEBUG_NO_MAP") && atoi(getenv("BBLOG_DEBUG_NO_MAP")) > 0);
+    map = alone && st->inner->fns->ADIOI_xxx_WriteContig == ADIOI_GEN_WriteContig &&
+        debug_env("BBLOG_DEBUG_NO_MAP") <= 0;
     /* Each process's entry: "LOG\0LIST\0", and the first's "COUNTER\0" after them; an
      * empty string for what a process does not have. */
     put_str(&buf, &len, path);

@@ -29,6 +29,7 @@ EXTRA_DIST += \
     adio/ad_bblog/ad_bblog_resize.c \
     adio/ad_bblog/ad_bblog_shared.c \
     adio/ad_bblog/ad_bblog_stats.c \
+    adio/ad_bblog/ad_bblog_vis.c \
     adio/ad_bblog/ad_bblog_write.c
 # <<< driver files
 

@@ -26,6 +26,7 @@ romio_other_sources +=                  \
     adio/ad_bblog/ad_bblog_resize.c     \
     adio/ad_bblog/ad_bblog_shared.c     \
     adio/ad_bblog/ad_bblog_stats.c      \
+    adio/ad_bblog/ad_bblog_vis.c        \
     adio/ad_bblog/ad_bblog_write.c
 
 endif BUILD_AD_BBLOG

@@ -44,6 +44,7 @@ struct ADIOI_BBLOG_hints {
     ADIO_Offset indep_threshold;        /* mean extent size drained independently, 0 = never */
     int node_exchange;                  /* bblog_node_exchange=bb: drain reads node peers' logs */
     int shared_fp;                      /* bblog_shared_fp=enable: ROMIO's shared file pointer */
+    int posix_reads;                    /* bblog_consistency=posix: reads see others' writes */
     char stats[PATH_MAX];               /* "" = off, "stderr", or a file to append JSON to */
 };
 
@@ -62,6 +63,7 @@ struct ADIOI_BBLOG_stats {
     uint64_t writes_through;
     uint64_t read_calls, bytes_overlaid;
     uint64_t bytes_from_peers;          /* drained from other processes' logs (node exchange) */
+    uint64_t bytes_from_others;         /* read from other processes' logs (ad_bblog_vis.c) */
     double t_append, t_drain, t_sync;   /* seconds */
 };
 
@@ -99,6 +101,7 @@ struct ADIOI_BBLOG_logstate {
     size_t nthrough, through_cap;
     struct ADIOI_BBLOG_piece *recent;   /* with bg: appended since the last planning point */
     size_t nrecent, recent_cap;
+    struct ADIOI_BBLOG_vis *vis;        /* what other processes' reads see (ad_bblog_vis.c) */
 };
 
 struct ADIOI_BBLOG_state {
@@ -120,6 +123,10 @@ struct ADIOI_BBLOG_state {
     char pfs_path[PATH_MAX];            /* absolute path of the inner file */
     struct ADIOI_BBLOG_node *node;      /* node exchange of the drain, from the first drain */
     int one_node;                       /* all processes on one host (agreed at open) */
+    struct ADIOI_BBLOG_peers *peers;    /* other processes' published writes, or NULL */
+    char vis_link[PATH_MAX + 300];      /* this handle's name of the process's list, or "" */
+    int vis_hold;                       /* inside a write call: publish at its end */
+    int vis_failed;                     /* no list: every write goes to the PFS file */
     struct ADIOI_BBLOG_stats st;
 };
 
@@ -281,6 +288,39 @@ void ADIOI_BBLOG_Node_free(struct ADIOI_BBLOG_state *st);      /* collective ove
 void ADIOI_BBLOG_Node_end(struct ADIOI_BBLOG_state *st);       /* a drain is over: close logs */
 int ADIOI_BBLOG_Node_size(const struct ADIOI_BBLOG_state *st);  /* processes on this node */
 void ADIOI_BBLOG_Node_rest(struct ADIOI_BBLOG_state *st);       /* after a round's chunks */
+
+/* ad_bblog_vis.c: what other processes logged, seen by this process's reads
+ * (bblog_consistency=posix). Attach makes (or links) the process's list for this handle,
+ * Open prepares the views of the other processes' lists; both at open. Note records an
+ * extent logged (or written through to the PFS) for the next Publish, which every write call
+ * makes at its end. Emptied: the log is about to be emptied after a drain. Vis_read serves a
+ * contiguous read when another process published bytes of it (*done), Vis_any says whether
+ * any has published anything, Vis_end the furthest byte they published. */
+struct ADIOI_BBLOG_vis;
+struct ADIOI_BBLOG_peers;
+int ADIOI_BBLOG_Vis_attach(struct ADIOI_BBLOG_state *st);
+void ADIOI_BBLOG_Vis_detach(struct ADIOI_BBLOG_state *st);
+void ADIOI_BBLOG_Vis_free(struct ADIOI_BBLOG_logstate *ls);
+int ADIOI_BBLOG_Vis_note(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len,
+                         uint64_t data_off, uint32_t gen, int through);
+int ADIOI_BBLOG_Vis_publish(ADIO_File fd);
+void ADIOI_BBLOG_Vis_emptied(struct ADIOI_BBLOG_logstate *ls);
+int ADIOI_BBLOG_Vis_open(struct ADIOI_BBLOG_state *st);
+void ADIOI_BBLOG_Vis_close(struct ADIOI_BBLOG_state *st);
+int ADIOI_BBLOG_Vis_read(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, char *buf,
+                         ADIO_Offset * got, int *done);
+int ADIOI_BBLOG_Vis_any(ADIO_File fd);
+ADIO_Offset ADIOI_BBLOG_Vis_end(ADIO_File fd);
+
+/* ad_bblog_read.c: reads [off, off+len) of the inner file; *got = bytes before its end. */
+int ADIOI_BBLOG_Read_inner(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, char *buf,
+                           ADIO_Offset * got);
+
+/* ad_bblog_node.c: reads the file bytes at off into iov[0..n) (is_write 0) or writes them
+ * there, retrying EINTR and short transfers; advances iov. 0 or an errno (EIO at the end of
+ * the file on a read). */
+struct iovec;
+int ADIOI_BBLOG_Io_vec(int fd, struct iovec *iov, int n, uint64_t off, int is_write);
 
 /* ad_bblog_bg.c: background drains. Lock/Unlock are no-ops without one. */
 void ADIOI_BBLOG_Lock(struct ADIOI_BBLOG_logstate *ls);

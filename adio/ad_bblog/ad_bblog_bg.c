@@ -697,6 +697,8 @@ static void finish(struct ADIOI_BBLOG_logstate *ls)
         fprintf(stderr, "bblog: rank %d: the background drain of %s after close failed (%s); "
                 "its log stays in the burst buffer: run `bblog replay DIR --file %s`\n", rank,
                 ls->pfs_path, strerror(bg->err ? bg->err : EIO), ls->pfs_path);
+    if (ok)
+        ADIOI_BBLOG_Vis_emptied(ls);
     if (ok && ls->log && bblog_log_mark_drained(ls->log) != 0)
         ok = 0;
     free_bg(ls);

@@ -24,8 +24,10 @@ static int write_keeps(struct ADIOI_BBLOG_logstate *ls)
     uint64_t lo = 0, hi = 0;
     int rc = 0;
 
-    if (bblog_idx_count(ls->idx) == 0)
+    if (bblog_idx_count(ls->idx) == 0) {
+        ADIOI_BBLOG_Vis_emptied(ls);
         return bblog_log_mark_drained(ls->log);
+    }
     bblog_idx_iter_init(ls->idx, &it, 0, UINT64_MAX);
     while (rc == 0 && bblog_idx_iter_next(&it, &e)) {
         if (hi > lo && e.off == hi) {           /* adjacent extents: one range */
@@ -92,6 +94,8 @@ void ADIOI_BBLOG_Close(ADIO_File fd, int *error_code)
     if (!st->passthrough && st->hints_parsed && st->hints.stats[0])
         ADIOI_BBLOG_Stats_report(fd);
     ADIOI_BBLOG_Node_free(st);
+    ADIOI_BBLOG_Vis_detach(st);
+    ADIOI_BBLOG_Vis_close(st);
     if (st->ls) {
         int had_log = st->ls->log != NULL;
         rc = ADIOI_BBLOG_Logstate_detach(st->ls, err == MPI_SUCCESS && !st->hints.keep_logs);

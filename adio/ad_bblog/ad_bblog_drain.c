@@ -463,6 +463,7 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
     MPI_Allreduce(in, total, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, fd->comm);
     *emptied = 0;
     if (total[1] == 0) {
+        ADIOI_BBLOG_Vis_emptied(st->ls);        /* what it lists is all in the PFS file */
         ADIOI_BBLOG_Order_reset(st->ls);
         *emptied = 1;
         return MPI_SUCCESS;
@@ -655,6 +656,10 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
                                      st->pfs_path);
         anyfail = 1;            /* the log keeps its older extents: no mark, no clear */
     }
+    /* Every process's bytes are in the PFS file: the others' reads stop looking in this log
+     * before it is emptied (ad_bblog_vis.c). */
+    if (!anyfail)
+        ADIOI_BBLOG_Vis_emptied(st->ls);
     if (!anyfail && st->ls->log) {
         /* With more than one process, every record of this file stamped up to now is on the
          * PFS: the header says so job-wide, for a replay after a crash in which some process

@@ -31,6 +31,12 @@ void ADIOI_BBLOG_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t * fcntl_struct, int 
         if (*error_code == MPI_SUCCESS && !st->passthrough && st->ls->idx &&
             (ADIO_Offset) bblog_idx_end(st->ls->idx) > fcntl_struct->fsize)
             fcntl_struct->fsize = (ADIO_Offset) bblog_idx_end(st->ls->idx);
+        /* As on a POSIX file system: the other processes' published writes count too. */
+        if (*error_code == MPI_SUCCESS && st->peers) {
+            ADIO_Offset e = ADIOI_BBLOG_Vis_end(fd);
+            if (e > fcntl_struct->fsize)
+                fcntl_struct->fsize = e;
+        }
         ADIOI_BBLOG_Unlock(st->ls);
         return;
     case ADIO_FCNTL_SET_DISKSPACE:

@@ -42,6 +42,7 @@ static const struct hint_def hint_defs[] = {
     {"bblog_indep_threshold", "BBLOG_INDEP_THRESHOLD", H_SIZE, NULL},
     {"bblog_node_exchange", "BBLOG_NODE_EXCHANGE", H_ENUM, "bb|mpi"},
     {"bblog_shared_fp", "BBLOG_SHARED_FP", H_ENUM, "enable|disable"},
+    {"bblog_consistency", "BBLOG_CONSISTENCY", H_ENUM, "posix|mpi"},
     {"bblog_keep_logs", "BBLOG_KEEP_LOGS", H_BOOL, NULL},
     {"bblog_stats", "BBLOG_STATS", H_PATH, NULL},
 };
@@ -142,6 +143,8 @@ static int apply(const struct hint_def *d, int from_env, const char *v,
             h->node_exchange = strcmp(v, "bb") == 0;
         else if (strcmp(d->key, "bblog_shared_fp") == 0)
             h->shared_fp = strcmp(v, "enable") == 0;
+        else if (strcmp(d->key, "bblog_consistency") == 0)
+            h->posix_reads = strcmp(v, "posix") == 0;
         else if (strcmp(d->key, "bblog_drain") == 0)
             h->drain = strcmp(v, "reactive") == 0 ? ADIOI_BBLOG_DRAIN_REACTIVE :
                 strcmp(v, "proactive") == 0 ? ADIOI_BBLOG_DRAIN_PROACTIVE :
@@ -203,6 +206,7 @@ static void set_defaults(struct ADIOI_BBLOG_hints *h)
     h->indep_threshold = DEFAULT_INDEP_THRESHOLD;
     h->node_exchange = 1;
     h->shared_fp = 1;
+    h->posix_reads = 1;
 }
 
 int ADIOI_BBLOG_Parse_hints(MPI_Info info, struct ADIOI_BBLOG_hints *h)
@@ -267,6 +271,7 @@ void ADIOI_BBLOG_Publish_hints(ADIO_File fd, const struct ADIOI_BBLOG_hints *h)
     ADIOI_Info_set(fd->info, "bblog_indep_threshold", v);
     ADIOI_Info_set(fd->info, "bblog_node_exchange", h->node_exchange ? "bb" : "mpi");
     ADIOI_Info_set(fd->info, "bblog_shared_fp", h->shared_fp ? "enable" : "disable");
+    ADIOI_Info_set(fd->info, "bblog_consistency", h->posix_reads ? "posix" : "mpi");
     ADIOI_Info_set(fd->info, "bblog_keep_logs", h->keep_logs ? "true" : "false");
     ADIOI_Info_set(fd->info, "bblog_stats", h->stats[0] ? h->stats : "off");
 }

@@ -447,11 +447,9 @@ int ADIOI_BBLOG_Node_prepare(ADIO_File fd)
     return ok;
 }
 
-/* Reads the file bytes at off into the buffers of iov[0..n) (is_write 0), or writes them
- * there, retrying short transfers and EINTR; advances iov. Returns 0 or an errno: EIO when a
- * read meets the end of the file (a log shorter than its index says: truncated outside) or a
- * write makes no progress. */
-static int rw_vec(int fd, struct iovec *iov, int n, uint64_t off, int is_write)
+/* EIO when a read meets the end of the file (a log shorter than its index says: truncated
+ * outside) or a write makes no progress. */
+int ADIOI_BBLOG_Io_vec(int fd, struct iovec *iov, int n, uint64_t off, int is_write)
 {
     int i = 0;
 
@@ -587,7 +585,7 @@ int ADIOI_BBLOG_Node_read(const struct ADIOI_BBLOG_state *st, const struct bblog
         int m = 0;
         for (i = 0; i <= k && rc == 0; i++) {
             if (m > 0 && (i == k || (p[i].who == w && (m == IOV_MAX || p[i].src != next_src)))) {
-                rc = nd->fds[w] >= 0 ? rw_vec(nd->fds[w], iov, m, run_src, 0) : EBADF;
+                rc = nd->fds[w] >= 0 ? ADIOI_BBLOG_Io_vec(nd->fds[w], iov, m, run_src, 0) : EBADF;
                 m = 0;
             }
             if (i == k)
@@ -641,7 +639,7 @@ int ADIOI_BBLOG_Node_write_mapped(const struct ADIOI_BBLOG_state *st,
             iov[m].iov_len = (size_t) p[i].len;
             off += p[i].len;
         }
-        if ((rc = rw_vec(fd, iov, m, at, 1)) != 0)
+        if ((rc = ADIOI_BBLOG_Io_vec(fd, iov, m, at, 1)) != 0)
             return rc;
     }
     *from_peers += peers;

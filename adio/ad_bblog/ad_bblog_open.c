@@ -238,6 +238,8 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
  * the state made by SetInfo goes here. */
 static void discard_state(ADIO_File fd, struct ADIOI_BBLOG_state *st)
 {
+    ADIOI_BBLOG_Vis_detach(st);
+    ADIOI_BBLOG_Vis_close(st);
     if (st->ls)
         ADIOI_BBLOG_Logstate_detach(st->ls, 1);
     if (st->user_info != MPI_INFO_NULL)
@@ -282,12 +284,30 @@ void ADIOI_BBLOG_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_co
     memset(token, 0, sizeof(token));
     if (err == MPI_SUCCESS && !st->passthrough)
         err = prepare_log(fd, st, token, sizeof(token));
+    /* Reads that see the other processes' writes (ad_bblog_vis.c). */
+    if (err == MPI_SUCCESS && !st->passthrough && st->nprocs > 1 && st->hints.posix_reads &&
+        ADIOI_BBLOG_Vis_open(st) != 0)
+        err = ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_NO_MEM, "bblog: out of memory "
+                              "opening %s", fd->filename);
     *error_code = agree_open(fd, st, err, token);
     if (*error_code == MPI_SUCCESS && !st->passthrough)
         name_log(st, token);
     if (*error_code != MPI_SUCCESS) {
         discard_state(fd, st);
         return;
+    }
+    /* The list that shows this process's writes to the others, before any write is made. If
+     * it cannot be made, nothing is logged: every write goes to the PFS file, where the
+     * others see it. */
+    if (st->peers && !(access_mode & ADIO_RDONLY)) {
+        int rc = ADIOI_BBLOG_Vis_attach(st);
+        if (rc != 0) {
+            char why[PATH_MAX + 64];
+            snprintf(why, sizeof(why), "cannot hold the list of logged writes (%s)",
+                     strerror(rc));
+            st->vis_failed = 1;
+            ADIOI_BBLOG_Warn_full(st, why);
+        }
     }
 
     /* The inner file shares the outer file's communicator: a duplicate would cost a

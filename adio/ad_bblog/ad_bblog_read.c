@@ -1,8 +1,10 @@
 /*
  * Reads. A process always reads its own earlier writes (DESIGN.md section 3) without any
  * collective: the bytes come from the inner file, and this process's logged extents are laid
- * over them from the log. A collective read drains first (see ReadStridedColl). Bytes past the end of the inner file that lie before the end of an
- * overlaid extent read as zeros, as they will once drained.
+ * over them from the log. With bblog_consistency=posix (the default) it also reads what the
+ * other processes of its node logged and published (ad_bblog_vis.c). A collective read drains
+ * first (see ReadStridedColl). Bytes past the end of the inner file that lie before the end of
+ * an overlaid extent read as zeros, as they will once drained.
  */
 #include <string.h>
 
@@ -14,8 +16,7 @@ static int has_logged(struct ADIOI_BBLOG_state *st)
     return !st->passthrough && st->ls->idx && bblog_idx_count(st->ls->idx) > 0;
 }
 
-/* Reads [off, off+len) from the inner file into buf; *got = bytes before its end of file. */
-static int read_inner(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, char *buf,
+int ADIOI_BBLOG_Read_inner(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, char *buf,
                       ADIO_Offset * got)
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
@@ -74,18 +75,24 @@ void ADIOI_BBLOG_ReadContig(ADIO_File fd, void *buf, ADIOI_BBLOG_count_t count,
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
     MPI_Count size;
     ADIO_Offset off = file_ptr_type == ADIO_INDIVIDUAL ? fd->fp_ind : offset, len, got, end;
+    int done;
 
+    *error_code = MPI_SUCCESS;
     MPI_Type_size_x(datatype, &size);
     len = (ADIO_Offset) size * count;
     st->st.read_calls++;
     /* Held across both steps: a background drain forgets an extent only after writing it, and
      * only under the lock, so the bytes are in the inner read or in the overlay. */
     ADIOI_BBLOG_Lock(st->ls);
-    *error_code = read_inner(fd, off, len, buf, &got);
-    if (*error_code == MPI_SUCCESS && has_logged(st))
-        *error_code = overlay(fd, off, len, buf, got, &end);
-    else
-        end = 0;
+    end = 0;
+    done = 0;
+    if (st->peers)
+        *error_code = ADIOI_BBLOG_Vis_read(fd, off, len, buf, &got, &done);
+    if (*error_code == MPI_SUCCESS && !done) {
+        *error_code = ADIOI_BBLOG_Read_inner(fd, off, len, buf, &got);
+        if (*error_code == MPI_SUCCESS && has_logged(st))
+            *error_code = overlay(fd, off, len, buf, got, &end);
+    }
     ADIOI_BBLOG_Unlock(st->ls);
     if (*error_code != MPI_SUCCESS)
         return;
@@ -109,7 +116,7 @@ void ADIOI_BBLOG_ReadStrided(ADIO_File fd, void *buf, ADIOI_BBLOG_count_t count,
                                error_code);
         return;
     }
-    if (!has_logged(st)) {
+    if (!has_logged(st) && !(st->peers && ADIOI_BBLOG_Vis_any(fd))) {
         ADIOI_BBLOG_INNER_STRIDED(fd, st,
                                   ADIO_ReadStrided(st->inner, buf, count, datatype,
                                                    file_ptr_type, offset, status, error_code));

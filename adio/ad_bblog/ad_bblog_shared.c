@@ -65,6 +65,7 @@ int ADIOI_BBLOG_Logstate_detach(struct ADIOI_BBLOG_logstate *ls, int remove)
             break;
         }
     }
+    ADIOI_BBLOG_Vis_free(ls);
     if (ls->log)
         rc = bblog_log_close(ls->log, remove);
     bblog_idx_destroy(ls->idx);

@@ -14,7 +14,7 @@ enum {
     C_WRITE_CALLS, C_BYTES_LOGGED, C_RECORDS, C_EXTENTS_DRAINED,
     C_BYTES_DRAINED, C_BYTES_SUPERSEDED, C_INDEP_WRITES, C_COLL_WRITES, C_BYTES_THROUGH,
     C_WRITES_THROUGH,
-    C_READ_CALLS, C_BYTES_OVERLAID, C_BYTES_FROM_PEERS,
+    C_READ_CALLS, C_BYTES_OVERLAID, C_BYTES_FROM_PEERS, C_BYTES_FROM_OTHERS,
     C_AIO_SUBMITS, C_SYNC_WRITES, C_WAITS, C_NCOUNTERS
 };
 
@@ -45,6 +45,7 @@ void ADIOI_BBLOG_Stats_report(ADIO_File fd)
     c[C_READ_CALLS] = st->st.read_calls;
     c[C_BYTES_OVERLAID] = st->st.bytes_overlaid;
     c[C_BYTES_FROM_PEERS] = st->st.bytes_from_peers;
+    c[C_BYTES_FROM_OTHERS] = st->st.bytes_from_others;
     c[C_AIO_SUBMITS] = ls.aio_submits;
     c[C_SYNC_WRITES] = ls.sync_writes;
     c[C_WAITS] = ls.waits;
@@ -76,6 +77,7 @@ void ADIOI_BBLOG_Stats_report(ADIO_File fd)
             "\"bytes_through\": %llu, \"inner_write_calls\": %llu, "
             "\"inner_write_mean_bytes\": %llu, "
             "\"writes_through\": %llu, \"read_calls\": %llu, \"bytes_overlaid\": %llu, "
+            "\"bytes_read_from_others\": %llu, "
             "\"aio_submits\": %llu, \"pwrite_flushes\": %llu, \"staging_waits\": %llu, "
             "\"max_time_append_s\": %.6f, \"max_time_drain_s\": %.6f, \"max_time_sync_s\": %.6f, "
             "\"max_time_log_fsync_s\": %.6f, \"direct_io\": %d, \"libaio\": %d}\n",
@@ -86,7 +88,7 @@ void ADIOI_BBLOG_Stats_report(ADIO_File fd)
             csum[C_BYTES_THROUGH], inner_calls,
             inner_calls ? (csum[C_BYTES_DRAINED] + csum[C_BYTES_THROUGH]) / inner_calls : 0ULL,
             csum[C_WRITES_THROUGH], csum[C_READ_CALLS],
-            csum[C_BYTES_OVERLAID], csum[C_AIO_SUBMITS], csum[C_SYNC_WRITES], csum[C_WAITS],
+            csum[C_BYTES_OVERLAID], csum[C_BYTES_FROM_OTHERS], csum[C_AIO_SUBMITS], csum[C_SYNC_WRITES], csum[C_WAITS],
             tmax[T_APPEND], tmax[T_DRAIN], tmax[T_SYNC], tmax[T_LOG_SYNC], ls.direct, ls.aio);
     if (out != stderr)
         fclose(out);

@@ -43,6 +43,12 @@ static int write_through(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const v
                                  ADIOI_BBLOG_Stamp(st->ls)) != 0)
         err = ADIOI_BBLOG_Err_rc("ADIOI_BBLOG_WRITE_THROUGH", __LINE__, ENOMEM,
                                  "cannot record a write through to", st->pfs_path);
+    /* Other processes' reads must not show what they logged earlier over these bytes. */
+    if (err == MPI_SUCCESS && st->ls &&
+        ADIOI_BBLOG_Vis_note(st->ls, (uint64_t) off0, (uint64_t) len0, 0,
+                             ADIOI_BBLOG_Stamp(st->ls), 1) != 0)
+        err = ADIOI_BBLOG_Err_rc("ADIOI_BBLOG_WRITE_THROUGH", __LINE__, ENOMEM,
+                                 "cannot record a write through to", st->pfs_path);
     return err;
 }
 
@@ -84,6 +90,11 @@ static int create_log(ADIO_File fd, struct ADIOI_BBLOG_state *st)
     MPI_Comm_size(MPI_COMM_WORLD, &world_size);
     p.rank = (uint32_t) world_rank;
     p.nprocs = (uint32_t) world_size;
+    /* Other processes read this log while the file is open (ad_bblog_vis.c): each write call
+     * ends by writing out what it staged, which O_DIRECT would turn into a wait for the
+     * device; through the page cache it is a copy. */
+    if (st->ls->vis)
+        p.flags |= BBLOG_LOG_NO_DIRECT;
     return bblog_log_create(&p, &st->ls->log);
 }
 
@@ -104,6 +115,9 @@ static int log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void
      * logged bytes (then it must stay behind them in the log). */
     if (st->hints.indep_threshold > 0 && len >= st->hints.indep_threshold &&
         !logged_overlap(st, off, len))
+        return write_through(fd, off, len, buf);
+    /* A process whose writes other processes' reads could not see logs nothing. */
+    if (st->vis_failed)
         return write_through(fd, off, len, buf);
     if (st->ls->log_failed || (st->hints.max_size > 0 && st->ls->log_bytes + len > st->hints.max_size)) {
         if (!logged_overlap(st, off, len)) {
@@ -137,6 +151,8 @@ static int log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void
         rc = ADIOI_BBLOG_Note_recent(st->ls, (uint64_t) off, (uint64_t) len, stamp);
     if (rc == 0)
         rc = bblog_idx_insert(st->ls->idx, (uint64_t) off, (uint64_t) len, data_off);
+    if (rc == 0)
+        rc = ADIOI_BBLOG_Vis_note(st->ls, (uint64_t) off, (uint64_t) len, data_off, stamp, 0);
     if (rc != 0)
         return ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot index a logged write of",
                                   st->pfs_path);
@@ -189,6 +205,8 @@ void ADIOI_BBLOG_WriteContig(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t 
             st->st.bytes_through += len;
     } else {
         *error_code = ADIOI_BBLOG_Log_extent(fd, off, len, buf);
+        if (*error_code == MPI_SUCCESS)
+            *error_code = ADIOI_BBLOG_Vis_publish(fd);
         ADIOI_BBLOG_SET_BYTES(status, len);
     }
     if (*error_code == MPI_SUCCESS && file_ptr_type == ADIO_INDIVIDUAL) {
@@ -217,9 +235,14 @@ void ADIOI_BBLOG_WriteStrided(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t
         return;
     }
     /* ROMIO's naive strided writer walks the memory type and the file view together and calls
-     * our WriteContig once per contiguous piece: exactly the flattened extents to log. */
+     * our WriteContig once per contiguous piece: exactly the flattened extents to log. They
+     * are published to other processes once, at the end. */
+    st->vis_hold++;
     ADIOI_GEN_WriteStrided_naive(fd, buf, count, datatype, file_ptr_type, offset, status,
                                  error_code);
+    st->vis_hold--;
+    if (*error_code == MPI_SUCCESS)
+        *error_code = ADIOI_BBLOG_Vis_publish(fd);
 }
 
 void ADIOI_BBLOG_WriteStridedColl(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t count,

@@ -1,0 +1,688 @@
+/*
+ * Reads that see what other processes wrote (bblog_consistency=posix, the default).
+ *
+ * Parallel HDF5, and programs like it, read within one open bytes that another process wrote
+ * just before, ordered only by a message or a barrier, with no MPI_File_sync between. MPI does
+ * not promise that, but every POSIX file system gives it; with bblog those bytes would still
+ * be in the writer's log. So every process of a multi-process handle publishes what it logs,
+ * and a read lays what the processes of its node published over the bytes of the PFS file.
+ *
+ * Publishing, at the end of each write call: the staged payload goes into the data log file
+ * (bblog_log_flush; the page cache is shared by the node), then the call's extents are
+ * appended to the process's list, a small file beside the log that every reader maps. An entry
+ * is {file offset, length, data log offset, stamp}, or a range written straight to the PFS
+ * file (no data offset). Entries are never changed once published; the count is stored after
+ * them with release order, so a reader that loads it with acquire order reads complete entries
+ * and finds their payloads in the data log.
+ *
+ * Draining: when a drain has put everything on the PFS and the log is about to be emptied, the
+ * list's epoch is bumped and its count reset, before the data log is truncated. A reader loads
+ * the epoch of every list it used before and after it reads the payloads, and does the whole
+ * read again when one changed: those bytes are in the PFS file by then.
+ *
+ * Order: a reader builds, per peer, an interval index of that peer's published extents (the
+ * later entry wins within a peer, as in the peer's own index) and the peer's stamp of each
+ * run of its data log. Over the PFS bytes it then paints every candidate extent of the range
+ * in stamp order (ad_bblog_order.c), at equal stamps other processes' bytes before its own, so
+ * its own last write shows (read-your-writes) and a write made after a collective call shows
+ * over one made before it, whoever made them. At equal stamps among other processes the order
+ * is undefined, as MPI leaves it.
+ *
+ * Finding a peer's list: the list is BASE.vlist, after the log name of the handle that made
+ * it, and each handle links it under its own log name plus ".vis", so rank k of the handle's communicator is at <token>.r<k>.vis in the burst-buffer
+ * directory. The link is made at open, before the call returns: a write that a read is ordered
+ * after was made after the writer's link existed. A peer without a list (another node, a
+ * read-only handle, bblog_consistency=mpi) contributes nothing.
+ *
+ * The list is node-local scratch, not part of the log format: replay never reads it, and it is
+ * removed at close (the `bblog` tool ignores it).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "ad_bblog.h"
+#include "adioi.h"
+
+#define VIS_MAGIC UINT64_C(0x31534956474f4c42)      /* "BLOGVIS1" */
+#define VIS_HDR 512
+#define VIS_MIN_LEN ((size_t) 64 << 10)
+#define VIS_THROUGH 1u           /* the bytes are in the PFS file, not in the log */
+
+struct vis_hdr {
+    uint64_t magic;
+    uint64_t epoch;             /* bumped each time the log is emptied */
+    uint64_t count;             /* entries published in this epoch */
+    char data_name[VIS_HDR - 24];       /* the data log's name in the same directory, or "" */
+};
+
+struct vis_ent {
+    uint64_t off, len, data_off;
+    uint32_t gen, flags;
+};
+
+/* The process's list of one file (in its logstate). */
+struct ADIOI_BBLOG_vis {
+    int fd;
+    char path[PATH_MAX];
+    struct vis_hdr *map;
+    size_t map_len;
+    struct vis_ent *pend;       /* logged since the last publication */
+    size_t npend, pend_cap;
+};
+
+struct run {
+    uint64_t log_off;
+    uint32_t gen;
+};
+
+/* What this handle knows of one other process's list. */
+struct peer {
+    int fd, data_fd;
+    const struct vis_hdr *map;
+    size_t map_len;
+    uint64_t epoch, seen, colls_tried;
+    struct bblog_index *idx;
+    struct run *runs;
+    size_t nruns, runs_cap;
+    struct ADIOI_BBLOG_piece *through;
+    size_t nthrough, through_cap;
+    uint64_t end;               /* end of the furthest byte published */
+};
+
+struct ADIOI_BBLOG_peers {
+    int n;                      /* the communicator's size; p[rank] is unused */
+    struct peer *p;
+};
+
+static uint64_t load(const uint64_t *p)
+{
+    return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static void store(uint64_t *p, uint64_t v)
+{
+    __atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+/* ---- the writer's side ---- */
+
+static int vis_map(struct ADIOI_BBLOG_vis *v, size_t len)
+{
+    void *m;
+
+    if (ftruncate(v->fd, (off_t) len) != 0)
+        return errno;
+    m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, v->fd, 0);
+    if (m == MAP_FAILED)
+        return errno;
+    if (v->map)
+        munmap(v->map, v->map_len);
+    v->map = m;
+    v->map_len = len;
+    return 0;
+}
+
+int ADIOI_BBLOG_Vis_attach(struct ADIOI_BBLOG_state *st)
+{
+    char link_path[PATH_MAX + 300];
+    struct ADIOI_BBLOG_vis *v = st->ls->vis;
+    int rc = 0;
+
+    /* The list's own name belongs to the process's state of the file (removed when the last
+     * handle lets go); each handle links its name to it. */
+    if (!v) {
+        v = calloc(1, sizeof(*v));
+        if (!v)
+            return ENOMEM;
+        snprintf(v->path, sizeof(v->path), "%s/%s.vlist", st->logdir, st->log_name);
+        v->fd = open(v->path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (v->fd < 0) {
+            rc = errno;
+            free(v);
+            return rc;
+        }
+        rc = vis_map(v, VIS_MIN_LEN);
+        if (rc != 0) {
+            close(v->fd);
+            unlink(v->path);
+            free(v);
+            return rc;
+        }
+        v->map->magic = VIS_MAGIC;
+        st->ls->vis = v;
+    }
+    snprintf(link_path, sizeof(link_path), "%s/%s.vis", st->logdir, st->log_name);
+    if (link(v->path, link_path) != 0)
+        return errno;
+    snprintf(st->vis_link, sizeof(st->vis_link), "%s", link_path);
+    return 0;
+}
+
+void ADIOI_BBLOG_Vis_detach(struct ADIOI_BBLOG_state *st)
+{
+    if (st->vis_link[0])
+        unlink(st->vis_link);
+    st->vis_link[0] = '\0';
+}
+
+void ADIOI_BBLOG_Vis_free(struct ADIOI_BBLOG_logstate *ls)
+{
+    struct ADIOI_BBLOG_vis *v = ls->vis;
+
+    if (!v)
+        return;
+    if (v->map)
+        munmap(v->map, v->map_len);
+    close(v->fd);
+    unlink(v->path);
+    free(v->pend);
+    free(v);
+    ls->vis = NULL;
+}
+
+int ADIOI_BBLOG_Vis_note(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len,
+                         uint64_t data_off, uint32_t gen, int through)
+{
+    struct ADIOI_BBLOG_vis *v = ls->vis;
+    struct vis_ent *last;
+
+    if (!v)
+        return 0;
+    last = v->npend ? &v->pend[v->npend - 1] : NULL;
+    /* The pieces of one strided call that follow each other in the file and in the log. */
+    if (last && !through && !last->flags && last->gen == gen && last->off + last->len == off &&
+        last->data_off + last->len == data_off) {
+        last->len += len;
+        return 0;
+    }
+    if (ADIOI_BBLOG_Grow((void **) &v->pend, &v->pend_cap, v->npend + 1, sizeof(*v->pend)))
+        return ENOMEM;
+    v->pend[v->npend].off = off;
+    v->pend[v->npend].len = len;
+    v->pend[v->npend].data_off = through ? 0 : data_off;
+    v->pend[v->npend].gen = gen;
+    v->pend[v->npend].flags = through ? VIS_THROUGH : 0;
+    v->npend++;
+    return 0;
+}
+
+int ADIOI_BBLOG_Vis_publish(ADIO_File fd)
+{
+    static const char myname[] = "ADIOI_BBLOG_VIS_PUBLISH";
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    struct ADIOI_BBLOG_vis *v = st->ls ? st->ls->vis : NULL;
+    uint64_t count;
+    size_t need, i;
+    int rc = 0, logged = 0;
+
+    if (!v || v->npend == 0 || st->vis_hold)
+        return MPI_SUCCESS;
+    for (i = 0; i < v->npend; i++)
+        logged |= !v->pend[i].flags;
+    /* The payloads reach the data log file before any entry names them. */
+    if (logged && st->ls->log)
+        rc = bblog_log_flush(st->ls->log);
+    if (rc == 0 && logged && !v->map->data_name[0]) {
+        const char *name = strrchr(bblog_log_data_path(st->ls->log), '/');
+        snprintf(v->map->data_name, sizeof(v->map->data_name), "%s", name ? name + 1 : "");
+    }
+    count = v->map->count;
+    need = VIS_HDR + (count + v->npend) * sizeof(struct vis_ent);
+    if (rc == 0 && need > v->map_len) {
+        size_t len = v->map_len;
+        while (len < need)
+            len *= 2;
+        rc = vis_map(v, len);
+    }
+    if (rc != 0)
+        return ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot show other processes what "
+                                  "was logged in", v->path);
+    memcpy((char *) v->map + VIS_HDR + count * sizeof(struct vis_ent), v->pend,
+           v->npend * sizeof(struct vis_ent));
+    store(&v->map->count, count + v->npend);
+    v->npend = 0;
+    return MPI_SUCCESS;
+}
+
+void ADIOI_BBLOG_Vis_emptied(struct ADIOI_BBLOG_logstate *ls)
+{
+    struct ADIOI_BBLOG_vis *v = ls->vis;
+
+    if (!v)
+        return;
+    /* An odd epoch while the count is reset: a reader that sees an even epoch, then the
+     * count, then the same epoch again, read a count of that epoch. */
+    store(&v->map->epoch, v->map->epoch + 1);
+    store(&v->map->count, 0);
+    store(&v->map->epoch, v->map->epoch + 1);
+    v->npend = 0;
+}
+
+/* ---- the reader's side ---- */
+
+static void peer_forget(struct peer *p)
+{
+    if (p->idx)
+        bblog_idx_clear(p->idx);
+    p->nruns = 0;
+    p->nthrough = 0;
+    p->seen = 0;
+    p->end = 0;
+}
+
+static void peer_close(struct peer *p)
+{
+    if (p->map)
+        munmap((void *) p->map, p->map_len);
+    if (p->fd >= 0)
+        close(p->fd);
+    if (p->data_fd >= 0)
+        close(p->data_fd);
+    bblog_idx_destroy(p->idx);
+    free(p->runs);
+    free(p->through);
+}
+
+int ADIOI_BBLOG_Vis_open(struct ADIOI_BBLOG_state *st)
+{
+    struct ADIOI_BBLOG_peers *ps;
+
+    ps = calloc(1, sizeof(*ps));
+    if (!ps || !(ps->p = calloc((size_t) st->nprocs, sizeof(*ps->p)))) {
+        free(ps);
+        return ENOMEM;
+    }
+    ps->n = st->nprocs;
+    for (int i = 0; i < ps->n; i++) {
+        ps->p[i].fd = ps->p[i].data_fd = -1;
+        ps->p[i].colls_tried = UINT64_MAX;
+    }
+    st->peers = ps;
+    return 0;
+}
+
+void ADIOI_BBLOG_Vis_close(struct ADIOI_BBLOG_state *st)
+{
+    struct ADIOI_BBLOG_peers *ps = st->peers;
+
+    if (!ps)
+        return;
+    for (int i = 0; i < ps->n; i++)
+        peer_close(&ps->p[i]);
+    free(ps->p);
+    free(ps);
+    st->peers = NULL;
+}
+
+/* Maps rank k's list once it exists. 0 when there is none (yet), 1 when mapped. */
+static int peer_find(struct ADIOI_BBLOG_state *st, int k)
+{
+    struct peer *p = &st->peers->p[k];
+    const char *r = strrchr(st->log_name, '.');         /* log_name is TOKEN.rRANK */
+    char path[PATH_MAX + 300];
+    struct stat sb;
+    void *m;
+
+    if (p->fd >= 0)
+        return 1;
+    /* All processes on one node: a list not there yet is looked for at every read (a writer
+     * makes its link before its open returns). Otherwise the process may be on another node,
+     * and is looked for once per collective call. */
+    if (!st->one_node && p->colls_tried == st->ls->colls)
+        return 0;
+    p->colls_tried = st->ls->colls;
+    snprintf(path, sizeof(path), "%s/%.*s.r%d.vis", st->logdir, (int) (r - st->log_name),
+             st->log_name, k);
+    p->fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (p->fd < 0)
+        return 0;
+    if (fstat(p->fd, &sb) != 0 || (size_t) sb.st_size < VIS_HDR ||
+        (m = mmap(NULL, (size_t) sb.st_size, PROT_READ, MAP_SHARED, p->fd, 0)) == MAP_FAILED) {
+        close(p->fd);
+        p->fd = -1;
+        return 0;
+    }
+    p->map = m;
+    p->map_len = (size_t) sb.st_size;
+    if (p->map->magic != VIS_MAGIC || bblog_idx_create(&p->idx) != 0) {
+        munmap(m, p->map_len);
+        p->map = NULL;
+        close(p->fd);
+        p->fd = -1;
+        return 0;
+    }
+    p->epoch = UINT64_MAX;
+    return 1;
+}
+
+static int note_run(struct peer *p, uint64_t log_off, uint32_t gen)
+{
+    if (p->nruns && p->runs[p->nruns - 1].gen == gen)
+        return 0;
+    if (ADIOI_BBLOG_Grow((void **) &p->runs, &p->runs_cap, p->nruns + 1, sizeof(*p->runs)))
+        return ENOMEM;
+    p->runs[p->nruns].log_off = log_off;
+    p->runs[p->nruns].gen = gen;
+    p->nruns++;
+    return 0;
+}
+
+static uint32_t run_gen(const struct peer *p, uint64_t log_off, uint64_t *run_end)
+{
+    size_t lo = 0, hi = p->nruns;
+
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->runs[mid].log_off <= log_off)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    *run_end = lo + 1 < p->nruns ? p->runs[lo + 1].log_off : UINT64_MAX;
+    return p->nruns ? p->runs[lo].gen : 0;
+}
+
+/* Takes in what rank k published since the last look; *epoch gets the epoch it read under. */
+static int peer_update(struct peer *p, uint64_t *epoch)
+{
+    uint64_t e = load(&p->map->epoch), n = load(&p->map->count);
+    size_t need = VIS_HDR + n * sizeof(struct vis_ent);
+    int rc = 0;
+
+    *epoch = e;
+    if (e & 1)                  /* being emptied right now */
+        return EAGAIN;
+    if (e != p->epoch) {
+        peer_forget(p);
+        p->epoch = e;
+    }
+    if (n < p->seen)            /* emptied and refilled between our two loads */
+        peer_forget(p);
+    if (need > p->map_len) {
+        struct stat sb;
+        void *m;
+        if (fstat(p->fd, &sb) != 0 || (size_t) sb.st_size < need)
+            return EIO;
+        m = mmap(NULL, (size_t) sb.st_size, PROT_READ, MAP_SHARED, p->fd, 0);
+        if (m == MAP_FAILED)
+            return errno;
+        munmap((void *) p->map, p->map_len);
+        p->map = m;
+        p->map_len = (size_t) sb.st_size;
+    }
+    for (; rc == 0 && p->seen < n; p->seen++) {
+        const struct vis_ent *x = (const struct vis_ent *) ((const char *) p->map + VIS_HDR) +
+            p->seen;
+        struct vis_ent ent = *x;
+
+        if (ent.off + ent.len > p->end)
+            p->end = ent.off + ent.len;
+        if (ent.flags & VIS_THROUGH) {
+            /* Written to the PFS after what it covers was logged: the log no longer shows. */
+            rc = bblog_idx_remove(p->idx, ent.off, ent.len);
+            if (rc == 0 && ADIOI_BBLOG_Grow((void **) &p->through, &p->through_cap,
+                                            p->nthrough + 1, sizeof(*p->through)))
+                rc = ENOMEM;
+            if (rc == 0) {
+                p->through[p->nthrough].off = ent.off;
+                p->through[p->nthrough].len = ent.len;
+                p->through[p->nthrough].stamp = ent.gen;
+                p->nthrough++;
+            }
+        } else {
+            rc = note_run(p, ent.data_off, ent.gen);
+            if (rc == 0)
+                rc = bblog_idx_insert(p->idx, ent.off, ent.len, ent.data_off);
+        }
+    }
+    return rc;
+}
+
+/* One candidate source of bytes of the range being read. */
+struct cand {
+    uint64_t off, len, log_off;
+    uint32_t gen;
+    int who;                    /* rank, or -1 for the PFS file */
+    int order;                  /* at equal gen: others' PFS bytes, others' log, own PFS bytes, own log */
+};
+
+struct cands {
+    struct cand *v;
+    size_t n, cap;
+};
+
+static int add(struct cands *c, uint64_t off, uint64_t len, uint64_t log_off, uint32_t gen,
+               int who, int order)
+{
+    if (ADIOI_BBLOG_Grow((void **) &c->v, &c->cap, c->n + 1, sizeof(*c->v)))
+        return ENOMEM;
+    c->v[c->n].off = off;
+    c->v[c->n].len = len;
+    c->v[c->n].log_off = log_off;
+    c->v[c->n].gen = gen;
+    c->v[c->n].who = who;
+    c->v[c->n].order = order;
+    c->n++;
+    return 0;
+}
+
+static int by_priority(const void *a, const void *b)
+{
+    const struct cand *x = a, *y = b;
+
+    if (x->gen != y->gen)
+        return x->gen < y->gen ? -1 : 1;
+    if (x->order != y->order)
+        return x->order < y->order ? -1 : 1;
+    return x->who < y->who ? -1 : x->who > y->who;
+}
+
+/* The logged extents of idx within [lo, hi), cut where the stamp changes. */
+static int add_logged(struct cands *c, const struct bblog_index *idx, uint64_t lo, uint64_t hi,
+                      const struct ADIOI_BBLOG_logstate *own, const struct peer *p, int who,
+                      int order)
+{
+    struct bblog_idx_iter it;
+    struct bblog_extent e;
+    int rc = 0;
+
+    bblog_idx_iter_init(idx, &it, lo, hi - lo);
+    while (rc == 0 && bblog_idx_iter_next(&it, &e)) {
+        while (rc == 0 && e.len > 0) {
+            uint64_t run_end, n;
+            uint32_t gen = own ? ADIOI_BBLOG_Stamp_at(own, e.log_off, &run_end) :
+                run_gen(p, e.log_off, &run_end);
+            n = run_end - e.log_off < e.len ? run_end - e.log_off : e.len;
+            rc = add(c, e.off, n, e.log_off, gen, who, order);
+            e.off += n;
+            e.log_off += n;
+            e.len -= n;
+        }
+    }
+    return rc;
+}
+
+static int add_through(struct cands *c, const struct ADIOI_BBLOG_piece *t, size_t nt,
+                       uint64_t lo, uint64_t hi, int who, int order)
+{
+    int rc = 0;
+
+    for (size_t i = 0; rc == 0 && i < nt; i++) {
+        uint64_t a = t[i].off > lo ? t[i].off : lo;
+        uint64_t b = t[i].off + t[i].len < hi ? t[i].off + t[i].len : hi;
+        if (a < b)
+            rc = add(c, a, b - a, 0, t[i].stamp, -1, order);
+    }
+    return rc;
+}
+
+static int pread_full(int fd, char *buf, uint64_t len, uint64_t off)
+{
+    struct iovec iov = { buf, (size_t) len };
+
+    return ADIOI_BBLOG_Io_vec(fd, &iov, 1, off, 0);
+}
+
+int ADIOI_BBLOG_Vis_any(ADIO_File fd)
+{
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+
+    for (int k = 0; st->peers && k < st->peers->n; k++)
+        if (k != st->rank && peer_find(st, k) && load(&st->peers->p[k].map->count) > 0)
+            return 1;
+    return 0;
+}
+
+static int open_data(struct ADIOI_BBLOG_state *st, struct peer *p)
+{
+    char path[PATH_MAX + 512];
+    const char *name = p->map->data_name;
+
+    if (p->data_fd >= 0)
+        return 0;
+    if (!name[0] || memchr(name, '\0', sizeof(p->map->data_name)) == NULL || strchr(name, '/'))
+        return EIO;
+    snprintf(path, sizeof(path), "%s/%s", st->logdir, name);
+    p->data_fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    return p->data_fd < 0 ? errno : 0;
+}
+
+/* Takes in every peer's new entries and lists the candidates of [lo, hi): 0, EAGAIN while a
+ * list is being emptied, or an errno. */
+static int gather(struct ADIOI_BBLOG_state *st, uint64_t lo, uint64_t hi, uint64_t *epochs,
+                  struct cands *c)
+{
+    struct ADIOI_BBLOG_peers *ps = st->peers;
+    int rc = 0;
+
+    c->n = 0;
+    for (int k = 0; rc == 0 && k < ps->n; k++) {
+        struct peer *p = &ps->p[k];
+        if (k == st->rank || !peer_find(st, k))
+            continue;
+        rc = peer_update(p, &epochs[k]);
+        if (rc == 0 && p->nruns)
+            rc = add_logged(c, p->idx, lo, hi, NULL, p, k, 1);
+        if (rc == 0)
+            rc = add_through(c, p->through, p->nthrough, lo, hi, k, 0);
+    }
+    return rc;
+}
+
+/* Paints the candidates over buf (the PFS bytes of [lo, lo + len), got of them before its
+ * end) in priority order; *end: the end of the last painted byte, relative to lo. */
+static int paint(ADIO_File fd, struct cands *c, uint64_t lo, char *buf, const uint64_t *epochs,
+                 ADIO_Offset * end)
+{
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    int rc = 0;
+
+    qsort(c->v, c->n, sizeof(*c->v), by_priority);
+    for (size_t i = 0; rc == 0 && i < c->n; i++) {
+        const struct cand *x = &c->v[i];
+        char *dst = buf + (x->off - lo);
+        ADIO_Offset rel_end = (ADIO_Offset) (x->off + x->len - lo), n = 0;
+
+        if (x->who < 0) {
+            if (ADIOI_BBLOG_Read_inner(fd, (ADIO_Offset) x->off, (ADIO_Offset) x->len, dst, &n)
+                != MPI_SUCCESS)
+                return EIO;
+            if (n < (ADIO_Offset) x->len)
+                memset(dst + n, 0, (size_t) (x->len - (uint64_t) n));
+        } else if (x->who == st->rank) {
+            rc = bblog_log_read(st->ls->log, x->log_off, x->len, dst);
+            st->st.bytes_overlaid += x->len;
+        } else {
+            struct peer *p = &st->peers->p[x->who];
+            rc = open_data(st, p);
+            if (rc == 0)
+                rc = pread_full(p->data_fd, dst, x->len, x->log_off);
+            /* A log emptied under us (its drain was over): the caller sees the new epoch. */
+            if (rc == EIO && load(&p->map->epoch) != epochs[x->who])
+                rc = 0;
+            st->st.bytes_from_others += x->len;
+        }
+        if (rel_end > *end)
+            *end = rel_end;
+    }
+    return rc;
+}
+
+int ADIOI_BBLOG_Vis_read(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, char *buf,
+                         ADIO_Offset * got, int *done)
+{
+    static const char myname[] = "ADIOI_BBLOG_READ";
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    struct ADIOI_BBLOG_peers *ps = st->peers;
+    struct ADIOI_BBLOG_logstate *ls = st->ls;
+    uint64_t lo = (uint64_t) off, hi = lo + (uint64_t) len, *epochs;
+    struct cands c = { NULL, 0, 0 };
+    int rc, err = MPI_SUCCESS, k, changed;
+
+    *done = 0;
+    if (!(epochs = malloc((size_t) ps->n * sizeof(*epochs))))
+        return ADIOI_BBLOG_Err_rc(myname, __LINE__, ENOMEM, "cannot read", st->pfs_path);
+    do {
+        ADIO_Offset end = 0;
+
+        rc = gather(st, lo, hi, epochs, &c);
+        if (rc == EAGAIN) {
+            changed = 1;
+            continue;
+        }
+        /* Nothing of anyone else's in the range: the caller's plain overlay does. */
+        if (rc != 0 || c.n == 0)
+            break;
+        rc = add_logged(&c, ls->idx, lo, hi, ls, NULL, st->rank, 3);
+        if (rc == 0)
+            rc = add_through(&c, ls->through, ls->nthrough, lo, hi, st->rank, 2);
+        if (rc != 0)
+            break;
+        err = ADIOI_BBLOG_Read_inner(fd, off, len, buf, got);
+        if (err != MPI_SUCCESS)
+            break;
+        /* Bytes past the PFS file's end read as zeros, as they will once drained. */
+        if (*got < len)
+            memset(buf + *got, 0, (size_t) (len - *got));
+        rc = paint(fd, &c, lo, buf, epochs, &end);
+        if (rc != 0)
+            break;
+        if (end > *got)
+            *got = end;
+        /* A list emptied meanwhile: its bytes are in the PFS file now; read again. */
+        changed = 0;
+        for (k = 0; k < ps->n; k++)
+            if (k != st->rank && ps->p[k].fd >= 0 && load(&ps->p[k].map->epoch) != epochs[k])
+                changed = 1;
+        *done = !changed;
+    } while (changed);
+    free(epochs);
+    free(c.v);
+    if (rc != 0 && err == MPI_SUCCESS)
+        err = ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot read what another process "
+                                 "logged in", st->logdir);
+    return err;
+}
+
+ADIO_Offset ADIOI_BBLOG_Vis_end(ADIO_File fd)
+{
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    struct ADIOI_BBLOG_peers *ps = st->peers;
+    uint64_t end = 0, e;
+
+    for (int k = 0; ps && k < ps->n; k++) {
+        struct peer *p = &ps->p[k];
+        if (k == st->rank || !peer_find(st, k) || peer_update(p, &e) != 0)
+            continue;
+        if (p->end > end)
+            end = p->end;
+    }
+    return (ADIO_Offset) end;
+}

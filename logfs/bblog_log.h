@@ -110,6 +110,10 @@ struct bblog_log_stats {
 };
 void bblog_log_get_stats(const struct bblog_log *log, struct bblog_log_stats *st);
 
+/* 1 when the log whose meta file is META_PATH is open in a live process (its writer holds a
+ * lock on it from bblog_log_create until its names are removed), else 0. */
+int bblog_log_live(const char *meta_path);
+
 /* Paths of the two files (valid while the log is open). */
 const char *bblog_log_meta_path(const struct bblog_log *log);
 const char *bblog_log_data_path(const struct bblog_log *log);

@@ -52,6 +52,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -768,15 +769,17 @@ static int log_destroy(struct bblog_log *log, int unlink_meta, int unlink_data)
         io_destroy(log->ctx);   /* also waits for any write io_getevents could not report */
     else if (log->aio)
         ctx_put(log->ctx, log->nst);
+    /* Names first, descriptors after: the meta log's lock (bblog_log_live) is held until
+     * the names are gone. */
+    if (unlink_meta && unlinkat(log->dirfd, log->meta_name, 0) != 0 && rc == 0)
+        rc = errno;
+    if (unlink_data && unlinkat(log->dirfd, log->data_name, 0) != 0 && rc == 0)
+        rc = errno;
     if (log->fd_data >= 0 && log->fd_data != log->fd_rdata && close(log->fd_data) != 0)
         rc = errno;
     if (log->fd_rdata >= 0 && close(log->fd_rdata) != 0 && rc == 0)
         rc = errno;
     if (log->fd_meta >= 0 && close(log->fd_meta) != 0 && rc == 0)
-        rc = errno;
-    if (unlink_meta && unlinkat(log->dirfd, log->meta_name, 0) != 0 && rc == 0)
-        rc = errno;
-    if (unlink_data && unlinkat(log->dirfd, log->data_name, 0) != 0 && rc == 0)
         rc = errno;
     if (log->dirfd >= 0)
         close(log->dirfd);
@@ -792,6 +795,17 @@ static int log_destroy(struct bblog_log *log, int unlink_meta, int unlink_data)
     free(log->data_path);
     free(log);
     return rc;
+}
+
+int bblog_log_live(const char *meta_path)
+{
+    int fd = open(meta_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), live;
+
+    if (fd < 0)
+        return 0;
+    live = flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    close(fd);
+    return live;
 }
 
 int bblog_log_close(struct bblog_log *log, int remove)
@@ -946,6 +960,9 @@ int bblog_log_create(const struct bblog_log_params *p, struct bblog_log **out)
         goto fail;
     }
     created_meta = 1;
+    /* Held while the log is open: a cleaner (MPI_File_delete's removal of stale logs) tells
+     * a live log from a crashed job's by it. Advice: a file system without flock still logs. */
+    (void) flock(log->fd_meta, LOCK_EX | LOCK_NB);
     log->fd_rdata = openat(log->dirfd, log->data_name, oflags, 0600);
     if (log->fd_rdata < 0) {
         rc = errno;

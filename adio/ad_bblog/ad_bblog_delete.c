@@ -1,6 +1,6 @@
 /*
  * MPI_File_delete: remove the PFS file through its own driver, and the stale logs of it that
- * this user left in the burst-buffer directory (BBLOG_DIR or its defaults: MPI_File_delete
+ * this user left in the burst-buffer directory (logs no live process holds open) (BBLOG_DIR or its defaults: MPI_File_delete
  * takes no hints), so that a later `bblog replay` cannot resurrect a deleted file.
  */
 #include <dirent.h>
@@ -30,7 +30,9 @@ static void remove_stale_logs(const char *pfs_path)
         if (n < 6 || strcmp(de->d_name + n - 5, ".meta") != 0)
             continue;
         snprintf(meta, sizeof(meta), "%s/%s", dir, de->d_name);
-        if (bblog_scan_open(meta, &s) != 0)
+        /* A log of a file still open (or being closed) by another process is not stale:
+         * another group of processes may delete the name right after its own close. */
+        if (bblog_log_live(meta) || bblog_scan_open(meta, &s) != 0)
             continue;
         match = strcmp(bblog_scan_header(s)->pfs_path, pfs_path) == 0;
         bblog_scan_close(s);

@@ -123,7 +123,7 @@ fi
 
 programs="t_contig t_strided t_noncontig t_view t_overlap t_raw t_size t_atomic t_shared
           t_nonblock t_manyfiles t_delete t_empty t_bigdata t_hints t_errors t_collread
-          t_twofh t_xorder t_bgdrain t_selfsync t_selfgrow t_peerread"
+          t_twofh t_xorder t_bgdrain t_selfsync t_selfgrow t_peerread t_subcomm"
 cflags="-std=gnu11 -O2 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
         -Wno-unused-parameter -Werror"
 
@@ -504,6 +504,7 @@ cases=(
     "t_selfsync      t_selfsync   2 3 4"
     "t_selfgrow      t_selfgrow   1 2 4"
     "t_peerread      t_peerread   1 2 3 6"
+    "t_subcomm       t_subcomm    1 2 4 6"
 )
 for c in "${cases[@]}"; do
     read -r name prog ranks <<<"$c"

@@ -1293,6 +1293,28 @@ static void test_fault_close_reports(void **state)
     }
 }
 
+/* A log is live from its creation until its names are removed: a cleaner that runs while
+ * another process is closing it must not take its files (MPI_File_delete right after another
+ * group's close). A log kept after close, and one whose writer went away, are not live. */
+static void test_live(void **state)
+{
+    (void) state;
+    struct bblog_log *log = mklog(g_disk, 0, 8192, 4);
+    char *meta = strdup(bblog_log_meta_path(log)), *data = strdup(bblog_log_data_path(log));
+    unsigned char buf[4096];
+
+    memset(buf, 3, sizeof buf);
+    assert_int_equal(bblog_log_append(log, 0, sizeof buf, buf, NULL), 0);
+    assert_int_equal(bblog_log_live(meta), 1);
+    assert_int_equal(bblog_log_close(log, 0), 0);
+    assert_true(tu_fsize(meta) > 0);
+    assert_int_equal(bblog_log_live(meta), 0);
+    remove_log_files(meta, data);
+    assert_int_equal(bblog_log_live(meta), 0);
+    free(meta);
+    free(data);
+}
+
 /* ---- bblog_log_userdir -------------------------------------------------------------------- */
 
 struct race {
@@ -1410,6 +1432,7 @@ int main(void)
         cmocka_unit_test_setup(test_fault_sync_reports, test_setup),
         cmocka_unit_test_setup(test_fault_close_reports, test_setup),
         cmocka_unit_test_setup(test_fault_recover_by_drain, test_setup),
+        cmocka_unit_test_setup(test_live, test_setup),
         cmocka_unit_test_setup(test_userdir, test_setup),
     };
 

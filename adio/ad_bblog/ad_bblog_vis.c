@@ -20,6 +20,15 @@
  * the epoch of every list it used before and after it reads the payloads, and does the whole
  * read again when one changed: those bytes are in the PFS file by then.
  *
+ * What a read sees: the writes of collective calls the reader has made too, and the
+ * independent writes made after no more collective calls than the reader has made. With
+ * plain ROMIO a collective write reaches the file only once every process has entered it (its
+ * two-phase exchange), so a process that reads before entering the call never sees that
+ * call's bytes; bblog's collective writes are local appends, and a process ahead of the
+ * others must not show them early either. Entries are in stamp order (a process's stamps
+ * never decrease), so a reader takes a peer's entries up to the first one stamped above its
+ * own stamp, and the rest once it has made that call too.
+ *
  * Order: a reader builds, per peer, an interval index of that peer's published extents (the
  * later entry wins within a peer, as in the peer's own index) and the peer's stamp of each
  * run of its data log. Over the PFS bytes it then paints every candidate extent of the range
@@ -389,8 +398,9 @@ static uint32_t run_gen(const struct peer *p, uint64_t log_off, uint64_t *run_en
     return p->nruns ? p->runs[lo].gen : 0;
 }
 
-/* Takes in what rank k published since the last look; *epoch gets the epoch it read under. */
-static int peer_update(struct peer *p, uint64_t *epoch)
+/* Takes in what rank k published since the last look, up to the first entry stamped above
+ * limit; *epoch gets the epoch it read under. */
+static int peer_update(struct peer *p, uint32_t limit, uint64_t *epoch)
 {
     uint64_t e = load(&p->map->epoch), n = load(&p->map->count);
     size_t need = VIS_HDR + n * sizeof(struct vis_ent);
@@ -422,6 +432,8 @@ static int peer_update(struct peer *p, uint64_t *epoch)
             p->seen;
         struct vis_ent ent = *x;
 
+        if (ent.gen > limit)
+            break;
         if (ent.off + ent.len > p->end)
             p->end = ent.off + ent.len;
         if (ent.flags & VIS_THROUGH) {
@@ -567,7 +579,7 @@ static int gather(struct ADIOI_BBLOG_state *st, uint64_t lo, uint64_t hi, uint64
         struct peer *p = &ps->p[k];
         if (k == st->rank || !peer_find(st, k))
             continue;
-        rc = peer_update(p, &epochs[k]);
+        rc = peer_update(p, ADIOI_BBLOG_Stamp(st->ls), &epochs[k]);
         if (rc == 0 && p->nruns)
             rc = add_logged(c, p->idx, lo, hi, NULL, p, k, 1);
         if (rc == 0)
@@ -679,7 +691,8 @@ ADIO_Offset ADIOI_BBLOG_Vis_end(ADIO_File fd)
 
     for (int k = 0; ps && k < ps->n; k++) {
         struct peer *p = &ps->p[k];
-        if (k == st->rank || !peer_find(st, k) || peer_update(p, &e) != 0)
+        if (k == st->rank || !peer_find(st, k) ||
+            peer_update(p, ADIOI_BBLOG_Stamp(st->ls), &e) != 0)
             continue;
         if (p->end > end)
             end = p->end;

@@ -22,7 +22,11 @@
  *                bblog, see ad_bblog_vis.c);
  *   6 sync       after MPI_File_sync (the logs are drained and emptied) rank 0 overwrites
  *                part of case 1's block: every rank reads the new bytes, and the old ones
- *                around them from the PFS file.
+ *                around them from the PFS file;
+ *   7 early      rank 0 starts a nonblocking collective write over case 2's region and tells
+ *                the last rank, which reads the region before it enters the call itself: it
+ *                reads the old bytes (with plain ROMIO the call's bytes reach the file only
+ *                once every process has entered it), and the new ones after the call.
  * The file is checked at the end against the image of what plain ROMIO leaves, and the runner
  * compares it byte for byte with the ufs run's.
  */
@@ -163,6 +167,28 @@ int main(int argc, char **argv)
     tst_img_write(&img, BLK, BLK, 0, 8);
     MPI_Barrier(MPI_COMM_WORLD);
     tst_read_expect(fh, 0, img_at(0, 4 * BLK), 4 * BLK, "6 sync");
+
+    /* 7 early */
+    if (n > 1) {
+        MPI_Request req;
+        base = 4 * BLK;
+        if (r == 0) {
+            tst_fill(buf, BLK, base, 0, 9);
+            CHECK_MPI(MPI_File_iwrite_at_all(fh, base, buf, BLK, MPI_BYTE, &req));
+            MPI_Send(&token, 1, MPI_INT, last, 7, MPI_COMM_WORLD);
+        } else {
+            if (r == last) {
+                MPI_Recv(&token, 1, MPI_INT, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                tst_read_expect(fh, base, img_at(base, BLK), BLK,
+                                "7 early: before entering the collective call");
+            }
+            CHECK_MPI(MPI_File_iwrite_at_all(fh, base, buf, 0, MPI_BYTE, &req));
+        }
+        CHECK_MPI(MPI_Wait(&req, &st));
+        tst_img_write(&img, base, BLK, 0, 9);
+        MPI_Barrier(MPI_COMM_WORLD);
+        tst_read_expect(fh, base, img_at(base, BLK), BLK, "7 early: after the call");
+    }
 
     CHECK_MPI(MPI_File_close(&fh));
     tst_check_file(MPI_COMM_WORLD, name, &img);

@@ -3,6 +3,10 @@
 #   1. Debian packages (scripts/install-deps.sh);
 #   2. MPICH 4.0.2 with the bblog driver grafted in (scripts/build-mpi.sh, cached), and PnetCDF
 #      1.12.3 on it (scripts/build-pnetcdf.sh, cached);
+#   2b. ROMIO's own test programs (src/mpi/romio/test of that MPICH, unchanged) through ufs:,
+#      bblog: and ROMIO_FSTYPE_FORCE=bblog: (test/romio/run-romio-tests.sh --quick: large_array
+#      and large_file at 256 MiB); BBLOG_ROMIO_TESTS=full runs them at their 4 GiB (15 minutes
+#      more on 2 cores), BBLOG_ROMIO_TESTS=0 skips the step;
 #   3. the core with warnings as errors: `make check` (unit tests, the bblog tool test, the
 #      MPI differential suite on the MPI of step 2, the HDF5 and PnetCDF application tests);
 #   3b. PnetCDF's own `make check`, plain and through bblog (test/apps/run-pnetcdf-suite.sh);
@@ -28,6 +32,21 @@ step "MPICH with bblog"
 mkdir -p "$build"
 "$here/scripts/build-mpi.sh" --env-out "$build/mpi-env"
 mpi_env=$(cat "$build/mpi-env")
+
+rm -rf "$build/romio"
+romio_tests=${BBLOG_ROMIO_TESTS-1}
+if [ "$romio_tests" != 0 ]; then
+    step "ROMIO's test programs through ufs:, bblog: and ROMIO_FSTYPE_FORCE=bblog:"
+    # The log goes under a tree the summary reads (its last line: romio-tests: N passed, ...).
+    mkdir -p "$build/romio/test"
+    romio_size=--quick
+    [ "$romio_tests" = full ] && romio_size=
+    # shellcheck disable=SC2086
+    { "$here/test/romio/run-romio-tests.sh" --mpi-env "$build/mpi-env" $romio_size \
+        --work "$build/romio/work" 2>&1; echo $? >"$build/romio/rc"; } |
+        tee "$build/romio/test/run-romio-tests.log"
+    [ "$(cat "$build/romio/rc")" = 0 ] || exit 1
+fi
 
 step "PnetCDF on that MPI"
 "$here/scripts/build-pnetcdf.sh" --mpi-env "$build/mpi-env" --prefix-out "$build/pnetcdf-dir" \
@@ -67,7 +86,7 @@ make -s distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror >distcheck.log 2>&1 
 
 # One closing line over everything that ran: CMocka cases, tool checks, MPI legs.
 step "summary"
-python3 - "$build/werror" "$build/san" <<'EOF'
+python3 - "$build/werror" "$build/san" "$build/romio" <<'EOF'
 import glob, os, re, sys
 
 passed = failed = 0

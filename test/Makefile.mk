@@ -56,3 +56,7 @@ if MPI_TESTS
 TESTS += test/mpi/run-devdir.sh
 endif
 EXTRA_DIST += test/mpi/run-devdir.sh test/mpi/devdir.c
+
+# ROMIO's own test programs (src/mpi/romio/test of the MPICH source) through ufs:, bblog: and
+# ROMIO_FSTYPE_FORCE=bblog: (issue 22): run by scripts/test-all.sh, not by make check.
+EXTRA_DIST += test/romio/run-romio-tests.sh

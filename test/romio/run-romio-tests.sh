@@ -37,8 +37,9 @@
 #       of buffer per rank): built from a copy with 128 replaced by --coll-perf-base (default
 #       16: 272 x 144 x 176 ints, 27 MB), and shown as coll_perf[16]; 128 runs it as it is.
 #   large_array (4 ranks) and large_file (1 rank) write and read back 4 GiB, fixed in their
-#       source; run as they are by default (3 to 5 minutes per leg on 2 cores, disk-bound), with
-#       --quick from copies shrunk to 256 MiB (large_array: 64 x 1024 x 1024 ints instead of
+#       source; run as they are by default (disk-bound: on this project's 2-core VM, loaded,
+#       large_array took 170 to 320 s per leg, so give it --timeout 900; large_file 1 minute),
+#       with --quick from copies shrunk to 256 MiB (large_array: 64 x 1024 x 1024 ints instead of
 #       1024 x ...; large_file: 8 writes of 32 MiB instead of 128), shown as large_array[256M]
 #       and large_file[256M]; offsets beyond 4 GiB are still covered then by big_extents.
 #   misc.c and large_file.c come from ROMIO's configured build tree (<cache>/mpich-*/build), or

@@ -303,7 +303,11 @@ void ADIOI_BBLOG_Vis_detach(struct ADIOI_BBLOG_state *st);
 void ADIOI_BBLOG_Vis_free(struct ADIOI_BBLOG_logstate *ls);
 int ADIOI_BBLOG_Vis_note(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len,
                          uint64_t data_off, uint32_t gen, int through);
-int ADIOI_BBLOG_Vis_publish(ADIO_File fd);
+/* through(fd, off, len, data_off) writes logged bytes to the PFS file when the log cannot
+ * write out what it staged (MPI error code). */
+typedef int (*ADIOI_BBLOG_through_fn) (ADIO_File fd, uint64_t off, uint64_t len,
+                                       uint64_t data_off);
+int ADIOI_BBLOG_Vis_publish(ADIO_File fd, ADIOI_BBLOG_through_fn through);
 void ADIOI_BBLOG_Vis_emptied(struct ADIOI_BBLOG_logstate *ls);
 int ADIOI_BBLOG_Vis_open(struct ADIOI_BBLOG_state *st);
 void ADIOI_BBLOG_Vis_close(struct ADIOI_BBLOG_state *st);

@@ -125,9 +125,13 @@ static void store(uint64_t *p, uint64_t v)
 static int vis_map(struct ADIOI_BBLOG_vis *v, size_t len)
 {
     void *m;
+    int rc;
 
-    if (ftruncate(v->fd, (off_t) len) != 0)
-        return errno;
+    /* Space reserved first: a store into a mapped page that a full file system cannot back
+     * is a SIGBUS; an allocation that fails is an error here. */
+    rc = posix_fallocate(v->fd, (off_t) v->map_len, (off_t) (len - v->map_len));
+    if (rc != 0)
+        return rc;
     m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, v->fd, 0);
     if (m == MAP_FAILED)
         return errno;
@@ -222,37 +226,61 @@ int ADIOI_BBLOG_Vis_note(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t
     return 0;
 }
 
-int ADIOI_BBLOG_Vis_publish(ADIO_File fd)
+int ADIOI_BBLOG_Vis_publish(ADIO_File fd, ADIOI_BBLOG_through_fn through)
 {
-    static const char myname[] = "ADIOI_BBLOG_VIS_PUBLISH";
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
     struct ADIOI_BBLOG_vis *v = st->ls ? st->ls->vis : NULL;
     uint64_t count;
     size_t need, i;
-    int rc = 0, logged = 0;
+    int rc = 0, logged = 0, err;
 
     if (!v || v->npend == 0 || st->vis_hold)
         return MPI_SUCCESS;
+    if (st->vis_failed) {       /* the bytes went to the PFS file (ad_bblog_write.c) */
+        v->npend = 0;
+        return MPI_SUCCESS;
+    }
     for (i = 0; i < v->npend; i++)
         logged |= !v->pend[i].flags;
-    /* The payloads reach the data log file before any entry names them. */
-    if (logged && st->ls->log)
-        rc = bblog_log_flush(st->ls->log);
-    if (rc == 0 && logged && !v->map->data_name[0]) {
+    /* The payloads reach the data log file before any entry names them. When the log cannot
+     * write them out, they go to the PFS file instead, and the entries say so. */
+    if (logged && st->ls->log && bblog_log_flush(st->ls->log) != 0) {
+        for (i = 0; i < v->npend; i++) {
+            struct vis_ent *e = &v->pend[i];
+            if (e->flags)
+                continue;
+            err = through(fd, e->off, e->len, e->data_off);
+            if (err != MPI_SUCCESS)
+                return err;
+            e->flags = VIS_THROUGH;
+            e->data_off = 0;
+        }
+        logged = 0;
+    }
+    if (logged && !v->map->data_name[0]) {
         const char *name = strrchr(bblog_log_data_path(st->ls->log), '/');
         snprintf(v->map->data_name, sizeof(v->map->data_name), "%s", name ? name + 1 : "");
     }
     count = v->map->count;
     need = VIS_HDR + (count + v->npend) * sizeof(struct vis_ent);
-    if (rc == 0 && need > v->map_len) {
+    if (need > v->map_len) {
         size_t len = v->map_len;
         while (len < need)
             len *= 2;
         rc = vis_map(v, len);
     }
-    if (rc != 0)
-        return ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot show other processes what "
-                                  "was logged in", v->path);
+    if (rc != 0) {
+        /* No room for the list to grow: these bytes go to the PFS file, where the others read
+         * them, and so does every later write of this handle (bblog(7)). */
+        for (i = 0; i < v->npend; i++) {
+            struct vis_ent *e = &v->pend[i];
+            if (!e->flags && (err = through(fd, e->off, e->len, e->data_off)) != MPI_SUCCESS)
+                return err;
+        }
+        v->npend = 0;
+        st->vis_failed = 1;
+        return MPI_SUCCESS;
+    }
     memcpy((char *) v->map + VIS_HDR + count * sizeof(struct vis_ent), v->pend,
            v->npend * sizeof(struct vis_ent));
     store(&v->map->count, count + v->npend);

@@ -8,8 +8,12 @@
  * gains nothing: atomic mode, the shared-file-pointer file, extents of bblog_indep_threshold
  * bytes or more, and the burst buffer full (bblog_max_size reached or the log refused the
  * append), the last two for bytes that no logged extent covers. Bytes that a logged
- * extent covers stay in the log even then: writing them through would let the drain (or a
- * replay after a crash) put the older logged bytes back over the newer ones.
+ * extent covers stay in the log even then, while the log takes appends (bblog_max_size):
+ * writing them through would let the drain put the older logged bytes back over the newer
+ * ones. A failed log takes nothing: then the index forgets the older bytes (replace_through).
+ *
+ * With bblog_consistency=posix each write call ends by publishing what it logged to the
+ * other processes' reads (ad_bblog_vis.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -17,7 +21,8 @@
 #include "ad_bblog.h"
 #include "adioi.h"
 
-static int write_through(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void *buf)
+/* Writes [off, off+len) of buf to the inner file, and remembers it for the drain's order. */
+static int write_inner(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void *buf)
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
     const char *p = buf;
@@ -43,13 +48,56 @@ static int write_through(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const v
                                  ADIOI_BBLOG_Stamp(st->ls)) != 0)
         err = ADIOI_BBLOG_Err_rc("ADIOI_BBLOG_WRITE_THROUGH", __LINE__, ENOMEM,
                                  "cannot record a write through to", st->pfs_path);
+    return err;
+}
+
+static int write_through(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void *buf)
+{
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    int err = write_inner(fd, off, len, buf);
+
     /* Other processes' reads must not show what they logged earlier over these bytes. */
     if (err == MPI_SUCCESS && st->ls &&
-        ADIOI_BBLOG_Vis_note(st->ls, (uint64_t) off0, (uint64_t) len0, 0,
+        ADIOI_BBLOG_Vis_note(st->ls, (uint64_t) off, (uint64_t) len, 0,
                              ADIOI_BBLOG_Stamp(st->ls), 1) != 0)
         err = ADIOI_BBLOG_Err_rc("ADIOI_BBLOG_WRITE_THROUGH", __LINE__, ENOMEM,
                                  "cannot record a write through to", st->pfs_path);
     return err;
+}
+
+/* The log could not write out what this call staged (the burst buffer is full or failing), so
+ * other processes cannot read it there: the bytes go to the PFS file as well, from the log's
+ * memory. The log and the index keep them for the drain, which writes the same bytes again. */
+static int through_from_log(ADIO_File fd, uint64_t off, uint64_t len, uint64_t data_off)
+{
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    uint64_t chunk = len < ((uint64_t) 4 << 20) ? len : (uint64_t) 4 << 20, done = 0;
+    char *b = ADIOI_Malloc(chunk);
+    int err = MPI_SUCCESS, rc;
+
+    if (!b)
+        return ADIOI_BBLOG_Err_rc("ADIOI_BBLOG_WRITE_THROUGH", __LINE__, ENOMEM,
+                                  "cannot write through to", st->pfs_path);
+    if (!st->vis_failed) {
+        st->ls->log_failed = 1;
+        ADIOI_BBLOG_Warn_full(st, "is full or failing");
+    }
+    while (err == MPI_SUCCESS && done < len) {
+        uint64_t n = len - done < chunk ? len - done : chunk;
+        rc = bblog_log_read(st->ls->log, data_off + done, n, b);
+        err = rc ? ADIOI_BBLOG_Err_rc("ADIOI_BBLOG_WRITE_THROUGH", __LINE__, rc,
+                                      "cannot read back the log", st->logdir) :
+            write_inner(fd, (ADIO_Offset) (off + done), (ADIO_Offset) n, b);
+        done += n;
+    }
+    ADIOI_Free(b);
+    return err;
+}
+
+/* At the end of a write call: what it logged becomes readable by the other processes. */
+static int publish(ADIO_File fd)
+{
+    return ADIOI_BBLOG_Vis_publish(fd, through_from_log);
 }
 
 /* Bytes that must stay behind logged ones: this process's, or, with background drains,
@@ -98,6 +146,26 @@ static int create_log(ADIO_File fd, struct ADIOI_BBLOG_state *st)
     return bblog_log_create(&p, &st->ls->log);
 }
 
+/* A failed log takes nothing more, not even bytes that overwrite logged ones: they go to the
+ * PFS file, and the index forgets the older logged bytes they replace, so that the drain
+ * cannot put those back over them. Bytes that a background drain fenced for another process
+ * (ad_bblog_bg.c) cannot be handled so: that write fails, naming the log. */
+static int replace_through(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void *buf)
+{
+    static const char myname[] = "ADIOI_BBLOG_LOG_EXTENT";
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    int rc;
+
+    if (ADIOI_BBLOG_Bg_fenced(st->ls, (uint64_t) off, (uint64_t) len))
+        return ADIOI_BBLOG_Err_rc(myname, __LINE__, EIO, "cannot log a write that overwrites "
+                                  "logged data; log", bblog_log_data_path(st->ls->log));
+    rc = bblog_idx_remove(st->ls->idx, (uint64_t) off, (uint64_t) len);
+    if (rc != 0)
+        return ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot index a write through to",
+                                  st->pfs_path);
+    return write_through(fd, off, len, buf);
+}
+
 static int log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void *buf)
 {
     static const char myname[] = "ADIOI_BBLOG_LOG_EXTENT";
@@ -116,14 +184,17 @@ static int log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void
     if (st->hints.indep_threshold > 0 && len >= st->hints.indep_threshold &&
         !logged_overlap(st, off, len))
         return write_through(fd, off, len, buf);
-    /* A process whose writes other processes' reads could not see logs nothing. */
-    if (st->vis_failed)
+    /* Without a list of logged writes, other processes read this process's bytes in the PFS
+     * file: they go there (and stay in the log too where they overwrite logged bytes). */
+    if (st->vis_failed && !logged_overlap(st, off, len))
         return write_through(fd, off, len, buf);
     if (st->ls->log_failed || (st->hints.max_size > 0 && st->ls->log_bytes + len > st->hints.max_size)) {
         if (!logged_overlap(st, off, len)) {
             ADIOI_BBLOG_Warn_full(st, st->ls->log_failed ? "failed" : "is full (bblog_max_size)");
             return write_through(fd, off, len, buf);
         }
+        if (st->ls->log_failed)
+            return replace_through(fd, off, len, buf);
     }
     if (!st->ls->log && (rc = create_log(fd, st)) != 0) {
         /* No room (or no permission any more) for the log: nothing is logged yet, so every
@@ -143,8 +214,7 @@ static int log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void
         ADIOI_BBLOG_Warn_full(st, bblog_strerror(rc));
         if (!logged_overlap(st, off, len))
             return write_through(fd, off, len, buf);
-        return ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot log a write that overwrites "
-                                  "logged data; log", bblog_log_data_path(st->ls->log));
+        return replace_through(fd, off, len, buf);
     }
     rc = ADIOI_BBLOG_Note_append(st->ls, data_off, stamp);
     if (rc == 0 && st->ls->bg && st->nprocs > 1)
@@ -156,6 +226,8 @@ static int log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void
     if (rc != 0)
         return ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot index a logged write of",
                                   st->pfs_path);
+    if (st->vis_failed && (rc = through_from_log(fd, (uint64_t) off, (uint64_t) len, data_off)))
+        return rc;
     st->ls->log_bytes += len;
     if (data_off + (uint64_t) len > st->ls->log_end)
         st->ls->log_end = data_off + (uint64_t) len;
@@ -206,7 +278,7 @@ void ADIOI_BBLOG_WriteContig(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t 
     } else {
         *error_code = ADIOI_BBLOG_Log_extent(fd, off, len, buf);
         if (*error_code == MPI_SUCCESS)
-            *error_code = ADIOI_BBLOG_Vis_publish(fd);
+            *error_code = publish(fd);
         ADIOI_BBLOG_SET_BYTES(status, len);
     }
     if (*error_code == MPI_SUCCESS && file_ptr_type == ADIO_INDIVIDUAL) {
@@ -242,7 +314,7 @@ void ADIOI_BBLOG_WriteStrided(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t
                                  error_code);
     st->vis_hold--;
     if (*error_code == MPI_SUCCESS)
-        *error_code = ADIOI_BBLOG_Vis_publish(fd);
+        *error_code = publish(fd);
 }
 
 void ADIOI_BBLOG_WriteStridedColl(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t count,

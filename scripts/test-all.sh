@@ -12,6 +12,10 @@
 #   3b. PnetCDF's own `make check`, plain and through bblog (test/apps/run-pnetcdf-suite.sh);
 #      BBLOG_PNC_SUITES="check ptest" adds its `make ptest` (4 processes; 12 minutes or more
 #      per run on 2 cores, too slow for CI's 45 minutes), "" skips both;
+#   3c. HDF5 1.10.8 with --enable-parallel on the MPI of step 2 (scripts/build-hdf5.sh, cached)
+#      and HDF5's own parallel tests (its testpar programs, 6 processes) through ufs: and
+#      through bblog: (test/apps/run-hdf5-testpar.sh, CI subset; its --all runs every program);
+#      BBLOG_HDF5_TESTPAR=0 skips the step;
 #   4. the core again under AddressSanitizer + UBSan: `make check` of the unit tests, the
 #      fuzz corpus replay (test/fuzz) and the log security tests (test/security);
 #   5. `make distcheck` (the tarball builds and passes its checks).
@@ -72,6 +76,19 @@ if [ -n "$pnc_suites" ]; then
         "$here/test/apps/run-pnetcdf-suite.sh" $pnc_suites
 fi
 
+rm -rf "$build/hdf5-testpar"
+if [ "${BBLOG_HDF5_TESTPAR:-1}" != 0 ]; then
+    step "HDF5 on that MPI, and HDF5's testpar programs through ufs: and bblog:"
+    "$here/scripts/build-hdf5.sh" --mpi-env "$build/mpi-env" --prefix-out "$build/hdf5-dir" \
+        -j"$jobs"
+    # The log goes under a tree the summary reads (its last line: hdf5-testpar: N passed, ...).
+    mkdir -p "$build/hdf5-testpar/test"
+    { "$here/test/apps/run-hdf5-testpar.sh" --mpi-env "$build/mpi-env" \
+        --build-dir "$(cat "$build/hdf5-dir")" --work "$build/hdf5-testpar/work" 2>&1
+      echo $? >"$build/hdf5-testpar/rc"; } | tee "$build/hdf5-testpar/test/run-hdf5-testpar.log"
+    [ "$(cat "$build/hdf5-testpar/rc")" = 0 ] || exit 1
+fi
+
 step "core: make check under AddressSanitizer + UBSan"
 rm -rf "$build/san" && mkdir -p "$build/san"
 cd "$build/san"
@@ -86,7 +103,7 @@ make -s distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror >distcheck.log 2>&1 
 
 # One closing line over everything that ran: CMocka cases, tool checks, MPI legs.
 step "summary"
-python3 - "$build/werror" "$build/san" "$build/romio" <<'EOF'
+python3 - "$build/werror" "$build/san" "$build/romio" "$build/hdf5-testpar" <<'EOF'
 import glob, os, re, sys
 
 passed = failed = 0

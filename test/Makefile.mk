@@ -33,6 +33,9 @@ TESTS += test/apps/run-pnetcdf.sh
 endif
 EXTRA_DIST += scripts/build-pnetcdf.sh test/apps/run-pnetcdf.sh test/apps/run-pnetcdf-suite.sh \
     test/apps/pnc_common.h test/apps/pnc_common.c test/apps/pnc_record.c test/apps/pnc_btio.c
+# HDF5's own parallel tests (testpar/ of the HDF5 of scripts/build-hdf5.sh) through ufs: and
+# bblog: (test/apps/run-hdf5-testpar.sh, issue 18): run by scripts/test-all.sh, not by make check.
+EXTRA_DIST += scripts/build-hdf5.sh test/apps/run-hdf5-testpar.sh
 
 # The runners compile into test/mpi/build and test/apps/build of the build tree.
 clean-local: clean-mpi-tests

@@ -1,0 +1,218 @@
+#!/bin/sh
+# run-hdf5-testpar.sh: HDF5's own parallel tests (testpar/) through bblog (issue 18; DESIGN.md
+# section 8, "Apps").
+#
+# Runs the testpar programs built by scripts/build-hdf5.sh, unchanged, at HDF5's default 6
+# processes, in each mode:
+#   ufs     ROMIO_FSTYPE_FORCE=ufs:     plain ROMIO, the reference
+#   bblog   ROMIO_FSTYPE_FORCE=bblog:   BBLOG_DIR a fresh burst-buffer directory
+# Every run has a fresh scratch directory S: HDF5_PARAPREFIX=S/pfs (unprefixed: some programs
+# also open their files with HDF5's POSIX driver), the program runs in S/cwd (some write files
+# there), BBLOG_DIR=S/bb. t_pflush2 reads the files t_pflush1 left, t_prestart those of
+# t_pshutdown: each pair shares a scratch directory and runs in that order (asking for the
+# second program runs the first too).
+# A run passes when the program exits 0 within the timeout and prints no failure (*FAILED*,
+# ***FAILED, "detected N errors", "N TEST ERRORS OCCURRED", "N errors found", *** ERROR). As in
+# HDF5's testpflush.sh and CMake tests, t_pflush1's exit status is not looked at (it _exit()s
+# with 1, without MPI_Finalize, by design): it passes when rank 0 printed PASSED and no failure.
+# A bblog run that passed fails if it left any file in its burst-buffer directory.
+# Prints a table (program | ufs | bblog: result and seconds), the failure lines of every failed
+# run, and closes with
+#   hdf5-testpar: N passed, M failed
+# counting the bblog results of the programs that pass through ufs (a program that fails through
+# ufs too is named on the line before, and not counted); with one mode, that mode's results.
+#
+# Usage: run-hdf5-testpar.sh [--build-dir DIR] [--mpi-env FILE] [--programs "P ..." | --all]
+#                            [--modes "ufs bblog"] [--np N] [--timeout S] [--work DIR] [--keep]
+#   --build-dir DIR  the build of scripts/build-hdf5.sh (what its --prefix-out writes); default
+#                    ${BBLOG_CACHE:-/var/cache/bblog}/hdf5-current
+#   --mpi-env FILE   the MPI: the file of `build-mpi.sh --env-out`, or its bblog-env.sh; default
+#                    ${BBLOG_CACHE:-/var/cache/bblog}/current/bin/bblog-env.sh
+#   --programs LIST  the programs to run; default the CI subset, $ci_programs below
+#   --all            every testpar program
+#   --np N           processes per program (default 6, HDF5's default)
+#   --timeout S      seconds per program run (default 600)
+#   --work DIR       logs and scratch directories (default a new directory under /var/tmp); the
+#                    scratch directories are removed when nothing failed, unless --keep
+# Exit: 0 when no program fails through bblog that passes through ufs (one mode: none fails);
+# 1 otherwise; 2 usage or missing prerequisite.
+set -eu
+
+prog=hdf5-testpar
+cache=${BBLOG_CACHE:-/var/cache/bblog}
+# The CI subset: every program but t_cache and t_cache_image (minutes each on 2 cores, and
+# they test HDF5's metadata cache more than its I/O).
+ci_programs="t_mpi t_bigio testphdf5 t_pread t_pshutdown t_prestart t_init_term t_shapesame
+t_filters_parallel t_pflush1 t_pflush2"
+build_dir=$cache/hdf5-current
+mpi_env=
+programs=$ci_programs
+modes="ufs bblog"
+np=6
+tmo=600
+work=
+keep=
+
+die() {
+    echo "$prog: $*" >&2
+    exit 2
+}
+
+while [ $# -gt 0 ]; do
+    case $1 in
+    --build-dir) [ $# -ge 2 ] || die "--build-dir needs a directory"; build_dir=$2; shift 2 ;;
+    --mpi-env) [ $# -ge 2 ] || die "--mpi-env needs a file"; mpi_env=$2; shift 2 ;;
+    --programs) [ $# -ge 2 ] || die "--programs needs a list"; programs=$2; shift 2 ;;
+    --all) programs=all; shift ;;
+    --modes) [ $# -ge 2 ] || die "--modes needs a list"; modes=$2; shift 2 ;;
+    --np) [ $# -ge 2 ] || die "--np needs a number"; np=$2; shift 2 ;;
+    --timeout) [ $# -ge 2 ] || die "--timeout needs seconds"; tmo=$2; shift 2 ;;
+    --work) [ $# -ge 2 ] || die "--work needs a directory"; work=$2; shift 2 ;;
+    --keep) keep=1; shift ;;
+    -h|--help) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) die "unknown argument $1" ;;
+    esac
+done
+for m in $modes; do
+    case $m in ufs|bblog) ;; *) die "unknown mode '$m' (expected ufs and/or bblog)" ;; esac
+done
+[ -n "$modes" ] || die "--modes is empty"
+
+# The MPI, as scripts/build-hdf5.sh finds it.
+if [ -z "$mpi_env" ]; then
+    env_script=$cache/current/bin/bblog-env.sh
+elif grep -q BBLOG_MPI_PREFIX "$mpi_env" 2>/dev/null; then
+    env_script=$mpi_env
+else
+    [ -r "$mpi_env" ] || die "--mpi-env: cannot read $mpi_env"
+    env_script=$(head -n 1 "$mpi_env")
+fi
+[ -r "$env_script" ] || die "no bblog MPI: $env_script not found (scripts/build-mpi.sh)"
+# shellcheck source=/dev/null
+. "$env_script"
+[ -n "${BBLOG_MPI_PREFIX:-}" ] || die "$env_script did not set BBLOG_MPI_PREFIX"
+mpiexec=$(command -v mpiexec) || die "no mpiexec after sourcing $env_script"
+
+bin=$build_dir/build/testpar
+[ -f "$build_dir/.done" ] && [ -r "$build_dir/testpar-programs" ] ||
+    die "no HDF5 testpar build in $build_dir (scripts/build-hdf5.sh)"
+known=$(cat "$build_dir/testpar-programs")
+[ "$programs" = all ] && programs=$known
+for p in $programs; do
+    case " $known " in *" $p "*) ;; *) die "no testpar program '$p' (known: $known)" ;; esac
+done
+# The first of each pair runs too, before the second: HDF5's order (testpar-programs) has it so.
+case " $programs " in *" t_pflush2 "*) programs="$programs t_pflush1" ;; esac
+case " $programs " in *" t_prestart "*) programs="$programs t_pshutdown" ;; esac
+list=
+for p in $known; do
+    case " $programs " in *" $p "*) list="$list $p" ;; esac
+done
+
+work=${work:-$(mktemp -d /var/tmp/bblog-h5testpar.XXXXXX)}
+mkdir -p "$work"
+: >"$work/results"
+unset HDF5_DRIVER HDF5_NOCLEANUP HDF5_PARAPREFIX BBLOG_DIR
+echo "$prog: $mpiexec -n $np; programs in $bin; modes $modes; work in $work"
+
+# Failure lines of the testpar programs (testpar.h, h5test.h and each program's summary).
+fail_re='FAILED|detected [1-9][0-9]* errors|[1-9][0-9]* TEST ERRORS? OCCURRED'
+fail_re="$fail_re|[1-9][0-9]* (data )?errors (found|detected)|\*\*\* ?ERROR"
+
+now_ms() { date +%s%N | cut -c1-13; }
+
+# run_one PROG MODE: one run; appends "PROG MODE RESULT SECONDS" to $work/results.
+run_one() {
+    p=$1 mode=$2
+    case $p in t_pflush2) group=t_pflush1 ;; t_prestart) group=t_pshutdown ;; *) group=$p ;; esac
+    s=$work/$mode/$group
+    if [ "$group" = "$p" ]; then
+        rm -rf "$s"
+        mkdir -p "$s/cwd" "$s/pfs" "$s/bb"
+    fi
+    log=$work/$mode-$p.log
+    t=$(now_ms)
+    rc=0
+    (cd "$s/cwd" && HDF5_PARAPREFIX=$s/pfs ROMIO_FSTYPE_FORCE=$mode: BBLOG_DIR=$s/bb \
+        srcdir=$bin timeout -k 10 "$tmo" "$mpiexec" -launcher fork -n "$np" "$bin/$p") \
+        >"$log" 2>&1 || rc=$?
+    t=$(($(now_ms) - t))
+    secs=$((t / 1000)).$((t % 1000 / 100))
+    if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+        res=TIMEOUT
+    elif grep -Eq "$fail_re" "$log"; then
+        res=FAIL
+    elif [ "$p" = t_pflush1 ]; then
+        if grep -q PASSED "$log"; then res=PASS; else res=FAIL; fi
+    elif [ "$rc" = 0 ]; then
+        res=PASS
+    else
+        res=FAIL
+    fi
+    if [ "$mode" = bblog ] && [ "$res" = PASS ] && [ -n "$(find "$s/bb" -type f | head -n 1)" ]
+    then
+        res=LEFT-LOGS
+        find "$s/bb" -type f | head -n 10 | sed 's/^/    left in the burst buffer: /' >>"$log"
+    fi
+    echo "$p $mode $res $secs" >>"$work/results"
+    printf '%s: %-20s %-6s %-9s %6s s (exit %s)\n' "$prog" "$p" "$mode" "$res" "$secs" "$rc"
+}
+
+for p in $list; do
+    for mode in $modes; do
+        run_one "$p" "$mode"
+    done
+done
+
+result() { # PROG MODE -> "RESULT SECONDS", or "-" when not run
+    awk -v p="$1" -v m="$2" '$1 == p && $2 == m { r = $3 " " $4 } END { print r ? r : "-" }' \
+        "$work/results"
+}
+
+cell() { # "RESULT SECONDS" or "-"
+    if [ "$1" = - ]; then echo -; else echo "${1%% *} (${1#* } s)"; fi
+}
+echo
+printf '%-20s | %-18s | %-18s\n' program ufs bblog
+printf '%-20s | %-18s | %-18s\n' -------------------- ------------------ ------------------
+for p in $list; do
+    printf '%-20s | %-18s | %-18s\n' "$p" "$(cell "$(result "$p" ufs)")" \
+        "$(cell "$(result "$p" bblog)")"
+done
+echo
+
+# Failure lines of every failed run (the first ones; the whole output is in the log).
+while read -r p mode res secs; do
+    [ "$res" = PASS ] && continue
+    echo "$p through $mode: $res ($work/$mode-$p.log):"
+    { grep -E "$fail_re|[Aa]bort|drained|HDF5-DIAG|left in the burst" "$work/$mode-$p.log" ||
+        tail -n 8 "$work/$mode-$p.log"; } | head -n 12 | sed 's/^/    /'
+done <"$work/results"
+
+# The count: bblog against the ufs pass list; with one mode, that mode.
+set -- $modes
+ref=ufs
+[ $# = 1 ] && ref=$1
+counted=bblog
+case " $modes " in *" bblog "*) ;; *) counted=$ref ;; esac
+passed=0 failed=0 ufs_fail=
+for p in $list; do
+    r=$(result "$p" "$ref") c=$(result "$p" "$counted")
+    if [ "${r%% *}" != PASS ] && [ "$ref" != "$counted" ]; then
+        ufs_fail="$ufs_fail $p"
+    elif [ "${c%% *}" = PASS ]; then
+        passed=$((passed + 1))
+    else
+        failed=$((failed + 1))
+    fi
+done
+[ -z "$ufs_fail" ] ||
+    echo "$prog: not counted, failing through ufs too:$ufs_fail"
+if [ "$failed" = 0 ] && [ -z "$keep" ]; then
+    rm -rf "$work/ufs" "$work/bblog"
+    echo "$prog: logs in $work"
+else
+    echo "$prog: logs and scratch directories kept in $work"
+fi
+echo "$prog: $passed passed, $failed failed"
+[ "$failed" = 0 ] && [ "$passed" -gt 0 ]

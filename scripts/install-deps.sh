@@ -12,6 +12,8 @@ pkgs="autoconf automake libtool pkg-config make gcc libaio-dev libcmocka-dev
       libhdf5-mpich-dev hdf5-tools python3-matplotlib"
 # clang and its libFuzzer runtime: scripts/fuzz.sh (test/fuzz).
 pkgs="$pkgs clang libclang-rt-14-dev"
+# python3 -m venv and Python's headers: scripts/build-mpi4py.sh builds mpi4py in a venv.
+pkgs="$pkgs python3-venv python3-dev"
 # --ompi: also what scripts/build-ompi.sh and test/ompi/run-ompi.sh need (Open MPI's build
 # dependencies, Debian's Open MPI parallel I/O stack). They co-install with the MPICH packages,
 # but Open MPI's alternatives (mpicc, mpirun, mpi.h, h5pcc) have the higher priority: MPICH is

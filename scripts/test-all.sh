@@ -7,6 +7,10 @@
 #      bblog: and ROMIO_FSTYPE_FORCE=bblog: (test/romio/run-romio-tests.sh --quick: large_array
 #      and large_file at 256 MiB); BBLOG_ROMIO_TESTS=full runs them at their 4 GiB (15 minutes
 #      more on 2 cores), BBLOG_ROMIO_TESTS=0 skips the step;
+#   2c. mpi4py 4.1.2 built from its sdist on that MPI, in a virtual environment
+#      (scripts/build-mpi4py.sh, cached), and mpi4py's own I/O tests (test_io, test_file) at 1, 2
+#      and 4 processes through ufs: and ROMIO_FSTYPE_FORCE=bblog: (test/apps/run-mpi4py.sh);
+#      BBLOG_MPI4PY=0 skips the step;
 #   3. the core with warnings as errors: `make check` (unit tests, the bblog tool test, the
 #      MPI differential suite on the MPI of step 2, the HDF5 and PnetCDF application tests);
 #   3b. PnetCDF's own `make check`, plain and through bblog (test/apps/run-pnetcdf-suite.sh);
@@ -50,6 +54,18 @@ if [ "$romio_tests" != 0 ]; then
         --work "$build/romio/work" 2>&1; echo $? >"$build/romio/rc"; } |
         tee "$build/romio/test/run-romio-tests.log"
     [ "$(cat "$build/romio/rc")" = 0 ] || exit 1
+fi
+
+rm -rf "$build/mpi4py"
+if [ "${BBLOG_MPI4PY:-1}" != 0 ]; then
+    step "mpi4py on that MPI, and mpi4py's I/O tests through ufs: and ROMIO_FSTYPE_FORCE=bblog:"
+    "$here/scripts/build-mpi4py.sh" --mpi-env "$build/mpi-env" --prefix-out "$build/mpi4py-dir"
+    # The log goes under a tree the summary reads (its last line: mpi4py-io: N passed, ...).
+    mkdir -p "$build/mpi4py/test"
+    { "$here/test/apps/run-mpi4py.sh" --mpi-env "$build/mpi-env" --prefix "$build/mpi4py-dir" \
+        --work "$build/mpi4py/work" 2>&1; echo $? >"$build/mpi4py/rc"; } |
+        tee "$build/mpi4py/test/run-mpi4py.log"
+    [ "$(cat "$build/mpi4py/rc")" = 0 ] || exit 1
 fi
 
 step "PnetCDF on that MPI"
@@ -103,7 +119,8 @@ make -s distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror >distcheck.log 2>&1 
 
 # One closing line over everything that ran: CMocka cases, tool checks, MPI legs.
 step "summary"
-python3 - "$build/werror" "$build/san" "$build/romio" "$build/hdf5-testpar" <<'EOF'
+python3 - "$build/werror" "$build/san" "$build/romio" "$build/mpi4py" \
+    "$build/hdf5-testpar" <<'EOF'
 import glob, os, re, sys
 
 passed = failed = 0

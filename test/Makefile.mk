@@ -63,3 +63,6 @@ EXTRA_DIST += test/mpi/run-devdir.sh test/mpi/devdir.c
 # ROMIO's own test programs (src/mpi/romio/test of the MPICH source) through ufs:, bblog: and
 # ROMIO_FSTYPE_FORCE=bblog: (issue 22): run by scripts/test-all.sh, not by make check.
 EXTRA_DIST += test/romio/run-romio-tests.sh
+# mpi4py's own I/O tests (test_io, test_file of the pinned mpi4py that scripts/build-mpi4py.sh
+# builds on the bblog MPI) through ufs: and bblog: (issue 22): run by scripts/test-all.sh.
+EXTRA_DIST += scripts/build-mpi4py.sh test/apps/run-mpi4py.sh

@@ -43,7 +43,7 @@ while [ $# -gt 0 ]; do
     --prefix-out=*) prefix_out=${1#*=}; shift ;;
     -j) [ $# -ge 2 ] || die "-j needs a number"; jobs=$2; shift 2 ;;
     -j*) jobs=${1#-j}; shift ;;
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
     *) die "unknown argument $1" ;;
     esac
 done

@@ -68,7 +68,7 @@ int bblog_plan_rounds(const struct bblog_seg *const *lists, const size_t *counts
  * that were written straight to the PFS file, which have no data here but hide older pieces. */
 struct bblog_npiece {
     uint64_t off, len, src;
-    uint32_t stamp;
+    uint64_t stamp;
     int who;
 };
 

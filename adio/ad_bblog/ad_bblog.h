@@ -67,16 +67,20 @@ struct ADIOI_BBLOG_stats {
     double t_append, t_drain, t_sync;   /* seconds */
 };
 
+/* An ordering stamp (ad_bblog_order.c): 2c, or 2c + 1 inside collective call c, in the
+ * high 32 bits (ADIOI_BBLOG_COLL_STAMP), the node's write clock in the low 32. */
+#define ADIOI_BBLOG_COLL_STAMP(stamp) ((uint32_t) ((stamp) >> 32))
+
 /* A run of the data log written under one ordering stamp (ad_bblog_order.c). */
 struct ADIOI_BBLOG_run {
     uint64_t log_off;                   /* where the run starts in the data log */
-    uint32_t stamp;
+    uint64_t stamp;
 };
 
 /* File bytes written under a stamp, straight to the PFS (ad_bblog_order.c). */
 struct ADIOI_BBLOG_piece {
     uint64_t off, len;
-    uint32_t stamp;
+    uint64_t stamp;
 };
 
 /* What one process logged for one file, shared by its handles on it (ad_bblog_shared.c). */
@@ -95,6 +99,7 @@ struct ADIOI_BBLOG_logstate {
     /* write order across processes (ad_bblog_order.c) */
     uint32_t colls;                     /* collective calls made on the file */
     int in_coll;                        /* inside one now */
+    uint32_t tick;                      /* the node's write clock at this process's last take */
     struct ADIOI_BBLOG_run *runs;       /* stamps of the log since the last drain */
     size_t nruns, runs_cap;
     struct ADIOI_BBLOG_piece *through;  /* written through since the last drain */
@@ -127,6 +132,8 @@ struct ADIOI_BBLOG_state {
     char vis_link[PATH_MAX + 300];      /* this handle's name of the process's list, or "" */
     int vis_hold;                       /* inside a write call: publish at its end */
     int vis_failed;                     /* no list: every write goes to the PFS file */
+    uint64_t *clock;                    /* the node's write clock of this open, or NULL */
+    char clock_path[PATH_MAX + 300];
     struct ADIOI_BBLOG_stats st;
 };
 
@@ -225,18 +232,22 @@ int ADIOI_BBLOG_Log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const
 
 /* ad_bblog_order.c: write order across processes. The stamp of a write made now; a
  * collective call on the file is bracketed by Coll_begin and Coll_end(fd, 1), or followed by
- * Coll_end(fd, 0) when it writes nothing. */
-uint32_t ADIOI_BBLOG_Stamp(const struct ADIOI_BBLOG_logstate *ls);
+ * Coll_end(fd, 0) when it writes nothing; every write call starts with Tick. Clock_open maps
+ * the node's write clock of the open (after the log is named), Clock_close lets it go. */
+uint64_t ADIOI_BBLOG_Stamp(const struct ADIOI_BBLOG_logstate *ls);
+void ADIOI_BBLOG_Tick(struct ADIOI_BBLOG_state *st);
+void ADIOI_BBLOG_Clock_open(struct ADIOI_BBLOG_state *st);
+void ADIOI_BBLOG_Clock_close(struct ADIOI_BBLOG_state *st);
 void ADIOI_BBLOG_Coll_begin(ADIO_File fd);
 void ADIOI_BBLOG_Coll_end(ADIO_File fd, int began);
 /* Records the stamp of an append at log_off, or of bytes written through; 0 or ENOMEM. */
-int ADIOI_BBLOG_Note_append(struct ADIOI_BBLOG_logstate *ls, uint64_t log_off, uint32_t stamp);
+int ADIOI_BBLOG_Note_append(struct ADIOI_BBLOG_logstate *ls, uint64_t log_off, uint64_t stamp);
 int ADIOI_BBLOG_Note_through(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len,
-                             uint32_t stamp);
+                             uint64_t stamp);
 int ADIOI_BBLOG_Note_recent(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len,
-                            uint32_t stamp);
+                            uint64_t stamp);
 /* The stamp of the log byte at log_off, and where its run ends in the log. */
-uint32_t ADIOI_BBLOG_Stamp_at(const struct ADIOI_BBLOG_logstate *ls, uint64_t log_off,
+uint64_t ADIOI_BBLOG_Stamp_at(const struct ADIOI_BBLOG_logstate *ls, uint64_t log_off,
                               uint64_t *run_end);
 void ADIOI_BBLOG_Order_reset(struct ADIOI_BBLOG_logstate *ls);     /* after a drain */
 void ADIOI_BBLOG_Order_free(struct ADIOI_BBLOG_logstate *ls);
@@ -261,7 +272,7 @@ int ADIOI_BBLOG_Order_exchange(ADIO_File fd, struct ADIOI_BBLOG_order *o, const 
 /* Calls keep for each part of [lo, hi) that no other process wrote with a stamp above stamp,
  * in file order; returns the first non-zero keep result, or 0. */
 int ADIOI_BBLOG_Order_keep(const struct ADIOI_BBLOG_order *o, uint64_t lo, uint64_t hi,
-                           uint32_t stamp, ADIOI_BBLOG_keep_fn keep, void *arg);
+                           uint64_t stamp, ADIOI_BBLOG_keep_fn keep, void *arg);
 
 /* ad_bblog_node.c: the drain's node exchange through the burst buffer. Node_prepare is
  * collective (fd->comm the first time, then the node) and returns 1 when this process can read
@@ -302,7 +313,7 @@ int ADIOI_BBLOG_Vis_attach(struct ADIOI_BBLOG_state *st);
 void ADIOI_BBLOG_Vis_detach(struct ADIOI_BBLOG_state *st);
 void ADIOI_BBLOG_Vis_free(struct ADIOI_BBLOG_logstate *ls);
 int ADIOI_BBLOG_Vis_note(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len,
-                         uint64_t data_off, uint32_t gen, int through);
+                         uint64_t data_off, uint64_t stamp, int through);
 /* through(fd, off, len, data_off) writes logged bytes to the PFS file when the log cannot
  * write out what it staged (MPI error code). */
 typedef int (*ADIOI_BBLOG_through_fn) (ADIO_File fd, uint64_t off, uint64_t len,

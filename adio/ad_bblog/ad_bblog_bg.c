@@ -122,7 +122,7 @@ static int eligible(const struct ADIOI_BBLOG_logstate *ls, struct bblog_extent *
      * after a collective call that was no planning point, older pieces may be missing. */
     if (ls->colls != ls->bg->plan_colls)
         return 0;
-    if (ADIOI_BBLOG_Stamp_at(ls, e->log_off, &run_end) % 2)
+    if (ADIOI_BBLOG_COLL_STAMP(ADIOI_BBLOG_Stamp_at(ls, e->log_off, &run_end)) % 2)
         return 0;
     if (run_end - e->log_off < e->len)
         e->len = run_end - e->log_off;
@@ -559,12 +559,12 @@ int ADIOI_BBLOG_Bg_plan(ADIO_File fd)
     /* Forget what others wrote later, and fence off what they wrote at all. */
     for (i = 0; rc == 0 && i < o.n; i++) {
         uint64_t qoff = o.pieces[3 * i], qlen = o.pieces[3 * i + 1];
-        uint32_t qstamp = (uint32_t) o.pieces[3 * i + 2];
+        uint64_t qstamp = o.pieces[3 * i + 2];
         bblog_idx_iter_init(ls->idx, &it, qoff, qlen);
         while (rc == 0 && bblog_idx_iter_next(&it, &e)) {
             while (rc == 0 && e.len > 0) {
                 uint64_t run_end, len = e.len;
-                uint32_t stamp = ADIOI_BBLOG_Stamp_at(ls, e.log_off, &run_end);
+                uint64_t stamp = ADIOI_BBLOG_Stamp_at(ls, e.log_off, &run_end);
                 if (run_end - e.log_off < len)
                     len = run_end - e.log_off;
                 if (stamp < qstamp)

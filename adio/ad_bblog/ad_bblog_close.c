@@ -96,6 +96,7 @@ void ADIOI_BBLOG_Close(ADIO_File fd, int *error_code)
     ADIOI_BBLOG_Node_free(st);
     ADIOI_BBLOG_Vis_detach(st);
     ADIOI_BBLOG_Vis_close(st);
+    ADIOI_BBLOG_Clock_close(st);
     if (st->ls) {
         int had_log = st->ls->log != NULL;
         rc = ADIOI_BBLOG_Logstate_detach(st->ls, err == MPI_SUCCESS && !st->hints.keep_logs);

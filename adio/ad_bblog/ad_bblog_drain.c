@@ -30,15 +30,15 @@
 /* Snapshot of the index as segments (off, len, src = data-log offset), each within one run of
  * one ordering stamp (stamps[i]); *lo and *hi: the least and greatest stamp, with the bytes
  * written through since the last drain. */
-static int snapshot(struct ADIOI_BBLOG_state *st, struct bblog_seg **segs, uint32_t **stamps,
-                    size_t *n, uint32_t *lo, uint32_t *hi)
+static int snapshot(struct ADIOI_BBLOG_state *st, struct bblog_seg **segs, uint64_t **stamps,
+                    size_t *n, uint64_t *lo, uint64_t *hi)
 {
     struct ADIOI_BBLOG_logstate *ls = st->ls;
     struct bblog_idx_iter it;
     struct bblog_extent e;
     size_t i = 0, cap = bblog_idx_count(ls->idx) + ls->nruns + 1;
 
-    *lo = UINT32_MAX;
+    *lo = INT64_MAX;            /* stamps go to an MPI_LONG_LONG reduction */
     *hi = 0;
     *segs = malloc(cap * sizeof(**segs));
     *stamps = malloc(cap * sizeof(**stamps));
@@ -49,12 +49,12 @@ static int snapshot(struct ADIOI_BBLOG_state *st, struct bblog_seg **segs, uint3
         /* An extent coalesced across stamps is cut at the run boundaries. */
         while (e.len > 0) {
             uint64_t run_end, len = e.len;
-            uint32_t stamp = ADIOI_BBLOG_Stamp_at(ls, e.log_off, &run_end);
+            uint64_t stamp = ADIOI_BBLOG_Stamp_at(ls, e.log_off, &run_end);
             if (run_end - e.log_off < len)
                 len = run_end - e.log_off;
             if (i == cap) {
                 struct bblog_seg *s2;
-                uint32_t *t2;
+                uint64_t *t2;
                 cap *= 2;
                 if (!(s2 = realloc(*segs, cap * sizeof(*s2))))
                     return ENOMEM;
@@ -92,7 +92,7 @@ struct round {
     uint64_t bytes;
     uint64_t read_src, read_len, read_pos;      /* pending coalesced log read */
     int collect;                /* node exchange: list the pieces in quad, read nothing */
-    uint32_t stamp;             /* with collect: the stamp of the pieces being added */
+    uint64_t stamp;             /* with collect: the stamp of the pieces being added */
     uint64_t *quad;             /* (off, len, log offset, stamp) quadruples */
     size_t nquad, quad_cap;
 };
@@ -178,7 +178,7 @@ static int keep_piece(void *arg, uint64_t off, uint64_t len)
 /* This process's pieces of the round [start, end) (segments, and bytes written through) as
  * (off, len, stamp) triples in *mine. */
 static int round_pieces(struct ADIOI_BBLOG_state *st, const struct bblog_seg *segs,
-                        const uint32_t *stamps, size_t cursor, size_t n, uint64_t start,
+                        const uint64_t *stamps, size_t cursor, size_t n, uint64_t start,
                         uint64_t end, uint64_t **mine, size_t *cap, int *count)
 {
     size_t i, k = 0, need = 0;
@@ -445,7 +445,7 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
     static const char myname[] = "ADIOI_BBLOG_DRAIN";
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
     struct bblog_seg *segs = NULL;
-    uint32_t *stamps = NULL, slo, shi;
+    uint64_t *stamps = NULL, slo, shi;
     struct ADIOI_BBLOG_order order;
     struct round r;
     uint64_t *mine = NULL;
@@ -490,10 +490,10 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
     partial = rc == 0 && st->nprocs == 1 && st->ls->colls > 0 &&
         st->ls->refs - (st->ls->bg ? 1 : 0) > 1;        /* another handle drains the rest */
     if (partial) {
-        uint32_t cur = ADIOI_BBLOG_Stamp(st->ls);
+        uint32_t cur = ADIOI_BBLOG_COLL_STAMP(ADIOI_BBLOG_Stamp(st->ls));
         size_t k = 0;
         for (i = 0; i < n; i++)
-            if (stamps[i] == cur)
+            if (ADIOI_BBLOG_COLL_STAMP(stamps[i]) == cur)
                 segs[k] = segs[i], stamps[k++] = stamps[i];
         n = k;
     }
@@ -665,7 +665,8 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
          * PFS: the header says so job-wide, for a replay after a crash in which some process
          * died before marking its own log (bblog_format.h, drained_gen). */
         rc = st->nprocs > 1 ?
-            bblog_log_mark_drained_gen(st->ls->log, ADIOI_BBLOG_Stamp(st->ls) + 1) :
+            bblog_log_mark_drained_gen(st->ls->log,
+                                       ADIOI_BBLOG_COLL_STAMP(ADIOI_BBLOG_Stamp(st->ls)) + 1) :
             bblog_log_mark_drained(st->ls->log);
         if (rc != 0)
             err = ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot mark drained",

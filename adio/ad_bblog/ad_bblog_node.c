@@ -556,7 +556,7 @@ int ADIOI_BBLOG_Node_share(ADIO_File fd, const uint64_t *mine, int n, int whole,
             e[i].off = all[4 * i];
             e[i].len = all[4 * i + 1];
             e[i].src = all[4 * i + 2];
-            e[i].stamp = (uint32_t) all[4 * i + 3];
+            e[i].stamp = all[4 * i + 3];
             e[i].who = e[i].src == UINT64_MAX ? -1 : w;
         }
     rc = bblog_share_cut(e, ne, nd->rank, whole ? 0 : nd->size, share, ns, &total_bytes,

@@ -240,6 +240,7 @@ static void discard_state(ADIO_File fd, struct ADIOI_BBLOG_state *st)
 {
     ADIOI_BBLOG_Vis_detach(st);
     ADIOI_BBLOG_Vis_close(st);
+    ADIOI_BBLOG_Clock_close(st);
     if (st->ls)
         ADIOI_BBLOG_Logstate_detach(st->ls, 1);
     if (st->user_info != MPI_INFO_NULL)
@@ -296,6 +297,8 @@ void ADIOI_BBLOG_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_co
         discard_state(fd, st);
         return;
     }
+    if (!st->passthrough)
+        ADIOI_BBLOG_Clock_open(st);
     /* The list that shows this process's writes to the others, before any write is made. If
      * it cannot be made, nothing is logged: every write goes to the PFS file, where the
      * others see it. */

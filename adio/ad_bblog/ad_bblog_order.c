@@ -14,7 +14,20 @@
  * call number c (counting from 0) is stamped 2c + 1, a write made after c collective calls and
  * outside any is stamped 2c: a write after a collective call always has a higher stamp than one
  * made in it or before it, on any process. Collective calls on a one-process communicator are
- * not counted: they order nothing between processes.
+ * not counted: they order nothing between processes. That is the high half of the stamp.
+ *
+ * The low half orders the writes that no collective call separates, on one node. Parallel HDF5
+ * has rank 0 fill a dataset alone, then calls MPI_Barrier, and then every process writes its
+ * part independently: all those writes are stamped 2c, and on a POSIX file system the later
+ * ones win. The processes of a node that opened the file together share a write clock, a
+ * counter in a small file mapped from the burst buffer (TOKEN.clock). A process takes a new
+ * tick at a write call only when another process took one since its own last take: then
+ * (counter + 1, atomically) > every tick taken before on the node. Otherwise its last tick is
+ * still the node's latest. So a write made after another process's write, ordered by any
+ * message or barrier, gets the higher stamp; a process that writes alone keeps one tick, and
+ * its log one run per collective call. Ticks of different nodes do not compare: there the
+ * order of writes no collective call separates is arbitrary (MPI leaves it undefined). After
+ * 2^32 - 1 takes the clock stops (ties again).
  *
  * Stamps are kept per run of the data log (appends are in log order and stamps never
  * decrease), so the index needs no extra field. Bytes written straight to the PFS (large
@@ -23,22 +36,82 @@
  *
  * At drain, each round's pieces (offset, length, stamp) are exchanged among the processes and
  * each process leaves out the parts of its pieces that another process wrote with a higher
- * stamp. Equal stamps are writes no collective call separates: left as they are (ROMIO then
- * decides, as it would without bblog). The exchange is skipped when all stamps are equal.
+ * stamp. Equal stamps (writes of different nodes that no collective call separates, or no
+ * clock) are left as they are: ROMIO then decides, as it would without bblog. The exchange is
+ * skipped when all stamps are equal.
  *
- * The stamp is also the records' gen, which orders replay after a crash (bblog_format.h).
+ * The high half of the stamp is also the records' gen, which orders replay after a crash
+ * (bblog_format.h).
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "ad_bblog.h"
 #include "adioi.h"
 
 #define PLAN_EVERY 16           /* collective writes between planning points */
 
-uint32_t ADIOI_BBLOG_Stamp(const struct ADIOI_BBLOG_logstate *ls)
+uint64_t ADIOI_BBLOG_Stamp(const struct ADIOI_BBLOG_logstate *ls)
 {
-    return 2 * ls->colls + (ls->in_coll ? 1 : 0);
+    return (uint64_t) (2 * ls->colls + (ls->in_coll ? 1 : 0)) << 32 | ls->tick;
+}
+
+void ADIOI_BBLOG_Tick(struct ADIOI_BBLOG_state *st)
+{
+    uint64_t now, t;
+
+    if (!st->clock || !st->ls)
+        return;
+    now = __atomic_load_n(st->clock, __ATOMIC_ACQUIRE);
+    /* Tick 0: none taken yet. */
+    if ((st->ls->tick != 0 && now == st->ls->tick) || now >= UINT32_MAX)
+        return;
+    t = __atomic_add_fetch(st->clock, 1, __ATOMIC_SEQ_CST);
+    ADIOI_BBLOG_Lock(st->ls);           /* a background drain reads stamps */
+    st->ls->tick = t < UINT32_MAX ? (uint32_t) t : UINT32_MAX;
+    ADIOI_BBLOG_Unlock(st->ls);
+}
+
+/* Without a clock (no room on the burst buffer) ticks stay 0: the order of writes that no
+ * collective call separates is left to the drain's tie rule, as across nodes. */
+void ADIOI_BBLOG_Clock_open(struct ADIOI_BBLOG_state *st)
+{
+    const char *r = strrchr(st->log_name, '.');         /* log_name is TOKEN.rRANK */
+    void *m;
+    int fd;
+
+    if (st->nprocs <= 1 || !r)
+        return;
+    snprintf(st->clock_path, sizeof(st->clock_path), "%s/%.*s.clock", st->logdir,
+             (int) (r - st->log_name), st->log_name);
+    fd = open(st->clock_path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        st->clock_path[0] = '\0';
+        return;
+    }
+    /* Allocated, not only sized: a store into a page a full tmpfs cannot back is a SIGBUS.
+     * Every process of the node does this; it never shortens the file or changes its bytes. */
+    if (posix_fallocate(fd, 0, sizeof(uint64_t)) == 0 &&
+        (m = mmap(NULL, sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) !=
+        MAP_FAILED)
+        st->clock = m;
+    close(fd);
+}
+
+/* After the close's collective calls: every process of the open has mapped the clock. */
+void ADIOI_BBLOG_Clock_close(struct ADIOI_BBLOG_state *st)
+{
+    if (st->clock)
+        munmap(st->clock, sizeof(uint64_t));
+    st->clock = NULL;
+    if (st->clock_path[0])
+        unlink(st->clock_path);
+    st->clock_path[0] = '\0';
 }
 
 void ADIOI_BBLOG_Coll_begin(ADIO_File fd)
@@ -88,7 +161,7 @@ int ADIOI_BBLOG_Grow(void **p, size_t *cap, size_t need, size_t size)
     return 0;
 }
 
-int ADIOI_BBLOG_Note_append(struct ADIOI_BBLOG_logstate *ls, uint64_t log_off, uint32_t stamp)
+int ADIOI_BBLOG_Note_append(struct ADIOI_BBLOG_logstate *ls, uint64_t log_off, uint64_t stamp)
 {
     if (ls->nruns > 0 && ls->runs[ls->nruns - 1].stamp == stamp)
         return 0;
@@ -101,7 +174,7 @@ int ADIOI_BBLOG_Note_append(struct ADIOI_BBLOG_logstate *ls, uint64_t log_off, u
 }
 
 static int note_piece(struct ADIOI_BBLOG_piece **v, size_t *n, size_t *cap, uint64_t off,
-                      uint64_t len, uint32_t stamp)
+                      uint64_t len, uint64_t stamp)
 {
     struct ADIOI_BBLOG_piece *last = *n ? &(*v)[*n - 1] : NULL;
 
@@ -119,13 +192,13 @@ static int note_piece(struct ADIOI_BBLOG_piece **v, size_t *n, size_t *cap, uint
 }
 
 int ADIOI_BBLOG_Note_through(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len,
-                             uint32_t stamp)
+                             uint64_t stamp)
 {
     return note_piece(&ls->through, &ls->nthrough, &ls->through_cap, off, len, stamp);
 }
 
 int ADIOI_BBLOG_Note_recent(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len,
-                            uint32_t stamp)
+                            uint64_t stamp)
 {
     return note_piece(&ls->recent, &ls->nrecent, &ls->recent_cap, off, len, stamp);
 }
@@ -149,7 +222,7 @@ void ADIOI_BBLOG_Order_free(struct ADIOI_BBLOG_logstate *ls)
     ls->nrecent = ls->recent_cap = 0;
 }
 
-uint32_t ADIOI_BBLOG_Stamp_at(const struct ADIOI_BBLOG_logstate *ls, uint64_t log_off,
+uint64_t ADIOI_BBLOG_Stamp_at(const struct ADIOI_BBLOG_logstate *ls, uint64_t log_off,
                               uint64_t *run_end)
 {
     size_t lo = 0, hi = ls->nruns;
@@ -232,7 +305,7 @@ int ADIOI_BBLOG_Order_exchange(ADIO_File fd, struct ADIOI_BBLOG_order *o, const 
 }
 
 int ADIOI_BBLOG_Order_keep(const struct ADIOI_BBLOG_order *o, uint64_t lo, uint64_t hi,
-                           uint32_t stamp, ADIOI_BBLOG_keep_fn keep, void *arg)
+                           uint64_t stamp, ADIOI_BBLOG_keep_fn keep, void *arg)
 {
     size_t a = 0, b = o->n, j;
     uint64_t pos = lo;

@@ -26,16 +26,18 @@
  * two-phase exchange), so a process that reads before entering the call never sees that
  * call's bytes; bblog's collective writes are local appends, and a process ahead of the
  * others must not show them early either. Entries are in stamp order (a process's stamps
- * never decrease), so a reader takes a peer's entries up to the first one stamped above its
- * own stamp, and the rest once it has made that call too.
+ * never decrease), so a reader takes a peer's entries up to the first one made after more
+ * collective calls than its own (the high half of the stamps), and the rest once it has made
+ * that call too.
  *
  * Order: a reader builds, per peer, an interval index of that peer's published extents (the
  * later entry wins within a peer, as in the peer's own index) and the peer's stamp of each
  * run of its data log. Over the PFS bytes it then paints every candidate extent of the range
- * in stamp order (ad_bblog_order.c), at equal stamps other processes' bytes before its own, so
- * its own last write shows (read-your-writes) and a write made after a collective call shows
- * over one made before it, whoever made them. At equal stamps among other processes the order
- * is undefined, as MPI leaves it.
+ * in stamp order (ad_bblog_order.c): a write made after a collective call shows over one made
+ * before it, whoever made them, and on one node a write made after another (ordered by a
+ * barrier or a message) shows over it, as on a POSIX file system. At equal stamps (writes of
+ * one process, or without a write clock) other processes' bytes go before its own, so its own
+ * last write shows (read-your-writes).
  *
  * Finding a peer's list: the list is BASE.vlist, after the log name of the handle that made
  * it, and each handle links it under its own log name plus ".vis", so rank k of the handle's communicator is at <token>.r<k>.vis in the burst-buffer
@@ -73,7 +75,8 @@ struct vis_hdr {
 
 struct vis_ent {
     uint64_t off, len, data_off;
-    uint32_t gen, flags;
+    uint64_t gen;               /* the write's ordering stamp */
+    uint32_t flags, pad;
 };
 
 /* The process's list of one file (in its logstate). */
@@ -88,7 +91,7 @@ struct ADIOI_BBLOG_vis {
 
 struct run {
     uint64_t log_off;
-    uint32_t gen;
+    uint64_t gen;
 };
 
 /* What this handle knows of one other process's list. */
@@ -201,7 +204,7 @@ void ADIOI_BBLOG_Vis_free(struct ADIOI_BBLOG_logstate *ls)
 }
 
 int ADIOI_BBLOG_Vis_note(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len,
-                         uint64_t data_off, uint32_t gen, int through)
+                         uint64_t data_off, uint64_t gen, int through)
 {
     struct ADIOI_BBLOG_vis *v = ls->vis;
     struct vis_ent *last;
@@ -222,6 +225,7 @@ int ADIOI_BBLOG_Vis_note(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t
     v->pend[v->npend].data_off = through ? 0 : data_off;
     v->pend[v->npend].gen = gen;
     v->pend[v->npend].flags = through ? VIS_THROUGH : 0;
+    v->pend[v->npend].pad = 0;
     v->npend++;
     return 0;
 }
@@ -399,7 +403,7 @@ static int peer_find(struct ADIOI_BBLOG_state *st, int k)
     return 1;
 }
 
-static int note_run(struct peer *p, uint64_t log_off, uint32_t gen)
+static int note_run(struct peer *p, uint64_t log_off, uint64_t gen)
 {
     if (p->nruns && p->runs[p->nruns - 1].gen == gen)
         return 0;
@@ -411,7 +415,7 @@ static int note_run(struct peer *p, uint64_t log_off, uint32_t gen)
     return 0;
 }
 
-static uint32_t run_gen(const struct peer *p, uint64_t log_off, uint64_t *run_end)
+static uint64_t run_gen(const struct peer *p, uint64_t log_off, uint64_t *run_end)
 {
     size_t lo = 0, hi = p->nruns;
 
@@ -426,8 +430,9 @@ static uint32_t run_gen(const struct peer *p, uint64_t log_off, uint64_t *run_en
     return p->nruns ? p->runs[lo].gen : 0;
 }
 
-/* Takes in what rank k published since the last look, up to the first entry stamped above
- * limit; *epoch gets the epoch it read under. */
+/* Takes in what rank k published since the last look, up to the first entry made after more
+ * collective calls than limit says (the high half of a stamp); *epoch gets the epoch it read
+ * under. */
 static int peer_update(struct peer *p, uint32_t limit, uint64_t *epoch)
 {
     uint64_t e = load(&p->map->epoch), n = load(&p->map->count);
@@ -460,7 +465,7 @@ static int peer_update(struct peer *p, uint32_t limit, uint64_t *epoch)
             p->seen;
         struct vis_ent ent = *x;
 
-        if (ent.gen > limit)
+        if (ADIOI_BBLOG_COLL_STAMP(ent.gen) > limit)
             break;
         if (ent.off + ent.len > p->end)
             p->end = ent.off + ent.len;
@@ -488,7 +493,7 @@ static int peer_update(struct peer *p, uint32_t limit, uint64_t *epoch)
 /* One candidate source of bytes of the range being read. */
 struct cand {
     uint64_t off, len, log_off;
-    uint32_t gen;
+    uint64_t gen;
     int who;                    /* rank, or -1 for the PFS file */
     int order;                  /* at equal gen: others' PFS bytes, others' log, own PFS bytes, own log */
 };
@@ -498,7 +503,7 @@ struct cands {
     size_t n, cap;
 };
 
-static int add(struct cands *c, uint64_t off, uint64_t len, uint64_t log_off, uint32_t gen,
+static int add(struct cands *c, uint64_t off, uint64_t len, uint64_t log_off, uint64_t gen,
                int who, int order)
 {
     if (ADIOI_BBLOG_Grow((void **) &c->v, &c->cap, c->n + 1, sizeof(*c->v)))
@@ -537,7 +542,7 @@ static int add_logged(struct cands *c, const struct bblog_index *idx, uint64_t l
     while (rc == 0 && bblog_idx_iter_next(&it, &e)) {
         while (rc == 0 && e.len > 0) {
             uint64_t run_end, n;
-            uint32_t gen = own ? ADIOI_BBLOG_Stamp_at(own, e.log_off, &run_end) :
+            uint64_t gen = own ? ADIOI_BBLOG_Stamp_at(own, e.log_off, &run_end) :
                 run_gen(p, e.log_off, &run_end);
             n = run_end - e.log_off < e.len ? run_end - e.log_off : e.len;
             rc = add(c, e.off, n, e.log_off, gen, who, order);
@@ -607,7 +612,7 @@ static int gather(struct ADIOI_BBLOG_state *st, uint64_t lo, uint64_t hi, uint64
         struct peer *p = &ps->p[k];
         if (k == st->rank || !peer_find(st, k))
             continue;
-        rc = peer_update(p, ADIOI_BBLOG_Stamp(st->ls), &epochs[k]);
+        rc = peer_update(p, ADIOI_BBLOG_COLL_STAMP(ADIOI_BBLOG_Stamp(st->ls)), &epochs[k]);
         if (rc == 0 && p->nruns)
             rc = add_logged(c, p->idx, lo, hi, NULL, p, k, 1);
         if (rc == 0)
@@ -720,7 +725,7 @@ ADIO_Offset ADIOI_BBLOG_Vis_end(ADIO_File fd)
     for (int k = 0; ps && k < ps->n; k++) {
         struct peer *p = &ps->p[k];
         if (k == st->rank || !peer_find(st, k) ||
-            peer_update(p, ADIOI_BBLOG_Stamp(st->ls), &e) != 0)
+            peer_update(p, ADIOI_BBLOG_COLL_STAMP(ADIOI_BBLOG_Stamp(st->ls)), &e) != 0)
             continue;
         if (p->end > end)
             end = p->end;

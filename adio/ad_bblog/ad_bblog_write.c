@@ -170,8 +170,7 @@ static int log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void
 {
     static const char myname[] = "ADIOI_BBLOG_LOG_EXTENT";
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
-    uint64_t data_off;
-    uint32_t stamp;
+    uint64_t data_off, stamp;
     double t0;
     int rc;
 
@@ -205,7 +204,7 @@ static int log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void
     }
     t0 = ADIOI_BBLOG_Now();
     stamp = ADIOI_BBLOG_Stamp(st->ls);
-    bblog_log_set_gen(st->ls->log, stamp);
+    bblog_log_set_gen(st->ls->log, ADIOI_BBLOG_COLL_STAMP(stamp));
     rc = bblog_log_append(st->ls->log, (uint64_t) off, (uint64_t) len, buf, &data_off);
     st->st.t_append += ADIOI_BBLOG_Now() - t0;
     if (rc != 0) {
@@ -276,6 +275,8 @@ void ADIOI_BBLOG_WriteContig(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t 
         if (fd->atomicity)
             st->st.bytes_through += len;
     } else {
+        if (!st->vis_hold)
+            ADIOI_BBLOG_Tick(st);
         *error_code = ADIOI_BBLOG_Log_extent(fd, off, len, buf);
         if (*error_code == MPI_SUCCESS)
             *error_code = publish(fd);
@@ -309,6 +310,7 @@ void ADIOI_BBLOG_WriteStrided(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t
     /* ROMIO's naive strided writer walks the memory type and the file view together and calls
      * our WriteContig once per contiguous piece: exactly the flattened extents to log. They
      * are published to other processes once, at the end. */
+    ADIOI_BBLOG_Tick(st);
     st->vis_hold++;
     ADIOI_GEN_WriteStrided_naive(fd, buf, count, datatype, file_ptr_type, offset, status,
                                  error_code);

@@ -58,16 +58,10 @@ cache=${BBLOG_CACHE:-/var/cache/bblog}
 # The CI subset (see above). Seconds a run through ufs, 6 processes on 2 cores, of the
 # subtests it leaves out: testphdf5 cngrpw-ingrpr 90, cchunk1 to cchunk10 13-21 each, actualio
 # 22; t_shapesame (at HDF5TestExpress=3) sscontig4 28, sschecker3 19, sschecker4 28.
-# Also left out of testphdf5, because it FAILS through bblog (issue 18 is open for it): ccontw,
-# and ccontr, which reads ccontw's file. Rank 0 writes the dataset's fill alone, an
-# MPI_Barrier follows, then every rank writes its part independently; no collective file call
-# separates the writes, so bblog's drain orders them by rank and rank 0's fill wins. --all
-# runs them.
 ci_programs="t_mpi testphdf5 t_filters_parallel t_shapesame t_pread t_pshutdown t_prestart
     t_init_term t_pflush1 t_pflush2"
 ci_args="testphdf5 -x cngrpw-ingrpr -x cchunk1 -x cchunk2 -x cchunk3 -x cchunk4 -x cchunk5
     -x cchunk6 -x cchunk7 -x cchunk8 -x cchunk9 -x cchunk10 -x actualio
-    -x ccontw -x ccontr
 t_shapesame -x sscontig4 -x sschecker3 -x sschecker4"
 ci_express=3
 build_dir=$cache/hdf5-current

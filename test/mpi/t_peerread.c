@@ -17,16 +17,20 @@
  *                write of more than bblog_indep_threshold (straight to the PFS file) over
  *                them: every rank reads the later bytes;
  *   5 chain      each rank in turn reads what the previous ones wrote (token passing), adds
- *                its own block after theirs and passes on (blocks that do not overlap: the
- *                order of overlapping writes that only a message orders is not known to
- *                bblog, see ad_bblog_vis.c);
+ *                its own block after theirs and passes on;
  *   6 sync       after MPI_File_sync (the logs are drained and emptied) rank 0 overwrites
  *                part of case 1's block: every rank reads the new bytes, and the old ones
  *                around them from the PFS file;
  *   7 early      rank 0 starts a nonblocking collective write over case 2's region and tells
  *                the last rank, which reads the region before it enters the call itself: it
  *                reads the old bytes (with plain ROMIO the call's bytes reach the file only
- *                once every process has entered it), and the new ones after the call.
+ *                once every process has entered it), and the new ones after the call;
+ *   8 barrier    parallel HDF5's dataset fill: rank 0 writes a region independently, then
+ *                after an MPI_Barrier (no collective call on the file) every rank writes part
+ *                of it independently, then after another barrier rank 0 writes over the last
+ *                rank's part: every rank reads the later bytes over the earlier ones, and the
+ *                file ends as on a POSIX file system (testphdf5's ccontw caught the drain
+ *                keeping rank 0's fill).
  * The file is checked at the end against the image of what plain ROMIO leaves, and the runner
  * compares it byte for byte with the ufs run's.
  */
@@ -189,6 +193,23 @@ int main(int argc, char **argv)
         MPI_Barrier(MPI_COMM_WORLD);
         tst_read_expect(fh, base, img_at(base, BLK), BLK, "7 early: after the call");
     }
+
+    /* 8 barrier */
+    base = 4 * BLK + (int64_t) n * BLK + 2 * BLK + BIG + BLK + (int64_t) n * BLK;
+    if (r == 0)
+        wr(fh, base, (int64_t) n * BLK, 0, 10, 0);
+    tst_img_write(&img, base, (int64_t) n * BLK, 0, 10);
+    MPI_Barrier(MPI_COMM_WORLD);
+    wr(fh, base + (int64_t) r * BLK + BLK / 4, BLK / 2, r, 11, 0);
+    for (i = 0; i < n; i++)
+        tst_img_write(&img, base + (int64_t) i * BLK + BLK / 4, BLK / 2, i, 11);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (r == 0)
+        wr(fh, base + (int64_t) last * BLK + BLK / 2, BLK / 2, 0, 12, 0);
+    tst_img_write(&img, base + (int64_t) last * BLK + BLK / 2, BLK / 2, 0, 12);
+    MPI_Barrier(MPI_COMM_WORLD);
+    tst_read_expect(fh, base, img_at(base, (int64_t) n * BLK), (int64_t) n * BLK,
+                    "8 barrier: the later writes over the fill");
 
     CHECK_MPI(MPI_File_close(&fh));
     tst_check_file(MPI_COMM_WORLD, name, &img);

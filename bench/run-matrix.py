@@ -8,6 +8,8 @@
 Workloads (C MPI programs in bench/, built here with the bblog MPI's mpicc):
   ior-strided     bench/ior.c -a strided, one segment, transfer i of rank r at (i*P + r)*t
   ior-contiguous  bench/ior.c -a contiguous, block = transfer (records appended)
+  ior-segmented   bench/ior.c -a contiguous, one segment: IOR's default layout, rank r writes
+                  its whole block at r*b in transfers of t
   btio            bench/btio.c, BT diagonal multi-partition over 1, 4, 9 ranks, steps appended
   flash           bench/flash_h5.c through Debian's parallel HDF5: checkpoint + 2 plot files
   pnetcdf         bench/btio_nc.c through PnetCDF (ncmpi_put_vara_all), also with PnetCDF's own
@@ -48,7 +50,7 @@ PFS_TARGETS = {  # name -> directory the output files go to
     "tmpfs": "/dev/shm/bblog-matrix-pfs",
 }
 BB_TARGETS = {"shm": "/dev/shm/bblog-matrix-bb", "disk": "/var/tmp/bblog-matrix/bb"}
-WORKLOADS = ("ior-strided", "ior-contiguous", "btio", "flash", "pnetcdf")
+WORKLOADS = ("ior-strided", "ior-contiguous", "ior-segmented", "btio", "flash", "pnetcdf")
 MODES = ("plain-indep", "plain-coll", "bblog", "bblog-mpi", "bblog-nofp", "bblog-indep", "ncbb")
 
 
@@ -111,12 +113,14 @@ def points(a):
     """(workload, point label, nprocs, program, args, output files relative to the PFS dir)."""
     out = []
     for w in a.workloads:
-        if w in ("ior-strided", "ior-contiguous"):
+        if w in ("ior-strided", "ior-contiguous", "ior-segmented"):
             for t in a.transfers:
                 if a.size % t:
                     die(f"--size {human(a.size)} is not a multiple of transfer {human(t)}")
                 if w == "ior-strided":
                     args = ["-a", "strided", "-b", str(a.size), "-t", str(t), "-s", "1"]
+                elif w == "ior-segmented":
+                    args = ["-a", "contiguous", "-b", str(a.size), "-t", str(t), "-s", "1"]
                 else:
                     args = ["-a", "contiguous", "-b", str(t), "-t", str(t),
                             "-s", str(a.size // t)]
@@ -491,8 +495,8 @@ def report(path):
     # write phase dashed.
     targets = sorted({(k[0], k[1]) for k in agg})
     for pfs, bb in targets:
-        fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-        for ax, w in zip(axes, ("ior-strided", "ior-contiguous")):
+        fig, axes = plt.subplots(1, 3, figsize=(16, 4.2))
+        for ax, w in zip(axes, ("ior-strided", "ior-contiguous", "ior-segmented")):
             for m in MODES:
                 pts = sorted(((size_bytes(k[3]), r) for k, r in agg.items()
                               if k[:3] == (pfs, bb, w) and k[4] == m), key=lambda x: x[0])

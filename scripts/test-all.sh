@@ -31,7 +31,9 @@ here=$(cd "$(dirname "$0")/.." && pwd -P)
 build=${BBLOG_BUILD:-/var/tmp/bblog-build}
 jobs=${BBLOG_JOBS:-2}
 
-step() { printf '\n==== %s\n' "$*"; }
+# Each step's header says when it starts, in seconds since the start (what CI's time goes to).
+t_start=$(date +%s)
+step() { printf '\n==== [%ss] %s\n' "$(( $(date +%s) - t_start ))" "$*"; }
 
 step "packages"
 "$here/scripts/install-deps.sh"

@@ -231,15 +231,16 @@ void ADIOI_BBLOG_Warn_full(struct ADIOI_BBLOG_state *st, const char *why);
 int ADIOI_BBLOG_Log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void *buf);
 
 /* ad_bblog_order.c: write order across processes. The stamp of a write made now; a
- * collective call on the file is bracketed by Coll_begin and Coll_end(fd, 1), or followed by
- * Coll_end(fd, 0) when it writes nothing; every write call starts with Tick. Clock_open maps
+ * collective call on the file is bracketed by Coll_begin and Coll_end(fd, 1, may_wait), or
+ * followed by Coll_end(fd, 0, may_wait) when it writes nothing; may_wait 0 (a nonblocking
+ * call) makes no planning point of it; every write call starts with Tick. Clock_open maps
  * the node's write clock of the open (after the log is named), Clock_close lets it go. */
 uint64_t ADIOI_BBLOG_Stamp(const struct ADIOI_BBLOG_logstate *ls);
 void ADIOI_BBLOG_Tick(struct ADIOI_BBLOG_state *st);
 void ADIOI_BBLOG_Clock_open(struct ADIOI_BBLOG_state *st);
 void ADIOI_BBLOG_Clock_close(struct ADIOI_BBLOG_state *st);
 void ADIOI_BBLOG_Coll_begin(ADIO_File fd);
-void ADIOI_BBLOG_Coll_end(ADIO_File fd, int began);
+void ADIOI_BBLOG_Coll_end(ADIO_File fd, int began, int may_wait);
 /* Records the stamp of an append at log_off, or of bytes written through; 0 or ENOMEM. */
 int ADIOI_BBLOG_Note_append(struct ADIOI_BBLOG_logstate *ls, uint64_t log_off, uint64_t stamp);
 int ADIOI_BBLOG_Note_through(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len,

@@ -51,7 +51,7 @@ void ADIOI_BBLOG_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t * fcntl_struct, int 
             fd->atomicity = fcntl_struct->atomicity ? 1 : 0;
             st->inner->atomicity = fd->atomicity;
         }
-        ADIOI_BBLOG_Coll_end(fd, 0);
+        ADIOI_BBLOG_Coll_end(fd, 0, 1);
         return;
     default:
         *error_code = ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_ARG,

@@ -38,6 +38,6 @@ void ADIOI_BBLOG_Flush(ADIO_File fd, int *error_code)
     }
     if (*error_code == MPI_SUCCESS)
         st->through_unsynced = 0;
-    ADIOI_BBLOG_Coll_end(fd, 0);
+    ADIOI_BBLOG_Coll_end(fd, 0, 1);
     st->st.t_sync += ADIOI_BBLOG_Now() - t0;
 }

@@ -122,7 +122,7 @@ void ADIOI_BBLOG_Coll_begin(ADIO_File fd)
         st->ls->in_coll++;
 }
 
-void ADIOI_BBLOG_Coll_end(ADIO_File fd, int began)
+void ADIOI_BBLOG_Coll_end(ADIO_File fd, int began, int may_wait)
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
 
@@ -138,8 +138,9 @@ void ADIOI_BBLOG_Coll_end(ADIO_File fd, int began)
      * collective write (all processes count alike, so they agree without a message; an
      * exchange at each of IOR's thousands of small write_all calls would cost more than the
      * drain saves). A failure leaves the thread paused until the next collective drain:
-     * nothing is lost. */
-    if (st->ls->bg && st->hints.drain != ADIOI_BBLOG_DRAIN_ON_DEMAND &&
+     * nothing is lost. A nonblocking collective write is no planning point: its caller may
+     * still have to reach another process before that one enters the call. */
+    if (st->ls->bg && may_wait && st->hints.drain != ADIOI_BBLOG_DRAIN_ON_DEMAND &&
         (!began || st->ls->colls % PLAN_EVERY == 0))
         ADIOI_BBLOG_Bg_plan(fd);
 }

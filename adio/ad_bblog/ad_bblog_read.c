@@ -145,7 +145,7 @@ void ADIOI_BBLOG_ReadStridedColl(ADIO_File fd, void *buf, ADIOI_BBLOG_count_t co
                                   ADIO_ReadStridedColl(st->inner, buf, count, datatype,
                                                        file_ptr_type, offset, status,
                                                        error_code));
-    ADIOI_BBLOG_Coll_end(fd, 0);
+    ADIOI_BBLOG_Coll_end(fd, 0, 1);
 }
 
 void ADIOI_BBLOG_IreadContig(ADIO_File fd, void *buf, ADIOI_BBLOG_count_t count,

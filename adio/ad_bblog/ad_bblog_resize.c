@@ -14,5 +14,5 @@ void ADIOI_BBLOG_Resize(ADIO_File fd, ADIO_Offset size, int *error_code)
         *error_code = ADIOI_BBLOG_Drain(fd, 0);
     if (*error_code == MPI_SUCCESS)
         ADIO_Resize(st->inner, size, error_code);
-    ADIOI_BBLOG_Coll_end(fd, 0);
+    ADIOI_BBLOG_Coll_end(fd, 0, 1);
 }

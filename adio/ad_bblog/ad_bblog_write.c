@@ -4,10 +4,11 @@
  * into the log's staging buffer and the extent inserted in the index. That is the whole hot
  * path; the PFS sees nothing until a drain.
  *
- * Writes go straight to the inner file instead when the log must not or cannot hold them, or
- * gains nothing: atomic mode, the shared-file-pointer file, extents of bblog_indep_threshold
- * bytes or more, and the burst buffer full (bblog_max_size reached or the log refused the
- * append), the last two for bytes that no logged extent covers. Bytes that a logged
+ * Writes go straight to the inner file instead when the log must not or cannot hold them:
+ * atomic mode, the shared-file-pointer file, and the burst buffer full (bblog_max_size
+ * reached or the log refused the append), the last for bytes that no logged extent covers.
+ * Large extents are logged too: the write call returns at the burst buffer's speed whatever
+ * its size, and the drain writes them back whole. Bytes that a logged
  * extent covers stay in the log even then, while the log takes appends (bblog_max_size):
  * writing them through would let the drain put the older logged bytes back over the newer
  * ones. A failed log takes nothing: then the index forgets the older bytes (replace_through).
@@ -177,12 +178,6 @@ static int log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void
     if (len <= 0)
         return MPI_SUCCESS;
     st->st.write_calls++;
-    /* Draining on demand, a large extent gains nothing from the log: the drain would write the
-     * very same extent, after copying it twice. It goes to the PFS now, unless it overwrites
-     * logged bytes (then it must stay behind them in the log). */
-    if (st->hints.indep_threshold > 0 && len >= st->hints.indep_threshold &&
-        !logged_overlap(st, off, len))
-        return write_through(fd, off, len, buf);
     /* Without a list of logged writes, other processes read this process's bytes in the PFS
      * file: they go there (and stay in the log too where they overwrite logged bytes). */
     if (st->vis_failed && !logged_overlap(st, off, len))
@@ -319,9 +314,12 @@ void ADIOI_BBLOG_WriteStrided(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t
         *error_code = publish(fd);
 }
 
-void ADIOI_BBLOG_WriteStridedColl(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t count,
-                                  MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
-                                  ADIO_Status * status, int *error_code)
+/* A collective write; may_wait 0 for a nonblocking one (MPI_File_iwrite_all), which must not
+ * wait for the other processes: a process may start it and then message another one that
+ * reads before it enters the call (t_peerread case 7). */
+static void write_coll(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t count,
+                       MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                       ADIO_Status * status, int *error_code, int may_wait)
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
 
@@ -332,7 +330,7 @@ void ADIOI_BBLOG_WriteStridedColl(ADIO_File fd, const void *buf, ADIOI_BBLOG_cou
                                                         error_code));
         return;
     }
-    if (st->hints.max_size > 0) {
+    if (st->hints.max_size > 0 && may_wait) {
         /* A collective call is the one place where a full burst buffer can be drained without
          * writing anything through: all processes are here. */
         MPI_Count size;
@@ -347,7 +345,14 @@ void ADIOI_BBLOG_WriteStridedColl(ADIO_File fd, const void *buf, ADIOI_BBLOG_cou
     ADIOI_BBLOG_Coll_begin(fd);
     ADIOI_BBLOG_WriteStrided(fd, buf, count, datatype, file_ptr_type, offset, status,
                              error_code);
-    ADIOI_BBLOG_Coll_end(fd, 1);
+    ADIOI_BBLOG_Coll_end(fd, 1, may_wait);
+}
+
+void ADIOI_BBLOG_WriteStridedColl(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t count,
+                                  MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                                  ADIO_Status * status, int *error_code)
+{
+    write_coll(fd, buf, count, datatype, file_ptr_type, offset, status, error_code, 1);
 }
 
 void ADIOI_BBLOG_IwriteContig(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t count,
@@ -374,8 +379,7 @@ void ADIOI_BBLOG_IwriteStridedColl(ADIO_File fd, const void *buf, ADIOI_BBLOG_co
     ADIO_Status status;
     MPI_Count size;
 
-    ADIOI_BBLOG_WriteStridedColl(fd, buf, count, datatype, file_ptr_type, offset, &status,
-                                 error_code);
+    write_coll(fd, buf, count, datatype, file_ptr_type, offset, &status, error_code, 0);
     MPI_Type_size_x(datatype, &size);
     MPIO_Completed_request_create(&fd, (MPI_Offset) size * count, error_code, request);
 }

@@ -583,9 +583,13 @@ selected "t_bigdata[flush64k,nomap]" &&
     run_case "t_bigdata[flush64k,nomap]" t_bigdata 3 "$small" "noforce,env=BBLOG_DEBUG_NO_MAP=1"
 # The inner driver named after the prefix (bblog:ufs:/path).
 selected "t_noncontig[nested]" && run_case "t_noncontig[nested]" t_noncontig 2 "" nested
-# Everything logged, large writes too (bblog_indep_threshold=0), with a burst buffer too small.
+# Drains always collective (bblog_indep_threshold=0), with a burst buffer too small.
 selected "t_bigdata[indep0,max256k]" &&
     run_case "t_bigdata[indep0,max256k]" t_bigdata 3 "bblog_indep_threshold=0;$tiny" warn
+# A burst buffer too small for the large writes: they go straight to the PFS file, over bytes
+# other processes logged before (the order of the drain, and of their reads).
+selected "t_xorder[max256k]" && run_case "t_xorder[max256k]" t_xorder 3 "$tiny" warn
+selected "t_peerread[max256k]" && run_case "t_peerread[max256k]" t_peerread 3 "$tiny" warn
 # Kept logs; statistics (t_contig opens its file twice: write, then check).
 selected "t_contig[keep]" && run_case "t_contig[keep]" t_contig 2 "bblog_keep_logs=true" keep
 selected "t_contig[stats]" && run_case "t_contig[stats]" t_contig 2 "" stats=2

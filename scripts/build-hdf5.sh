@@ -28,10 +28,8 @@ jobs=2
 mpi_env=
 prefix_out=
 
-die() {
-    echo "$prog: $*" >&2
-    exit 1
-}
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 while [ $# -gt 0 ]; do
     case $1 in
@@ -48,62 +46,9 @@ while [ $# -gt 0 ]; do
     esac
 done
 
-if [ -z "$mpi_env" ]; then
-    env_script=$cache/current/bin/bblog-env.sh
-    [ -r "$env_script" ] || die "no bblog MPI ($env_script): run scripts/build-mpi.sh first"
-else
-    [ -r "$mpi_env" ] || die "--mpi-env: cannot read $mpi_env"
-    if grep -q BBLOG_MPI_PREFIX "$mpi_env"; then
-        env_script=$mpi_env
-    else
-        env_script=$(head -n 1 "$mpi_env")
-        [ -r "$env_script" ] ||
-            die "--mpi-env: $mpi_env names '$env_script', which is not a readable file" \
-                "(expected the output of build-mpi.sh --env-out)"
-    fi
-fi
-# shellcheck source=/dev/null
-. "$env_script"
-[ -n "${BBLOG_MPI_PREFIX:-}" ] || die "$env_script did not set BBLOG_MPI_PREFIX"
-mpi_prefix=$(cd "$BBLOG_MPI_PREFIX" && pwd -P)
-[ "$(command -v mpicc)" = "$mpi_prefix/bin/mpicc" ] ||
-    [ "$(command -v mpicc)" = "$BBLOG_MPI_PREFIX/bin/mpicc" ] ||
-    die "mpicc is $(command -v mpicc), not the one of $env_script"
+load_mpi_env "$mpi_env"
 
-run() { # LOG CMD...
-    run_log=$1
-    shift
-    if ! "$@" >"$run_log" 2>&1; then
-        echo "$prog: FAILED: $*" >&2
-        tail -n 40 "$run_log" >&2
-        echo "$prog: full log: $run_log" >&2
-        exit 1
-    fi
-}
-
-t0=$(date +%s)
-step() {
-    echo "$prog: [$(($(date +%s) - t0))s] $*"
-}
-
-dl=$cache/downloads/hdf5
-mkdir -p "$dl"
-exec 9>"$cache/.hdf5.lock"
-flock 9
-dsc=$(ls "$dl"/hdf5_*.dsc 2>/dev/null | sort -V | tail -n 1)
-if [ -z "$dsc" ]; then
-    step "downloading Debian's HDF5 source (apt-get source hdf5) into $dl"
-    (cd "$dl" && apt-get source --download-only -q hdf5) >"$dl/fetch.log" 2>&1 || {
-        tail -n 20 "$dl/fetch.log" >&2
-        die "apt-get source hdf5 failed (deb-src entries: scripts/build-mpi.sh adds them)"
-    }
-    dsc=$(ls "$dl"/hdf5_*.dsc 2>/dev/null | sort -V | tail -n 1)
-    [ -n "$dsc" ] || die "apt-get source left no hdf5_*.dsc in $dl"
-fi
-deb_version=$(basename "$dsc" .dsc)
-deb_version=${deb_version#hdf5_}
-version=${deb_version%-*}
-version=${version%+*}
+debian_source hdf5 HDF5
 
 # Static only (libtool compiles every file once, not twice); no Fortran, C++, high-level
 # library, tools or Java: testpar needs none of them. zlib (Debian's zlib1g-dev) is found by

@@ -35,10 +35,8 @@ prefix_out=
 version=4.1.2
 sdist_sha256=56860286dc45f20e8821e93cb06669e30462348bf866f685553fa4b712d58d02
 
-die() {
-    echo "$prog: $*" >&2
-    exit 1
-}
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 while [ $# -gt 0 ]; do
     case $1 in
@@ -53,27 +51,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 
-if [ -z "$mpi_env" ]; then
-    env_script=$cache/current/bin/bblog-env.sh
-    [ -r "$env_script" ] || die "no bblog MPI ($env_script): run scripts/build-mpi.sh first"
-else
-    [ -r "$mpi_env" ] || die "--mpi-env: cannot read $mpi_env"
-    if grep -q BBLOG_MPI_PREFIX "$mpi_env"; then
-        env_script=$mpi_env
-    else
-        env_script=$(head -n 1 "$mpi_env")
-        [ -r "$env_script" ] ||
-            die "--mpi-env: $mpi_env names '$env_script', which is not a readable file" \
-                "(expected the output of build-mpi.sh --env-out)"
-    fi
-fi
-# shellcheck source=/dev/null
-. "$env_script"
-[ -n "${BBLOG_MPI_PREFIX:-}" ] || die "$env_script did not set BBLOG_MPI_PREFIX"
-mpi_prefix=$(cd "$BBLOG_MPI_PREFIX" && pwd -P)
-mpicc=$(command -v mpicc) || die "no mpicc in PATH after sourcing $env_script"
-[ "$mpicc" = "$mpi_prefix/bin/mpicc" ] || [ "$mpicc" = "$BBLOG_MPI_PREFIX/bin/mpicc" ] ||
-    die "mpicc is $mpicc, not the one of $env_script"
+load_mpi_env "$mpi_env"
 
 # Debian's Python, with what `python3 -m venv` and building a C extension need.
 python=${BBLOG_PYTHON:-/usr/bin/python3}
@@ -95,22 +73,6 @@ fi
 [ -x "$python" ] || python=$(command -v "$python") || die "no Python '$python'"
 py_id=$("$python" -c 'import sys; print(sys.version.split()[0], sys.executable)') ||
     die "$python does not run"
-
-run() { # LOG CMD...
-    run_log=$1
-    shift
-    if ! "$@" >"$run_log" 2>&1; then
-        echo "$prog: FAILED: $*" >&2
-        tail -n 40 "$run_log" >&2
-        echo "$prog: full log: $run_log" >&2
-        exit 1
-    fi
-}
-
-t0=$(date +%s)
-step() {
-    echo "$prog: [$(($(date +%s) - t0))s] $*"
-}
 
 mkdir -p "$cache"
 exec 9>"$cache/.mpi4py.lock"

@@ -31,7 +31,7 @@ EXTRA_DIST += test/apps/run-apps.sh test/apps/h5common.h test/apps/h5common.c \
 if MPI_TESTS
 TESTS += test/apps/run-pnetcdf.sh
 endif
-EXTRA_DIST += scripts/build-pnetcdf.sh test/apps/run-pnetcdf.sh test/apps/run-pnetcdf-suite.sh \
+EXTRA_DIST += scripts/lib.sh scripts/build-pnetcdf.sh test/apps/run-pnetcdf.sh test/apps/run-pnetcdf-suite.sh \
     test/apps/pnc_common.h test/apps/pnc_common.c test/apps/pnc_record.c test/apps/pnc_btio.c
 # HDF5's own parallel tests (testpar/ of the HDF5 of scripts/build-hdf5.sh) through ufs: and
 # bblog: (test/apps/run-hdf5-testpar.sh, issue 18): run by scripts/test-all.sh, not by make check.

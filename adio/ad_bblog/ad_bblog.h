@@ -247,6 +247,10 @@ int ADIOI_BBLOG_Note_through(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint
                              uint64_t stamp);
 int ADIOI_BBLOG_Note_recent(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len,
                             uint64_t stamp);
+/* The run of runs[0..n) (n > 0 for a meaningful result) that holds log offset log_off, and
+ * where it ends in the log. */
+size_t ADIOI_BBLOG_Run_find(const struct ADIOI_BBLOG_run *runs, size_t n, uint64_t log_off,
+                            uint64_t *run_end);
 /* The stamp of the log byte at log_off, and where its run ends in the log. */
 uint64_t ADIOI_BBLOG_Stamp_at(const struct ADIOI_BBLOG_logstate *ls, uint64_t log_off,
                               uint64_t *run_end);

@@ -223,21 +223,29 @@ void ADIOI_BBLOG_Order_free(struct ADIOI_BBLOG_logstate *ls)
     ls->nrecent = ls->recent_cap = 0;
 }
 
-uint64_t ADIOI_BBLOG_Stamp_at(const struct ADIOI_BBLOG_logstate *ls, uint64_t log_off,
-                              uint64_t *run_end)
+size_t ADIOI_BBLOG_Run_find(const struct ADIOI_BBLOG_run *runs, size_t n, uint64_t log_off,
+                            uint64_t *run_end)
 {
-    size_t lo = 0, hi = ls->nruns;
+    size_t lo = 0, hi = n;
 
     /* The last run starting at or before log_off. */
     while (hi - lo > 1) {
         size_t mid = lo + (hi - lo) / 2;
-        if (ls->runs[mid].log_off <= log_off)
+        if (runs[mid].log_off <= log_off)
             lo = mid;
         else
             hi = mid;
     }
-    *run_end = lo + 1 < ls->nruns ? ls->runs[lo + 1].log_off : UINT64_MAX;
-    return ls->nruns ? ls->runs[lo].stamp : ADIOI_BBLOG_Stamp(ls);
+    *run_end = lo + 1 < n ? runs[lo + 1].log_off : UINT64_MAX;
+    return lo;
+}
+
+uint64_t ADIOI_BBLOG_Stamp_at(const struct ADIOI_BBLOG_logstate *ls, uint64_t log_off,
+                              uint64_t *run_end)
+{
+    size_t i = ADIOI_BBLOG_Run_find(ls->runs, ls->nruns, log_off, run_end);
+
+    return ls->nruns ? ls->runs[i].stamp : ADIOI_BBLOG_Stamp(ls);
 }
 
 /* ---- the exchange at drain ---- */

@@ -89,11 +89,6 @@ struct ADIOI_BBLOG_vis {
     size_t npend, pend_cap;
 };
 
-struct run {
-    uint64_t log_off;
-    uint64_t gen;
-};
-
 /* What this handle knows of one other process's list. */
 struct peer {
     int fd, data_fd;
@@ -101,7 +96,7 @@ struct peer {
     size_t map_len;
     uint64_t epoch, seen, colls_tried;
     struct bblog_index *idx;
-    struct run *runs;
+    struct ADIOI_BBLOG_run *runs;
     size_t nruns, runs_cap;
     struct ADIOI_BBLOG_piece *through;
     size_t nthrough, through_cap;
@@ -405,29 +400,21 @@ static int peer_find(struct ADIOI_BBLOG_state *st, int k)
 
 static int note_run(struct peer *p, uint64_t log_off, uint64_t gen)
 {
-    if (p->nruns && p->runs[p->nruns - 1].gen == gen)
+    if (p->nruns && p->runs[p->nruns - 1].stamp == gen)
         return 0;
     if (ADIOI_BBLOG_Grow((void **) &p->runs, &p->runs_cap, p->nruns + 1, sizeof(*p->runs)))
         return ENOMEM;
     p->runs[p->nruns].log_off = log_off;
-    p->runs[p->nruns].gen = gen;
+    p->runs[p->nruns].stamp = gen;
     p->nruns++;
     return 0;
 }
 
 static uint64_t run_gen(const struct peer *p, uint64_t log_off, uint64_t *run_end)
 {
-    size_t lo = 0, hi = p->nruns;
+    size_t i = ADIOI_BBLOG_Run_find(p->runs, p->nruns, log_off, run_end);
 
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (p->runs[mid].log_off <= log_off)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    *run_end = lo + 1 < p->nruns ? p->runs[lo + 1].log_off : UINT64_MAX;
-    return p->nruns ? p->runs[lo].gen : 0;
+    return p->nruns ? p->runs[i].stamp : 0;
 }
 
 /* Takes in what rank k published since the last look, up to the first entry made after more

@@ -8,6 +8,8 @@
  *    across all processes, and no process holds more than bblog_flush_buffer_size bytes in it.
  *    Cutting by file range, not by each process's own buffer, keeps the aggregated access of a
  *    round dense, so two-phase I/O writes whole stripes instead of reading-modifying-writing.
+ *    An independent drain (large extents) has one round, the whole file: each process writes
+ *    its pieces alone, a buffer at a time, with no collective call between the buffers.
  * 3. Per round, when writes of different processes may need ordering, the processes exchange
  *    their pieces of the round and each leaves out what another process wrote later
  *    (ad_bblog_order.c). Each process then reads its pieces from the data log into the flush
@@ -90,11 +92,17 @@ struct round {
     size_t cap;                 /* entries in lens/disps */
     size_t k;                   /* pieces in this round */
     uint64_t bytes;
+    uint64_t added;             /* bytes added over the whole drain (spills empty `bytes`) */
     uint64_t read_src, read_len, read_pos;      /* pending coalesced log read */
     int collect;                /* node exchange: list the pieces in quad, read nothing */
     uint64_t stamp;             /* with collect: the stamp of the pieces being added */
     uint64_t *quad;             /* (off, len, log offset, stamp) quadruples */
     size_t nquad, quad_cap;
+    /* Independent drain: the round is the whole file, and the buffer (budget bytes) is
+     * written out by the process alone whenever it is full (spill). */
+    ADIO_File fd;
+    uint64_t budget;
+    int werr;
 };
 
 static int flush_read(struct ADIOI_BBLOG_state *st, struct round *r)
@@ -137,11 +145,35 @@ static int push_piece(struct round *r, uint64_t off, uint64_t len)
     return 0;
 }
 
-static int add_piece(struct ADIOI_BBLOG_state *st, struct round *r, uint64_t off, uint64_t len,
-                     uint64_t src)
+/* Independent drain: each piece of the buffer with its own write to the inner file. */
+static void write_pieces(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct round *r, int *err)
+{
+    ADIO_Status status;
+    uint64_t pos = 0;
+    size_t i;
+
+    *err = r->k ? ADIOI_BBLOG_Inner_ready(fd) : MPI_SUCCESS;
+    for (i = 0; i < r->k && *err == MPI_SUCCESS; i++) {
+        ADIO_WriteContig(st->inner, r->buf + pos, r->lens[i], MPI_BYTE, ADIO_EXPLICIT_OFFSET,
+                         (ADIO_Offset) r->disps[i], &status, err);
+        pos += (uint64_t) r->lens[i];
+    }
+    st->st.indep_writes += r->k;
+}
+
+static void account(struct ADIOI_BBLOG_state *st, const struct round *r)
+{
+    st->st.extents_drained += r->k;
+    st->st.bytes_drained += r->bytes;
+}
+
+static int add_piece_fit(struct ADIOI_BBLOG_state *st, struct round *r, uint64_t off,
+                         uint64_t len, uint64_t src)
 {
     int rc;
 
+    if (len == 0)
+        return 0;
     if (r->collect) {
         if (ADIOI_BBLOG_Grow((void **) &r->quad, &r->quad_cap, r->nquad + 1,
                              4 * sizeof(*r->quad)) != 0)
@@ -152,7 +184,7 @@ static int add_piece(struct ADIOI_BBLOG_state *st, struct round *r, uint64_t off
         r->quad[4 * r->nquad + 3] = r->stamp;
         r->nquad++;
         if (src != UINT64_MAX)
-            r->bytes += len;
+            r->bytes += len, r->added += len;
         return 0;
     }
     rc = push_piece(r, off, len);
@@ -167,7 +199,43 @@ static int add_piece(struct ADIOI_BBLOG_state *st, struct round *r, uint64_t off
         r->read_pos = r->bytes;
     }
     r->bytes += len;
+    r->added += len;
     return rc;
+}
+
+/* Independent drain: writes what the buffer holds and empties it. */
+static int spill(struct ADIOI_BBLOG_state *st, struct round *r)
+{
+    int rc = flush_read(st, r), werr = MPI_SUCCESS;
+
+    /* After a failed write nothing more is written; the drain fails on every process. */
+    if (rc == 0 && r->k > 0 && r->werr == MPI_SUCCESS) {
+        write_pieces(r->fd, st, r, &werr);
+        account(st, r);
+        if (werr != MPI_SUCCESS && r->werr == MPI_SUCCESS)
+            r->werr = werr;
+    }
+    r->k = 0;
+    r->bytes = 0;
+    return rc;
+}
+
+static int add_piece(struct ADIOI_BBLOG_state *st, struct round *r, uint64_t off, uint64_t len,
+                     uint64_t src)
+{
+    int rc;
+
+    /* Independent drain: a piece that does not fit in what is left of the buffer goes out in
+     * buffer-sized parts, each written when the buffer is full. */
+    while (r->fd != ADIO_FILE_NULL && r->bytes + len > r->budget) {
+        uint64_t part = r->budget - r->bytes;
+        if (part > 0 && (rc = add_piece_fit(st, r, off, part, src)) != 0)
+            return rc;
+        if ((rc = spill(st, r)) != 0)
+            return rc;
+        off += part, src += part, len -= part;
+    }
+    return add_piece_fit(st, r, off, len, src);
 }
 
 struct keep_arg {
@@ -222,22 +290,6 @@ static int round_pieces(struct ADIOI_BBLOG_state *st, const struct bblog_seg *se
     return 0;
 }
 
-/* Independent drain of one round: each piece with its own write to the inner file. */
-static void write_pieces(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct round *r, int *err)
-{
-    ADIO_Status status;
-    uint64_t pos = 0;
-    size_t i;
-
-    *err = r->k ? ADIOI_BBLOG_Inner_ready(fd) : MPI_SUCCESS;
-    for (i = 0; i < r->k && *err == MPI_SUCCESS; i++) {
-        ADIO_WriteContig(st->inner, r->buf + pos, r->lens[i], MPI_BYTE, ADIO_EXPLICIT_OFFSET,
-                         (ADIO_Offset) r->disps[i], &status, err);
-        pos += (uint64_t) r->lens[i];
-    }
-    st->st.indep_writes += r->k;
-}
-
 /* Collective two-phase write of the round's pieces on the inner file: every process calls it
  * once per round, with an empty access when it has nothing. */
 static void coll_write(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct round *r, int *err)
@@ -282,12 +334,6 @@ static void solo_write(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct round 
                               0, &status, err);
     }
     st->st.indep_writes++;
-}
-
-static void account(struct ADIOI_BBLOG_state *st, const struct round *r)
-{
-    st->st.extents_drained += r->k;
-    st->st.bytes_drained += r->bytes;
 }
 
 /* One chunk written alone with pwritev straight from the mapped logs, when they are (only
@@ -560,6 +606,16 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
         plan_budget = budget * (f < 1 ? 1 : f > 16 ? 16 : f);
         span = UINT64_MAX;
     }
+    /* Independent drain: one round, the whole file. Its pieces are exchanged once (ordering),
+     * then each process streams its own through the buffer with no further collective call.
+     * Rounds cut by file range would serialise the processes: with each process's data in one
+     * block of the file (IOR segmented), the first round ends a buffer past the first block's
+     * start and holds bytes of one process only. */
+    if (indep) {
+        r.fd = fd;
+        r.budget = budget;
+        plan_budget = UINT64_MAX;
+    }
     /* Under the node exchange a process with nothing logged still receives a share. */
     if (rc == 0 && (n > 0 || r.collect) && !(r.buf = ADIOI_Malloc(budget)))
         rc = ENOMEM;
@@ -597,13 +653,13 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
             uint64_t lo = segs[i].off > start ? segs[i].off : start;
             uint64_t hi = segs[i].off + segs[i].len < end ? segs[i].off + segs[i].len : end;
             struct keep_arg k = { st, &r, segs[i].off, segs[i].src };
-            uint64_t before = r.bytes;
+            uint64_t before = r.added;
             if (hi <= lo)
                 continue;
             r.stamp = stamps[i];
             if (exchange) {
                 rc = ADIOI_BBLOG_Order_keep(&order, lo, hi, stamps[i], keep_piece, &k);
-                st->st.bytes_superseded += (hi - lo) - (r.bytes - before);
+                st->st.bytes_superseded += (hi - lo) - (r.added - before);
             } else {
                 rc = add_piece(st, &r, lo, hi - lo, segs[i].src + (lo - segs[i].off));
             }
@@ -627,11 +683,14 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
         }
         if (rc != 0)
             r.k = 0, r.bytes = 0;       /* still take part, with nothing */
-        if (indep)
-            write_pieces(fd, st, &r, &werr);
-        else
+        if (indep) {
+            if (rc == 0)
+                rc = spill(st, &r);
+            werr = r.werr;
+        } else {
             coll_write(fd, st, &r, &werr);
-        account(st, &r);
+            account(st, &r);
+        }
       next:
         if (werr != MPI_SUCCESS && err == MPI_SUCCESS)
             err = werr;

@@ -123,7 +123,7 @@ fi
 
 programs="t_contig t_strided t_noncontig t_view t_overlap t_raw t_size t_atomic t_shared
           t_nonblock t_manyfiles t_delete t_empty t_bigdata t_hints t_errors t_collread
-          t_twofh t_xorder t_bgdrain t_selfsync t_selfgrow t_peerread t_subcomm"
+          t_twofh t_xorder t_bgdrain t_selfsync t_selfgrow t_peerread t_subcomm t_merge"
 cflags="-std=gnu11 -O2 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
         -Wno-unused-parameter -Werror"
 
@@ -262,7 +262,8 @@ check_kept_logs() {
 
 # bblog_stats=FILE: one JSON object per file opened, appended by rank 0 (hint specification).
 # WANT: N objects, or N:peers / N:nopeers: the drains did / did not read other processes' logs
-# (bytes_from_peers summed over the objects; the node exchange, ad_bblog_node.c).
+# (bytes_from_peers summed over the objects; the node exchange, ad_bblog_node.c); N:ext: no
+# object has more extents drained than processes (t_merge: one range of the file per process).
 # Prints the problem, if any.
 check_stats() {
     local f=$1 want=$2
@@ -295,6 +296,10 @@ if want[1:] == ["peers"] and peers <= 0:
     print("bblog_stats: no drain read another process's log (bytes_from_peers %d)" % peers)
 if want[1:] == ["nopeers"] and peers != 0:
     print("bblog_stats: bytes_from_peers %d, expected 0 (node exchange off)" % peers)
+for o in objs:
+    if want[1:] == ["ext"] and o.get("extents_drained", -1) > o.get("nprocs", 0):
+        print("bblog_stats: %s extents drained by %s processes, expected one per process at most"
+              % (o.get("extents_drained"), o.get("nprocs")))
 PY
 }
 
@@ -505,6 +510,7 @@ cases=(
     "t_selfgrow      t_selfgrow   1 2 4"
     "t_peerread      t_peerread   1 2 3 6"
     "t_subcomm       t_subcomm    1 2 4 6"
+    "t_merge         t_merge      1 3 4"
 )
 for c in "${cases[@]}"; do
     read -r name prog ranks <<<"$c"
@@ -586,6 +592,13 @@ selected "t_noncontig[nested]" && run_case "t_noncontig[nested]" t_noncontig 2 "
 # Drains always collective (bblog_indep_threshold=0), with a burst buffer too small.
 selected "t_bigdata[indep0,max256k]" &&
     run_case "t_bigdata[indep0,max256k]" t_bigdata 3 "bblog_indep_threshold=0;$tiny" warn
+# Drains always independent (bblog_indep_threshold=1) through a small buffer: each process
+# streams its pieces a buffer at a time in one round, after one exchange of what it holds.
+for c in "t_xorder 3" "t_overlap 4" "t_bigdata 3" "t_peerread 3"; do
+    set -- $c
+    selected "$1[indep1,flush64k]" &&
+        run_case "$1[indep1,flush64k]" "$1" "$2" "bblog_indep_threshold=1;$small"
+done
 # A burst buffer too small for the large writes: they go straight to the PFS file, over bytes
 # other processes logged before (the order of the drain, and of their reads).
 selected "t_xorder[max256k]" && run_case "t_xorder[max256k]" t_xorder 3 "$tiny" warn
@@ -595,6 +608,13 @@ selected "t_contig[keep]" && run_case "t_contig[keep]" t_contig 2 "bblog_keep_lo
 selected "t_contig[stats]" && run_case "t_contig[stats]" t_contig 2 "" stats=2
 # The node exchange is on by default and reads the other ranks' logs; off, it reads none.
 selected "t_strided[stats]" && run_case "t_strided[stats]" t_strided 4 "" stats=2:peers
+# Writes that continue each other, by collective and independent calls: one extent per process
+# on every drain path (node exchange on one node, ROMIO's two-phase exchange, independent).
+selected "t_merge[stats]" && run_case "t_merge[stats]" t_merge 4 "" stats=2:ext
+selected "t_merge[stats,nodempi]" &&
+    run_case "t_merge[stats,nodempi]" t_merge 4 "bblog_node_exchange=mpi" stats=2:ext
+selected "t_merge[stats,indep1]" &&
+    run_case "t_merge[stats,indep1]" t_merge 3 "bblog_indep_threshold=1" stats=2:ext
 selected "t_strided[stats,nodempi]" &&
     run_case "t_strided[stats,nodempi]" t_strided 4 "bblog_node_exchange=mpi" stats=2:nopeers
 

@@ -266,42 +266,138 @@ int ADIOI_BBLOG_Order_init(ADIO_File fd, struct ADIOI_BBLOG_order *o)
     return o->counts ? 0 : ENOMEM;
 }
 
-/* mine: n_mine triples (off, len, stamp). Collective; on failure every process returns ENOMEM
- * with nothing exchanged. */
-int ADIOI_BBLOG_Order_exchange(ADIO_File fd, struct ADIOI_BBLOG_order *o, const uint64_t *mine,
-                               int n_mine)
+/* Gathers every process's n items of `width` words into *all (counts and displacements in
+ * o->counts, in words), with room for as many triples in o->pieces and o->reach. Collective;
+ * when any process failed (`failed` on one of them, or an allocation here) every process
+ * returns ENOMEM. */
+static int gather(ADIO_File fd, struct ADIOI_BBLOG_order *o, const uint64_t *mine, int n,
+                  int width, int failed, uint64_t **all)
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
     int *counts = o->counts, *displs = o->counts + st->nprocs;
-    int total = 0, i, failed, anyfail, n = 3 * n_mine;
-    uint64_t *all;
-    size_t k = 0, j, others;
+    int total = 0, i, anyfail;
 
-    o->n = 0;
+    n = failed ? 0 : n * width;
     MPI_Allgather(&n, 1, MPI_INT, counts, 1, MPI_INT, fd->comm);
     for (i = 0; i < st->nprocs; i++) {
         displs[i] = total;
         total += counts[i];
     }
-    others = (size_t) (total - n) / 3;
-    all = malloc((total ? total : 1) * sizeof(*all));
-    failed = all == NULL ||
-        ADIOI_BBLOG_Grow((void **) &o->pieces, &o->cap, others + 1, 3 * sizeof(uint64_t)) != 0 ||
-        ADIOI_BBLOG_Grow((void **) &o->reach, &o->reach_cap, others + 1, sizeof(uint64_t)) != 0;
+    *all = malloc((total ? total : 1) * sizeof(**all));
+    failed = failed || *all == NULL ||
+        ADIOI_BBLOG_Grow((void **) &o->pieces, &o->cap, total / width + 1,
+                         3 * sizeof(uint64_t)) != 0 ||
+        ADIOI_BBLOG_Grow((void **) &o->reach, &o->reach_cap, total / width + 1,
+                         sizeof(uint64_t)) != 0;
     /* Every process takes part in the same collectives: agree on failure first. */
     MPI_Allreduce(&failed, &anyfail, 1, MPI_INT, MPI_MAX, fd->comm);
     if (anyfail) {
-        free(all);
+        free(*all);
+        *all = NULL;
         return ENOMEM;
     }
-    MPI_Allgatherv(mine, n, MPI_UINT64_T, all, counts, displs, MPI_UINT64_T, fd->comm);
-    for (i = 0; i < st->nprocs; i++) {
+    MPI_Allgatherv(mine, n, MPI_UINT64_T, *all, counts, displs, MPI_UINT64_T, fd->comm);
+    return 0;
+}
+
+/* Whether ranges (off, end, process) of two different processes overlap; sorts them. */
+static int any_overlap(uint64_t *r, size_t n)
+{
+    uint64_t end1 = 0, end2 = 0, p1 = UINT64_MAX;       /* the two furthest ends of distinct */
+    size_t i;                                           /* processes so far */
+
+    qsort(r, n, 3 * sizeof(uint64_t), by_off);
+    for (i = 0; i < n; i++) {
+        uint64_t off = r[3 * i], end = r[3 * i + 1], p = r[3 * i + 2];
+        if ((p != p1 && end1 > off) || (p == p1 && end2 > off))
+            return 1;
+        if (p == p1) {
+            end1 = end > end1 ? end : end1;
+        } else if (end > end1) {
+            end2 = end1, end1 = end, p1 = p;
+        } else if (end > end2) {
+            end2 = end;
+        }
+    }
+    return 0;
+}
+
+/* mine: n_mine triples (off, len, stamp), in file order but for the bytes written through at
+ * the end. Only pieces that overlap another process's can lose to them, and most drains have
+ * none (each process writes its own part of the file): the processes first exchange the ranges
+ * their pieces cover, file-adjacent pieces merged whatever their stamps (IOR segmented: one
+ * range per process for thousands of pieces, one per collective call), and exchange pieces
+ * with their stamps only when ranges of two processes overlap, then only the pieces in those
+ * ranges. Collective; on failure every process returns ENOMEM with nothing exchanged. */
+int ADIOI_BBLOG_Order_exchange(ADIO_File fd, struct ADIOI_BBLOG_order *o, const uint64_t *mine,
+                               int n_mine)
+{
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    int *counts = o->counts, *displs = o->counts + st->nprocs;
+    uint64_t *ranges = NULL, *all = NULL, *send = NULL;
+    size_t *rix = NULL, k = 0, j, nr = 0, nall = 0, ns = 0;
+    int i, rc, c, failed;
+
+    o->n = 0;
+    /* This process's ranges (off, end); rix[c]: the range of piece c. */
+    failed = n_mine > 0 && (!(ranges = malloc(2 * (size_t) n_mine * sizeof(*ranges))) ||
+                            !(rix = malloc((size_t) n_mine * sizeof(*rix))) ||
+                            !(send = malloc(3 * (size_t) n_mine * sizeof(*send))));
+    for (c = 0; !failed && c < n_mine; c++) {
+        uint64_t off = mine[3 * c], end = off + mine[3 * c + 1];
+        if (nr > 0 && ranges[2 * (nr - 1) + 1] == off)
+            ranges[2 * (nr - 1) + 1] = end;
+        else
+            ranges[2 * nr] = off, ranges[2 * nr + 1] = end, nr++;
+        rix[c] = nr - 1;
+    }
+    if ((rc = gather(fd, o, ranges, (int) nr, 2, failed, &all)) != 0)
+        goto out;
+    /* (off, end, process) of every range, in o->pieces: the same on every process. */
+    for (i = 0; i < st->nprocs; i++)
+        for (j = 0; j < (size_t) counts[i] / 2; j++, nall++) {
+            o->pieces[3 * nall] = all[displs[i] + 2 * j];
+            o->pieces[3 * nall + 1] = all[displs[i] + 2 * j + 1];
+            o->pieces[3 * nall + 2] = (uint64_t) i;
+        }
+    free(all);
+    all = NULL;
+    if (!any_overlap(o->pieces, nall))
+        goto out;
+    /* The others' ranges, sorted by any_overlap, with reach[] (below). A range of this process
+     * overlaps one of them when the first with reach beyond its start begins before its end. */
+    for (j = 0; j < nall; j++)
+        if (o->pieces[3 * j + 2] != (uint64_t) st->rank) {
+            uint64_t end = o->pieces[3 * j + 1];
+            o->pieces[3 * k] = o->pieces[3 * j];
+            o->reach[k] = k > 0 && o->reach[k - 1] > end ? o->reach[k - 1] : end;
+            k++;
+        }
+    for (j = 0; j < nr; j++) {
+        size_t a = 0, b = k;
+        while (a < b) {
+            size_t mid = a + (b - a) / 2;
+            if (o->reach[mid] > ranges[2 * j])
+                b = mid;
+            else
+                a = mid + 1;
+        }
+        ranges[2 * j] = a < k && o->pieces[3 * a] < ranges[2 * j + 1];     /* now a flag */
+    }
+    /* The pieces of those ranges, with their stamps, are exchanged. */
+    for (c = 0; c < n_mine; c++)
+        if (ranges[2 * rix[c]]) {
+            memcpy(send + 3 * ns, mine + 3 * c, 3 * sizeof(*send));
+            ns++;
+        }
+    if ((rc = gather(fd, o, send, (int) ns, 3, 0, &all)) != 0)
+        goto out;
+    for (i = 0, k = 0; i < st->nprocs; i++) {
         if (i == st->rank)
             continue;
         memcpy(o->pieces + 3 * k, all + displs[i], counts[i] * sizeof(*all));
         k += counts[i] / 3;
     }
-    free(all);
     qsort(o->pieces, k, 3 * sizeof(uint64_t), by_off);
     /* reach[j]: the furthest end among pieces 0..j, to find by binary search the first piece
      * that can overlap an offset, although pieces of different processes overlap. */
@@ -310,7 +406,12 @@ int ADIOI_BBLOG_Order_exchange(ADIO_File fd, struct ADIOI_BBLOG_order *o, const 
         o->reach[j] = j > 0 && o->reach[j - 1] > end ? o->reach[j - 1] : end;
     }
     o->n = k;
-    return 0;
+  out:
+    free(all);
+    free(send);
+    free(rix);
+    free(ranges);
+    return rc;
 }
 
 int ADIOI_BBLOG_Order_keep(const struct ADIOI_BBLOG_order *o, uint64_t lo, uint64_t hi,

@@ -28,6 +28,7 @@ EXTRA_DIST += \
     adio/ad_bblog/ad_bblog_read.c \
     adio/ad_bblog/ad_bblog_resize.c \
     adio/ad_bblog/ad_bblog_shared.c \
+    adio/ad_bblog/ad_bblog_shfp.c \
     adio/ad_bblog/ad_bblog_stats.c \
     adio/ad_bblog/ad_bblog_vis.c \
     adio/ad_bblog/ad_bblog_write.c

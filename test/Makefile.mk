@@ -31,6 +31,13 @@ EXTRA_DIST += test/apps/run-apps.sh test/apps/h5common.h test/apps/h5common.c \
 if MPI_TESTS
 TESTS += test/apps/run-pnetcdf.sh
 endif
+# Communication per write call through MPI-IO, PnetCDF and HDF5, counted by an LD_PRELOAD
+# library (test/apps/run-count.sh): needs the bblog MPI, PnetCDF and Debian's parallel HDF5.
+if MPI_TESTS
+TESTS += test/apps/run-count.sh
+endif
+EXTRA_DIST += test/apps/run-count.sh test/apps/bbcount.c test/apps/cnt_mpiio.c \
+    test/apps/cnt_pnetcdf.c test/apps/cnt_hdf5.c
 EXTRA_DIST += scripts/lib.sh scripts/build-pnetcdf.sh test/apps/run-pnetcdf.sh test/apps/run-pnetcdf-suite.sh \
     test/apps/pnc_common.h test/apps/pnc_common.c test/apps/pnc_record.c test/apps/pnc_btio.c
 # HDF5's own parallel tests (testpar/ of the HDF5 of scripts/build-hdf5.sh) through ufs: and

@@ -25,6 +25,7 @@ romio_other_sources +=                  \
     adio/ad_bblog/ad_bblog_read.c       \
     adio/ad_bblog/ad_bblog_resize.c     \
     adio/ad_bblog/ad_bblog_shared.c     \
+    adio/ad_bblog/ad_bblog_shfp.c       \
     adio/ad_bblog/ad_bblog_stats.c      \
     adio/ad_bblog/ad_bblog_vis.c        \
     adio/ad_bblog/ad_bblog_write.c

@@ -43,7 +43,6 @@ struct ADIOI_BBLOG_hints {
     ADIO_Offset max_size;               /* burst-buffer budget per process, 0 = unlimited */
     ADIO_Offset indep_threshold;        /* mean extent size drained independently, 0 = never */
     int node_exchange;                  /* bblog_node_exchange=bb: drain reads node peers' logs */
-    int shared_fp;                      /* bblog_shared_fp=enable: ROMIO's shared file pointer */
     int posix_reads;                    /* bblog_consistency=posix: reads see others' writes */
     char stats[PATH_MAX];               /* "" = off, "stderr", or a file to append JSON to */
 };
@@ -120,6 +119,7 @@ struct ADIOI_BBLOG_state {
     int bb_full_warned;
     int through_unsynced;               /* written through since the last sync */
     MPI_Datatype synced_filetype;       /* outer view last copied to inner */
+    uint64_t view;                      /* MPI_File_set_view calls so far (ad_bblog_shfp.c) */
     MPI_Datatype synced_etype;
     ADIO_Offset synced_disp;
     char logdir[PATH_MAX];              /* bblog_dir/bblog-UID */
@@ -366,6 +366,13 @@ int ADIOI_BBLOG_Logstate_detach(struct ADIOI_BBLOG_logstate *ls, int remove);
 /* A logstate of pfs_path (any, when NULL) whose handles are closed but whose background drain
  * may still run, or NULL. */
 struct ADIOI_BBLOG_logstate *ADIOI_BBLOG_Logstate_closing(const char *pfs_path);
+
+/* ad_bblog_shfp.c: the shared file pointer, one slot per view; called from ROMIO's
+ * MPI_File_set_view, ADIO_Get_shared_fp and ADIO_Set_shared_fp (graft). */
+void ADIOI_BBLOG_View_changed(ADIO_File fd);
+void ADIOI_BBLOG_Get_shared_fp(ADIO_File fd, ADIO_Offset incr, ADIO_Offset * shared_fp,
+                               int *error_code);
+void ADIOI_BBLOG_Set_shared_fp(ADIO_File fd, ADIO_Offset offset, int *error_code);
 
 /* ad_bblog_stats.c: one JSON object per file from rank 0 (collective). */
 void ADIOI_BBLOG_Stats_report(ADIO_File fd);

@@ -7,16 +7,8 @@
 
 int ADIOI_BBLOG_Feature(ADIO_File fd, int flag)
 {
-    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
-
     switch (flag) {
-    case ADIO_SHARED_FP:
-        /* bblog_shared_fp=disable: the application promises no shared-file-pointer calls.
-         * ROMIO then refuses them (MPI_ERR_UNSUPPORTED_OPERATION) and leaves out the barrier
-         * it runs for the shared pointer in every MPI_File_set_view and at close, and its
-         * broadcast at open.
-         * Agreed at open, fixed until close, so every process answers alike. */
-        return !(st && st->hints_parsed && !st->hints.shared_fp);
+    case ADIO_SHARED_FP:        /* one slot per view, no barrier in set_view: ad_bblog_shfp.c */
     case ADIO_LOCKS:
     case ADIO_ATOMIC_MODE:
     case ADIO_UNLINK_AFTER_CLOSE:

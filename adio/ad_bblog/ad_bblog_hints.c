@@ -41,7 +41,6 @@ static const struct hint_def hint_defs[] = {
     {"bblog_max_size", "BBLOG_MAX_SIZE", H_SIZE, NULL},
     {"bblog_indep_threshold", "BBLOG_INDEP_THRESHOLD", H_SIZE, NULL},
     {"bblog_node_exchange", "BBLOG_NODE_EXCHANGE", H_ENUM, "bb|mpi"},
-    {"bblog_shared_fp", "BBLOG_SHARED_FP", H_ENUM, "enable|disable"},
     {"bblog_consistency", "BBLOG_CONSISTENCY", H_ENUM, "posix|mpi"},
     {"bblog_keep_logs", "BBLOG_KEEP_LOGS", H_BOOL, NULL},
     {"bblog_stats", "BBLOG_STATS", H_PATH, NULL},
@@ -141,8 +140,6 @@ static int apply(const struct hint_def *d, int from_env, const char *v,
             h->close_bb = strcmp(v, "bb") == 0;
         else if (strcmp(d->key, "bblog_node_exchange") == 0)
             h->node_exchange = strcmp(v, "bb") == 0;
-        else if (strcmp(d->key, "bblog_shared_fp") == 0)
-            h->shared_fp = strcmp(v, "enable") == 0;
         else if (strcmp(d->key, "bblog_consistency") == 0)
             h->posix_reads = strcmp(v, "posix") == 0;
         else if (strcmp(d->key, "bblog_drain") == 0)
@@ -205,7 +202,6 @@ static void set_defaults(struct ADIOI_BBLOG_hints *h)
     h->flush_buffer_size = DEFAULT_FLUSH_BUFFER_SIZE;
     h->indep_threshold = DEFAULT_INDEP_THRESHOLD;
     h->node_exchange = 1;
-    h->shared_fp = 1;
     h->posix_reads = 1;
 }
 
@@ -270,7 +266,6 @@ void ADIOI_BBLOG_Publish_hints(ADIO_File fd, const struct ADIOI_BBLOG_hints *h)
     snprintf(v, sizeof(v), "%lld", (long long) h->indep_threshold);
     ADIOI_Info_set(fd->info, "bblog_indep_threshold", v);
     ADIOI_Info_set(fd->info, "bblog_node_exchange", h->node_exchange ? "bb" : "mpi");
-    ADIOI_Info_set(fd->info, "bblog_shared_fp", h->shared_fp ? "enable" : "disable");
     ADIOI_Info_set(fd->info, "bblog_consistency", h->posix_reads ? "posix" : "mpi");
     ADIOI_Info_set(fd->info, "bblog_keep_logs", h->keep_logs ? "true" : "false");
     ADIOI_Info_set(fd->info, "bblog_stats", h->stats[0] ? h->stats : "off");

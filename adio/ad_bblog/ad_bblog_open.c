@@ -185,9 +185,9 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
     static const char *const names[] = {
         "bblog_flush_buffer_size", "bblog_sync", "bblog_max_size (set or unset)",
         "bblog_indep_threshold", "bblog_drain (on_demand or not)", "bblog_close",
-        "bblog_node_exchange", "bblog_shared_fp"
+        "bblog_node_exchange"
     };
-    enum { NH = 8, FAILED = 0, HI = 1, LO = HI + NH, HOST = LO + NH, TOK = HOST + 2,
+    enum { NH = 7, FAILED = 0, HI = 1, LO = HI + NH, HOST = LO + NH, TOK = HOST + 2,
         N = TOK + TOKEN_WORDS };
     unsigned long long in[N], out[N];
     long long h[NH] = { 0 };
@@ -204,7 +204,6 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
         h[4] = st->hints.drain != ADIOI_BBLOG_DRAIN_ON_DEMAND;
         h[5] = st->hints.close_bb;
         h[6] = st->hints.node_exchange;
-        h[7] = st->hints.shared_fp;
     }
     for (i = 0; i < NH; i++) {
         in[HI + i] = biased(h[i]);
@@ -268,13 +267,6 @@ void ADIOI_BBLOG_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_co
         err = ADIOI_BBLOG_Parse_hints(st->user_info, &st->hints);
         if (err == MPI_SUCCESS)
             st->hints_parsed = 1;
-        /* Refused here, not by ROMIO's own check after the open, whose error path frees the
-         * communicator twice (MPICH 4.0). */
-        if (err == MPI_SUCCESS && !st->hints.shared_fp && (access_mode & ADIO_SEQUENTIAL))
-            err = ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_UNSUPPORTED_OPERATION,
-                                  "bblog: %s: MPI_MODE_SEQUENTIAL needs the shared file "
-                                  "pointer, which bblog_shared_fp=disable turns off",
-                                  fd->filename);
     }
     /* The log header names the file by absolute path, so that `bblog replay` finds it. */
     if (err == MPI_SUCCESS && ADIOI_BBLOG_Abspath(inner_name, st->pfs_path, sizeof(st->pfs_path)))

@@ -11,6 +11,11 @@
 #   adio/include/adioi_fs_proto.h    extern ADIO_BBLOG_operations (under ROMIO_BBLOG)
 #   adio/common/ad_fstype.c          the "bblog:" entry of the prefix table
 #   adio/Makefile.mk                 include of adio/ad_bblog/Makefile.mk
+#   mpi-io/set_view.c                for a bblog file: no MPI_Allreduce checking the info
+#                                    argument, no shared-pointer reset and no barrier; the
+#                                    driver counts views instead (ad_bblog_shfp.c)
+#   adio/common/ad_get_sh_fp.c,      for a bblog file: the driver's shared pointer, one slot
+#   adio/common/ad_set_sh_fp.c       per view (ad_bblog_shfp.c)
 #   adio/ad_bblog                    symlink to BBLOG_SRCDIR/adio/ad_bblog, so that editing a
 #                                    driver file in the checkout costs an incremental make
 # then regenerates ROMIO's build system, in src/mpi/romio alone: autoreconf -fi -I confdb when
@@ -178,11 +183,76 @@ def adio_makefile_mk(text, path):
                          line, "the ad_bblog Makefile.mk include")
 
 
+SET_VIEW_INFO = (
+    "#ifdef ROMIO_BBLOG\n"
+    "    /* bblog graft: a bblog file's set_view makes no collective call (ad_bblog_shfp.c);\n"
+    "     * the info is the driver's to check (ADIO_Set_view -> its SetInfo). */\n"
+    "    if (adio_fh->file_system != ADIO_BBLOG)\n"
+    "#endif\n")
+SET_VIEW_RESET = (
+    "#ifdef ROMIO_BBLOG\n"
+    "    /* bblog graft: no reset and no barrier; the driver counts views, and the shared\n"
+    "     * pointer has one slot per view (ad_bblog_shfp.c). */\n"
+    "    if (adio_fh->file_system == ADIO_BBLOG) {\n"
+    "        ADIOI_BBLOG_View_changed(adio_fh);\n"
+    "        goto bblog_view_done;\n"
+    "    }\n"
+    "#endif\n")
+SET_VIEW_LABEL = (
+    "#ifdef ROMIO_BBLOG\n"
+    "  bblog_view_done:\n"
+    "#endif\n")
+BBLOG_PROTO = (
+    "#ifdef ROMIO_BBLOG\n"
+    "/* bblog graft: set_view and the shared pointer of a bblog file (ad_bblog_shfp.c) */\n"
+    "void ADIOI_BBLOG_View_changed(ADIO_File fd);\n"
+    "void ADIOI_BBLOG_Get_shared_fp(ADIO_File fd, ADIO_Offset incr, ADIO_Offset * shared_fp,\n"
+    "                               int *error_code);\n"
+    "void ADIOI_BBLOG_Set_shared_fp(ADIO_File fd, ADIO_Offset offset, int *error_code);\n"
+    "#endif\n\n")
+
+
+def fs_proto_h_shfp(text, path):
+    if "ADIOI_BBLOG_View_changed" in text:
+        return text
+    return insert_before(text, path, r"^#endif\s*/\*\s*ADIOI_FS_PROTO_H_INCLUDED",
+                         BBLOG_PROTO, "the bblog set_view and shared pointer prototypes")
+
+
+def set_view_c(text, path):
+    if "bblog graft" in text:
+        return text
+    text = insert_before(text, path, r"^\s*MPIO_CHECK_INFO_ALL\(info, error_code, adio_fh->comm\);",
+                         SET_VIEW_INFO, "the info check")
+    text = insert_before(text, path, r"^\s*/\* reset shared file pointer to zero \*/",
+                         SET_VIEW_RESET, "the shared pointer reset")
+    return insert_before(text, path, r"^\s*if \(strcmp\(datarep, \"external32\"\)",
+                         SET_VIEW_LABEL, "the end of the shared pointer reset")
+
+
+def sh_fp_c(fn, args):
+    def edit_fn(text, path):
+        if "bblog graft" in text:
+            return text
+        block = ("#ifdef ROMIO_BBLOG\n"
+                 "    if (fd->file_system == ADIO_BBLOG) {    /* bblog graft (ad_bblog_shfp.c) */\n"
+                 "        ADIOI_BBLOG_%s(%s);\n"
+                 "        return;\n"
+                 "    }\n"
+                 "#endif\n\n" % (fn, args))
+        return insert_before(text, path, r"^#ifdef ROMIO_NFS", block, "the " + fn + " hook")
+    return edit_fn
+
+
 edit("configure.ac", configure_ac)
 edit("adio/include/adio.h", adio_h)
 edit("adio/include/adioi_fs_proto.h", fs_proto_h)
 edit("adio/common/ad_fstype.c", fstype_c)
 edit("adio/Makefile.mk", adio_makefile_mk)
+edit("adio/include/adioi_fs_proto.h", fs_proto_h_shfp)
+edit("mpi-io/set_view.c", set_view_c)
+edit("adio/common/ad_get_sh_fp.c", sh_fp_c("Get_shared_fp", "fd, incr, shared_fp, error_code"))
+edit("adio/common/ad_set_sh_fp.c", sh_fp_c("Set_shared_fp", "fd, offset, error_code"))
 for rel in changed:
     print("graft-mpich: edited %s" % rel)
 PYEOF

@@ -9,10 +9,11 @@
  *     read_ordered_begin/end;
  *  4. the file reopened with MPI_MODE_APPEND: both pointers start at the end (which must count
  *     everything drained at close), write_ordered appends in rank order;
- *  5. a second file with bblog_shared_fp=disable (bblog(7)): on bblog, write_shared,
- *     seek_shared and an MPI_MODE_SEQUENTIAL open fail with MPI_ERR_UNSUPPORTED_OPERATION, and
- *     the views and collective writes work as ever (plain ROMIO ignores the hint: there the
- *     shared-pointer calls are left out and the file must be the same).
+ *  5. views without waiting: rank 0 sets three views one after the other and writes through
+ *     the shared pointer in each; the last rank first writes in the old view, through the
+ *     shared pointer, then sets the same views. Each view starts with the pointer at 0, and the
+ *     late rank's write lands at the old view's pointer, as when set_view holds every process
+ *     until all have entered it (ROMIO's barrier, which bblog leaves out: ad_bblog_shfp.c).
  */
 #include "common.h"
 
@@ -66,63 +67,48 @@ static void make_record(unsigned char *rec, int rank, int seq, int64_t off)
 }
 
 /* Part 5. */
-static void no_shared_fp(const char *name)
+#define BIG5 (1 << 20)
+static void views_and_shared_fp(const char *name)
 {
-    char *fname = tst_name(name, ".nofp");
-    int bb = tst_is_bblog(fname), rc;
-    unsigned char buf[1000];
+    char *fname = tst_name(name, ".views");
+    int last = tst_size - 1;
+    unsigned char *buf = malloc(BIG5);
     struct tst_image img;
-    MPI_Datatype v;
     MPI_Status st;
-    MPI_Info info;
     MPI_File fh;
 
-    MPI_Info_create(&info);
-    MPI_Info_set(info, "bblog_shared_fp", "disable");
-    if (bb) {
-        rc = tst_open_rc(MPI_COMM_WORLD, fname, MPI_MODE_CREATE | MPI_MODE_WRONLY |
-                         MPI_MODE_SEQUENTIAL, info, &fh);
-        CHECK(tst_err_class(rc) == MPI_ERR_UNSUPPORTED_OPERATION, "bblog_shared_fp=disable: "
-              "open with MPI_MODE_SEQUENTIAL returned %s, expected MPI_ERR_UNSUPPORTED_OPERATION",
-              tst_class_name(tst_err_class(rc)));
-        if (rc == MPI_SUCCESS)
-            MPI_File_close(&fh);
-    }
-    tst_open(MPI_COMM_WORLD, fname, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh);
-    MPI_Info_free(&info);
-    if (bb) {
-        MPI_Offset p;
-        tst_fill(buf, 100, 0, tst_rank, 7);
-        rc = MPI_File_write_shared(fh, buf, 100, MPI_BYTE, &st);
-        CHECK(tst_err_class(rc) == MPI_ERR_UNSUPPORTED_OPERATION, "bblog_shared_fp=disable: "
-              "write_shared returned %s", tst_class_name(tst_err_class(rc)));
-        rc = MPI_File_seek_shared(fh, 0, MPI_SEEK_SET);
-        CHECK(tst_err_class(rc) == MPI_ERR_UNSUPPORTED_OPERATION, "bblog_shared_fp=disable: "
-              "seek_shared returned %s", tst_class_name(tst_err_class(rc)));
-        rc = MPI_File_get_position_shared(fh, &p);
-        CHECK(tst_err_class(rc) == MPI_ERR_UNSUPPORTED_OPERATION, "bblog_shared_fp=disable: "
-              "get_position_shared returned %s", tst_class_name(tst_err_class(rc)));
-    }
-    /* Each rank every size-th block of 1000 bytes, through a view, twice. */
-    MPI_Type_vector(4, 1000, 1000 * tst_size, MPI_BYTE, &v);
-    MPI_Type_commit(&v);
+    REQUIRE(buf, "out of memory");
     tst_img_init(&img);
-    for (int k = 0; k < 2; k++) {
-        int64_t base = (int64_t) k * 4 * 1000 * tst_size;
-        CHECK_MPI(MPI_File_set_view(fh, base + (int64_t) tst_rank * 1000, MPI_BYTE, v,
-                                    "native", MPI_INFO_NULL));
-        for (int i = 0; i < 4; i++) {
-            int64_t off = base + ((int64_t) i * tst_size + tst_rank) * 1000;
-            tst_fill(buf, 1000, off, tst_rank, 8 + k);
-            CHECK_MPI(MPI_File_write_all(fh, buf, 1000, MPI_BYTE, &st));
-            for (int r = 0; r < tst_size; r++)
-                tst_img_write(&img, base + ((int64_t) i * tst_size + r) * 1000, 1000, r, 8 + k);
+    tst_open(MPI_COMM_WORLD, fname, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
+    if (tst_rank == 0) {
+        tst_fill(buf, 100, 0, 0, 10);
+        CHECK_MPI(MPI_File_write_shared(fh, buf, 100, MPI_BYTE, &st));
+    }
+    expect_shared(fh, 100, "part 5, first view");
+    if (tst_rank == last) {
+        /* Some work first, so that rank 0 is likely to be views ahead. */
+        tst_fill(buf, BIG5, 10000, last, 11);
+        CHECK_MPI(MPI_File_write_at(fh, 10000, buf, BIG5, MPI_BYTE, &st));
+        tst_fill(buf, 77, 100, last, 12);
+        CHECK_MPI(MPI_File_write_shared(fh, buf, 77, MPI_BYTE, &st));
+    }
+    for (int k = 1; k <= 3; k++) {
+        CHECK_MPI(MPI_File_set_view(fh, 1000 * k, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+        if (tst_rank == 0) {
+            tst_fill(buf, (size_t)(50 + k), 1000 * k, 0, 12 + k);
+            CHECK_MPI(MPI_File_write_shared(fh, buf, 50 + k, MPI_BYTE, &st));
         }
     }
-    MPI_Type_free(&v);
+    expect_shared(fh, 53, "part 5, after three views");
     CHECK_MPI(MPI_File_close(&fh));
+    tst_img_write(&img, 0, 100, 0, 10);
+    tst_img_write(&img, 100, 77, last, 12);
+    for (int k = 1; k <= 3; k++)
+        tst_img_write(&img, 1000 * k, 50 + k, 0, 12 + k);
+    tst_img_write(&img, 10000, BIG5, last, 11);
     tst_check_file(MPI_COMM_WORLD, fname, &img);
     tst_img_free(&img);
+    free(buf);
     free(fname);
 }
 
@@ -290,6 +276,6 @@ int main(int argc, char **argv)
 
     tst_check_file(MPI_COMM_WORLD, name, &img);
     tst_img_free(&img);
-    no_shared_fp(name);
+    views_and_shared_fp(name);
     return tst_finalize();
 }

@@ -1,0 +1,134 @@
+/*
+ * bbcount: an LD_PRELOAD library that counts the MPI communication calls a program makes, those
+ * made inside the MPI library included (ROMIO calls MPI_ and PMPI_ entry points of its own MPI),
+ * between MPI_Pcontrol(1) (reset, start) and MPI_Pcontrol(0) (stop).
+ * MPI_Pcontrol(2, const char *label, int ncalls) prints, on stdout, one line per process:
+ *   bbcount LABEL rank=R ncalls=N coll=C p2p=P Barrier=.. Allreduce=.. ...
+ * with the calls counted since the last start (names with a zero count left out), so that the
+ * runner (run-count.sh) can give the calls per write call of the library under test.
+ * Each wrapper counts and calls the MPI's own PMPI_ function, found with dlsym(RTLD_NEXT).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <mpi.h>
+
+#define COLLECTIVES(X) \
+    X(Barrier, (MPI_Comm c), (c)) \
+    X(Bcast, (void *b, int n, MPI_Datatype t, int r, MPI_Comm c), (b, n, t, r, c)) \
+    X(Allreduce, (const void *s, void *r, int n, MPI_Datatype t, MPI_Op o, MPI_Comm c), \
+      (s, r, n, t, o, c)) \
+    X(Reduce, (const void *s, void *r, int n, MPI_Datatype t, MPI_Op o, int root, MPI_Comm c), \
+      (s, r, n, t, o, root, c)) \
+    X(Allgather, (const void *s, int sn, MPI_Datatype st, void *r, int rn, MPI_Datatype rt, \
+                  MPI_Comm c), (s, sn, st, r, rn, rt, c)) \
+    X(Allgatherv, (const void *s, int sn, MPI_Datatype st, void *r, const int *rn, \
+                   const int *d, MPI_Datatype rt, MPI_Comm c), (s, sn, st, r, rn, d, rt, c)) \
+    X(Gather, (const void *s, int sn, MPI_Datatype st, void *r, int rn, MPI_Datatype rt, \
+               int root, MPI_Comm c), (s, sn, st, r, rn, rt, root, c)) \
+    X(Alltoall, (const void *s, int sn, MPI_Datatype st, void *r, int rn, MPI_Datatype rt, \
+                 MPI_Comm c), (s, sn, st, r, rn, rt, c)) \
+    X(Alltoallv, (const void *s, const int *sn, const int *sd, MPI_Datatype st, void *r, \
+                  const int *rn, const int *rd, MPI_Datatype rt, MPI_Comm c), \
+      (s, sn, sd, st, r, rn, rd, rt, c)) \
+    X(Scan, (const void *s, void *r, int n, MPI_Datatype t, MPI_Op o, MPI_Comm c), \
+      (s, r, n, t, o, c)) \
+    X(Exscan, (const void *s, void *r, int n, MPI_Datatype t, MPI_Op o, MPI_Comm c), \
+      (s, r, n, t, o, c)) \
+    X(Comm_dup, (MPI_Comm c, MPI_Comm *n), (c, n)) \
+    X(Comm_split, (MPI_Comm c, int color, int key, MPI_Comm *n), (c, color, key, n))
+
+#define P2P(X) \
+    X(Send, (const void *b, int n, MPI_Datatype t, int d, int tag, MPI_Comm c), \
+      (b, n, t, d, tag, c)) \
+    X(Isend, (const void *b, int n, MPI_Datatype t, int d, int tag, MPI_Comm c, MPI_Request *q), \
+      (b, n, t, d, tag, c, q)) \
+    X(Recv, (void *b, int n, MPI_Datatype t, int s, int tag, MPI_Comm c, MPI_Status *st), \
+      (b, n, t, s, tag, c, st)) \
+    X(Irecv, (void *b, int n, MPI_Datatype t, int s, int tag, MPI_Comm c, MPI_Request *q), \
+      (b, n, t, s, tag, c, q)) \
+    X(Sendrecv, (const void *sb, int sn, MPI_Datatype st, int d, int stag, void *rb, int rn, \
+                 MPI_Datatype rt, int s, int rtag, MPI_Comm c, MPI_Status *status), \
+      (sb, sn, st, d, stag, rb, rn, rt, s, rtag, c, status))
+
+#define ENUM(name, params, args) I_##name,
+enum { COLLECTIVES(ENUM) N_COLL_, P2P(ENUM) N_ALL_ };
+#undef ENUM
+#define NAME(name, params, args) #name,
+static const char *const names[] = { COLLECTIVES(NAME) "", P2P(NAME) };
+#undef NAME
+
+static long counts[N_ALL_];
+static int on;
+
+static void *real(const char *name)
+{
+    void *f = dlsym(RTLD_NEXT, name);
+
+    if (!f) {
+        fprintf(stderr, "bbcount: %s not found in the MPI library\n", name);
+        abort();
+    }
+    return f;
+}
+
+/* MPI_X and PMPI_X both count once and call the MPI's PMPI_X. */
+#define WRAP(name, params, args) \
+    int PMPI_##name params \
+    { \
+        static int (*f) params; \
+        if (!f) \
+            f = (int (*) params) real("PMPI_" #name); \
+        if (on) \
+            counts[I_##name]++; \
+        return f args; \
+    } \
+    int MPI_##name params \
+    { \
+        return PMPI_##name args; \
+    }
+COLLECTIVES(WRAP)
+P2P(WRAP)
+#undef WRAP
+
+int MPI_Pcontrol(const int level, ...)
+{
+    va_list ap;
+    const char *label;
+    char line[1024];
+    long coll = 0, p2p = 0;
+    int rank, ncalls, i, len;
+
+    on = 0;
+    if (level == 1) {
+        for (i = 0; i < N_ALL_; i++)
+            counts[i] = 0;
+        on = 1;
+    } else if (level == 2) {
+        va_start(ap, level);
+        label = va_arg(ap, const char *);
+        ncalls = va_arg(ap, int);
+        va_end(ap);
+        PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        for (i = 0; i < N_ALL_; i++)
+            *(i < N_COLL_ ? &coll : &p2p) += counts[i];
+        /* One write of the whole line: the launcher forwards the processes' output in
+         * pieces, and lines written in parts would interleave. */
+        len = snprintf(line, sizeof(line), "bbcount %s rank=%d ncalls=%d coll=%ld p2p=%ld",
+                       label, rank, ncalls, coll, p2p);
+        for (i = 0; i < N_ALL_; i++)
+            if (i != N_COLL_ && counts[i] && len < (int) sizeof(line))
+                len += snprintf(line + len, sizeof(line) - len, " %s=%ld", names[i], counts[i]);
+        if (len < (int) sizeof(line) - 1) {
+            line[len++] = '\n';
+            fflush(stdout);
+            if (write(STDOUT_FILENO, line, (size_t) len) != len)
+                return MPI_ERR_OTHER;
+        }
+    }
+    return MPI_SUCCESS;
+}

@@ -14,12 +14,18 @@ Workloads (C MPI programs in bench/, built here with the bblog MPI's mpicc):
   flash           bench/flash_h5.c through Debian's parallel HDF5: checkpoint + 2 plot files
   pnetcdf         bench/btio_nc.c through PnetCDF (ncmpi_put_vara_all), also with PnetCDF's own
                   burst-buffer driver (mode ncbb)
+  ior-pnetcdf     bench/ior_nc.c: IOR's PnetCDF (NCMPI) back end, segmented layout (rank r's block
+                  of --size bytes at r*size in one 1-D NC_BYTE variable, one put per transfer of
+                  --lib-transfers); modes plain-*, bblog, bblog-indep and ncbb
+  ior-hdf5        bench/ior_h5.c: IOR's HDF5 back end, the same layout in one contiguous 1-D
+                  dataset, one H5Dwrite of a hyperslab per transfer; modes plain-*, bblog,
+                  bblog-indep
 Modes: plain-indep, plain-coll (ROMIO ufs, independent / collective calls), bblog (bblog:
 names, collective calls, bblog_drain=on_demand), bblog-mpi (bblog with
 bblog_node_exchange=mpi: the drain moves data through ROMIO's two-phase exchange only),
-bblog-indep (bblog, independent calls), bblog-nofp (bblog with bblog_shared_fp=disable: no
-ROMIO barrier for the shared file pointer in MPI_File_set_view; PnetCDF sets a view per put),
-ncbb (PnetCDF only: nc_burst_buf=enable, log directory on the burst buffer).
+bblog-indep (bblog, independent calls), ncbb (pnetcdf and ior-pnetcdf only: nc_burst_buf=enable,
+log directory on the burst buffer). A workload runs the modes of --modes that apply to it
+(LIB_MODES for the IOR library workloads).
 
 Every point runs --reps times, modes interleaved, and the median is reported; the load average
 is recorded with every run and ratios are only taken inside one matrix run. Every output file's
@@ -50,8 +56,13 @@ PFS_TARGETS = {  # name -> directory the output files go to
     "tmpfs": "/dev/shm/bblog-matrix-pfs",
 }
 BB_TARGETS = {"shm": "/dev/shm/bblog-matrix-bb", "disk": "/var/tmp/bblog-matrix/bb"}
-WORKLOADS = ("ior-strided", "ior-contiguous", "ior-segmented", "btio", "flash", "pnetcdf")
-MODES = ("plain-indep", "plain-coll", "bblog", "bblog-mpi", "bblog-nofp", "bblog-indep", "ncbb")
+WORKLOADS = ("ior-strided", "ior-contiguous", "ior-segmented", "btio", "flash", "pnetcdf",
+             "ior-pnetcdf", "ior-hdf5")
+MODES = ("plain-indep", "plain-coll", "bblog", "bblog-mpi", "bblog-indep", "ncbb")
+# IOR through a library (bench/ior_nc.c, bench/ior_h5.c): program, output file, the modes it runs.
+LIB_IOR = {"ior-pnetcdf": ("ior_nc", "ior.nc"), "ior-hdf5": ("ior_h5", "ior.h5")}
+LIB_MODES = {"ior-pnetcdf": ("plain-indep", "plain-coll", "bblog", "bblog-indep", "ncbb"),
+             "ior-hdf5": ("plain-indep", "plain-coll", "bblog", "bblog-indep")}
 
 
 def die(msg):
@@ -101,6 +112,10 @@ def build(env, work):
                      ["-L" + HDF5_LIB, "-lhdf5"]),
         "btio_nc": ([os.path.join(SRC, "bench/btio_nc.c"), "-I" + PNETCDF + "/include"],
                     [PNETCDF + "/lib/libpnetcdf.a", "-lm"]),
+        "ior_nc": ([os.path.join(SRC, "bench/ior_nc.c"), "-I" + PNETCDF + "/include"],
+                   [PNETCDF + "/lib/libpnetcdf.a", "-lm"]),
+        "ior_h5": ([os.path.join(SRC, "bench/ior_h5.c"), "-I" + HDF5_INC],
+                   ["-L" + HDF5_LIB, "-lhdf5"]),
     }
     for name, (srcs, libs) in progs.items():
         cmd = [cc] + flags + srcs + ["-o", os.path.join(work, name)] + libs
@@ -136,10 +151,18 @@ def points(a):
             for n in a.btio_np:
                 out.append((w, f"np{n}", n, "btio_nc", ["-n", str(a.btio_grid), "-s",
                                                         str(a.btio_steps)], ["btio.nc"]))
+        elif w in LIB_IOR:
+            prog, fname = LIB_IOR[w]
+            for t in a.lib_transfers:
+                if a.size % t:
+                    die(f"--size {human(a.size)} is not a multiple of transfer {human(t)}")
+                out.append((w, human(t), a.np, prog, ["-b", str(a.size), "-t", str(t)], [fname]))
     return out
 
 
 def modes_for(w, modes):
+    if w in LIB_MODES:
+        return [m for m in modes if m in LIB_MODES[w]]
     return [m for m in modes if m != "ncbb" or w == "pnetcdf"]
 
 
@@ -210,7 +233,8 @@ def run_one(a, env, work, pfs_dir, bb_dir, w, label, nprocs, prog, args, files, 
     renv["BBLOG_DIR"] = bb_dir
     cargs = list(args)
     indep = mode in ("plain-indep", "bblog-indep")
-    if prog == "btio_nc":
+    if prog in ("btio_nc", "ior_nc"):
+        # PnetCDF: a plain path (bblog through ROMIO_FSTYPE_FORCE), -i for independent data mode.
         name = os.path.join(pfs_real, files[0])
         if indep:
             cargs.append("-i")
@@ -224,14 +248,15 @@ def run_one(a, env, work, pfs_dir, bb_dir, w, label, nprocs, prog, args, files, 
         if prog == "flash_h5":
             base = os.path.join(pfs_real, "flash")
         name = ("bblog:" if mode.startswith("bblog") else "ufs:") + base
-        if not indep:
+        if prog == "ior_h5":  # collective unless -i
+            if indep:
+                cargs.append("-i")
+        elif not indep:
             cargs.append("-c")
     if mode.startswith("bblog"):
         renv["BBLOG_STATS"] = stats
     if mode == "bblog-mpi":
         renv["BBLOG_NODE_EXCHANGE"] = "mpi"
-    if mode == "bblog-nofp":
-        renv["BBLOG_SHARED_FP"] = "disable"
     cmd = [shutil.which("mpiexec", path=env["PATH"]), "-n", str(nprocs),
            os.path.join(work, prog)] + cargs + ["--json", "-o", name]
     if strace:
@@ -282,8 +307,10 @@ def cmd_run(a):
     env = mpi_env(a.env)
     work = a.work
     build(env, work)
-    if "pnetcdf" in a.workloads and not os.path.exists(PNETCDF + "/lib/libpnetcdf.a"):
-        die(f"no PnetCDF at {PNETCDF}: run scripts/build-pnetcdf.sh, or leave out pnetcdf")
+    if {"pnetcdf", "ior-pnetcdf"} & set(a.workloads) and \
+            not os.path.exists(PNETCDF + "/lib/libpnetcdf.a"):
+        die(f"no PnetCDF at {PNETCDF}: run scripts/build-pnetcdf.sh, or leave out pnetcdf and "
+            "ior-pnetcdf")
     if a.strace != "none" and not shutil.which("strace"):
         die("strace not found (scripts/install-deps.sh), or pass --strace none")
     pts = points(a)
@@ -420,13 +447,30 @@ def bars(agg):
             out.append({"pfs": pfs, "bb": bb, "bar": "IOR contiguous 4 MiB: bblog end-to-end vs "
                         "plain collective", "target": 0.95, "value": round(v, 2), "met": v >= 0.95})
         for (p_, b_, w, pt, m), row in sorted(agg.items()):
-            if (p_, b_, w) == (pfs, bb, "pnetcdf") and m in ("bblog", "bblog-nofp") and \
+            if (p_, b_, w) == (pfs, bb, "pnetcdf") and m == "bblog" and \
                     g(w, pt, "ncbb"):
                 v = g(w, pt, "ncbb")["total_s"] / row["total_s"]
-                extra = " (bblog_shared_fp=disable)" if m == "bblog-nofp" else ""
-                out.append({"pfs": pfs, "bb": bb, "bar": f"PnetCDF BTIO {pt}: bblog{extra} "
+                out.append({"pfs": pfs, "bb": bb, "bar": f"PnetCDF BTIO {pt}: bblog "
                             "end-to-end vs PnetCDF burst-buffer driver", "target": 1.0,
                             "value": round(v, 2), "met": v >= 1.0})
+        # IOR through the libraries, per transfer size: bblog against PnetCDF's own burst
+        # buffer, and against the faster of the two plain ROMIO modes under HDF5.
+        for w in LIB_IOR:
+            for pt in sorted({k[3] for k in agg if k[:3] == (pfs, bb, w)}, key=size_bytes):
+                b = g(w, pt, "bblog")
+                if not b:
+                    continue
+                if w == "ior-pnetcdf" and g(w, pt, "ncbb"):
+                    v = g(w, pt, "ncbb")["total_s"] / b["total_s"]
+                    out.append({"pfs": pfs, "bb": bb, "bar": f"IOR through PnetCDF {pt}: bblog "
+                                "end-to-end vs PnetCDF burst-buffer driver", "target": 1.0,
+                                "value": round(v, 2), "met": v >= 1.0})
+                plain = [x for x in (g(w, pt, "plain-coll"), g(w, pt, "plain-indep")) if x]
+                if w == "ior-hdf5" and plain:
+                    v = min(x["total_s"] for x in plain) / b["total_s"]
+                    out.append({"pfs": pfs, "bb": bb, "bar": f"IOR HDF5 {pt}: bblog end-to-end "
+                                "vs best plain ROMIO mode", "target": 1.0,
+                                "value": round(v, 2), "met": v >= 1.0})
     return out
 
 
@@ -489,7 +533,7 @@ def report(path):
             {k: v for k, v in r.items() if k != "md5"} for r in agg.values()]}, f, indent=1)
 
     colors = {"plain-indep": "tab:orange", "plain-coll": "tab:red", "bblog": "tab:blue",
-              "bblog-mpi": "tab:purple", "bblog-nofp": "tab:olive", "bblog-indep": "tab:cyan",
+              "bblog-mpi": "tab:purple", "bblog-indep": "tab:cyan",
               "ncbb": "tab:green"}
     # Figure 5 of seed 000: bandwidth vs transfer size, per pattern and mode; end-to-end solid,
     # write phase dashed.
@@ -517,9 +561,12 @@ def report(path):
         fig.tight_layout()
         fig.savefig(f"{stem}-ior-{pfs}-{bb}.png", dpi=110)
         plt.close(fig)
-        # The other workloads: end-to-end time per mode, bars.
+        # The other workloads, IOR through the libraries included: end-to-end time per mode,
+        # bars.
         others = sorted({(k[2], k[3]) for k in agg if k[:2] == (pfs, bb) and
-                         not k[2].startswith("ior")})
+                         (not k[2].startswith("ior") or k[2] in LIB_IOR)},
+                        key=lambda wp: (WORKLOADS.index(wp[0]),
+                                        size_bytes(wp[1]) if wp[1][0].isdigit() else 0, wp[1]))
         if others:
             fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(others)), 4))
             width = 0.8 / len(MODES)
@@ -531,7 +578,7 @@ def report(path):
             ax.set_xticks([j + 0.4 - width / 2 for j in range(len(others))])
             ax.set_xticklabels([f"{w}\n{p}" for w, p in others], fontsize=8)
             ax.set_ylabel("end-to-end time (s)")
-            ax.set_title(f"BTIO / FLASH / PnetCDF, PFS {pfs}, BB {bb}")
+            ax.set_title(f"BTIO / FLASH / PnetCDF / IOR via PnetCDF, HDF5, PFS {pfs}, BB {bb}")
             ax.legend(fontsize=7)
             fig.tight_layout()
             fig.savefig(f"{stem}-apps-{pfs}-{bb}.png", dpi=110)
@@ -572,15 +619,19 @@ def main():
     r = sub.add_parser("run", help="run the matrix")
     r.add_argument("--quick", action="store_true",
                    help="scaled down: 4m per rank, transfers 4k 64k 4m, 1 repeat, BTIO on 4 "
-                        "ranks, grid 32 (about 15 minutes on GlusterFS)")
+                        "ranks, grid 32 (about 15 minutes on GlusterFS before ior-pnetcdf and "
+                        "ior-hdf5 were added)")
     r.add_argument("--pfs", default="gluster", help="comma list of gluster, ext4, tmpfs")
     r.add_argument("--bb", default="shm", help="comma list of shm (/dev/shm), disk (/var/tmp)")
     r.add_argument("--workloads", default=",".join(WORKLOADS))
     r.add_argument("--modes", default="plain-indep,plain-coll,bblog,bblog-indep,ncbb")
     r.add_argument("--np", type=int, default=4, help="ranks for IOR and FLASH (default 4)")
     r.add_argument("--size", type=size_bytes, default=None,
-                   help="IOR bytes per rank (default 64m as in the paper; --quick 4m)")
+                   help="IOR bytes per rank, also through the libraries (default 64m as in "
+                        "the paper; --quick 4m)")
     r.add_argument("--transfers", default=None, help="default 4k,16k,64k,256k,1m,4m")
+    r.add_argument("--lib-transfers", default="4k,64k",
+                   help="transfer sizes of ior-pnetcdf and ior-hdf5 (default 4k,64k)")
     r.add_argument("--reps", type=int, default=None, help="default 3 (--quick 1)")
     r.add_argument("--btio-np", default=None, help="ranks for BTIO and PnetCDF (default 1,4,9)")
     r.add_argument("--btio-grid", type=int, default=None, help="points per edge (default 64)")
@@ -606,6 +657,7 @@ def main():
     a.transfers = [size_bytes(t) for t in (a.transfers or
                                            ("4k,64k,4m" if q else "4k,16k,64k,256k,1m,4m"))
                    .split(",")]
+    a.lib_transfers = [size_bytes(t) for t in a.lib_transfers.split(",")]
     a.reps = a.reps or (1 if q else 3)
     a.btio_np = [int(x) for x in (a.btio_np or ("4" if q else "1,4,9")).split(",")]
     a.btio_grid = a.btio_grid or (32 if q else 64)

@@ -490,32 +490,119 @@ static int grow_to_logged_end(ADIO_File fd, struct ADIOI_BBLOG_state *st, uint64
     return err;
 }
 
+/* What the processes agree on at the start of a drain, from one MPI_Allgather. */
+struct agreed {
+    uint64_t bytes, count;      /* logged bytes and index extents, summed */
+    int failed;                 /* some process could not take its snapshot */
+    uint64_t slo, shi;          /* least and greatest ordering stamp */
+    uint64_t end;               /* greatest end of logged data */
+    int disjoint;               /* no two processes' pieces can overlap */
+};
+
+enum { G_BYTES, G_COUNT, G_FAILED, G_SLO, G_SHI, G_END, G_LO, G_HI, G_N };
+
+static int by_lo(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+
+    return x[G_LO] < y[G_LO] ? -1 : x[G_LO] > y[G_LO];
+}
+
+/* Each process brings its totals, stamps and the range of the file its pieces span (bytes
+ * written through included); every process then computes the same sums, extremes and
+ * whether those ranges are disjoint (IOR segmented: each process its own block), in which
+ * case no piece can hide another process's and the drain needs no Order exchange. One
+ * collective call where sums and maxima took two, and the exchange three. */
+static void agree_start(ADIO_File fd, struct ADIOI_BBLOG_state *st, int rc,
+                        const struct bblog_seg *segs, size_t n, uint64_t slo, uint64_t shi,
+                        struct agreed *ag)
+{
+    uint64_t mine[G_N], *all = ADIOI_Malloc((size_t) st->nprocs * sizeof(mine));
+    uint64_t reach = 0;
+    size_t i;
+    int p;
+
+    mine[G_BYTES] = bblog_idx_bytes(st->ls->idx);
+    mine[G_COUNT] = bblog_idx_count(st->ls->idx);
+    mine[G_FAILED] = rc != 0;
+    mine[G_SLO] = rc == 0 ? slo : UINT64_MAX;
+    mine[G_SHI] = rc == 0 ? shi : 0;
+    mine[G_END] = bblog_idx_end(st->ls->idx);
+    mine[G_LO] = UINT64_MAX;
+    mine[G_HI] = 0;
+    for (i = 0; rc == 0 && i < n + st->ls->nthrough; i++) {
+        uint64_t off = i < n ? segs[i].off : st->ls->through[i - n].off;
+        uint64_t end = off + (i < n ? segs[i].len : st->ls->through[i - n].len);
+        mine[G_LO] = off < mine[G_LO] ? off : mine[G_LO];
+        mine[G_HI] = end > mine[G_HI] ? end : mine[G_HI];
+    }
+    MPI_Allgather(mine, G_N, MPI_UINT64_T, all, G_N, MPI_UINT64_T, fd->comm);
+    memset(ag, 0, sizeof(*ag));
+    ag->slo = UINT64_MAX;
+    for (p = 0; p < st->nprocs; p++) {
+        const uint64_t *g = all + (size_t) p * G_N;
+        ag->bytes += g[G_BYTES];
+        ag->count += g[G_COUNT];
+        ag->failed |= g[G_FAILED] != 0;
+        ag->slo = g[G_SLO] < ag->slo ? g[G_SLO] : ag->slo;
+        ag->shi = g[G_SHI] > ag->shi ? g[G_SHI] : ag->shi;
+        ag->end = g[G_END] > ag->end ? g[G_END] : ag->end;
+    }
+    qsort(all, (size_t) st->nprocs, sizeof(mine), by_lo);
+    ag->disjoint = 1;
+    for (p = 0; p < st->nprocs; p++) {
+        const uint64_t *g = all + (size_t) p * G_N;
+        if (g[G_LO] >= g[G_HI])
+            continue;           /* nothing logged or written through */
+        if (g[G_LO] < reach)
+            ag->disjoint = 0;
+        reach = g[G_HI] > reach ? g[G_HI] : reach;
+    }
+    ADIOI_Free(all);
+}
+
 static int drain(ADIO_File fd, int sync_inner, int *emptied)
 {
     static const char myname[] = "ADIOI_BBLOG_DRAIN";
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
     struct bblog_seg *segs = NULL;
     uint64_t *stamps = NULL, slo, shi;
+    struct agreed ag;
     struct ADIOI_BBLOG_order order;
     struct round r;
     uint64_t *mine = NULL;
     size_t n = 0, cursor = 0, mine_cap = 0, i;
     uint64_t start = 0, mm[2], mmin[2], end, budget = (uint64_t) st->hints.flush_buffer_size;
     uint64_t span, plan_budget = budget;
-    unsigned long long in[2], total[2];
-    long long sin[5], sout[5];
     int indep, exchange, partial, node_try, solo, rc = 0, err = MPI_SUCCESS, failed, anyfail;
     double t0 = ADIOI_BBLOG_Now();
 
     memset(&r, 0, sizeof(r));
-    in[0] = bblog_idx_bytes(st->ls->idx);
-    in[1] = bblog_idx_count(st->ls->idx);
-    MPI_Allreduce(in, total, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, fd->comm);
     *emptied = 0;
-    if (total[1] == 0) {
+    rc = snapshot(st, &segs, &stamps, &n, &slo, &shi);
+    /* A one-process handle of a file that a multi-process handle writes too (PnetCDF's
+     * MPI_COMM_SELF handle, at its sync or close) cannot exchange with the other processes.
+     * It drains only what this process wrote since the file's last collective call: no other
+     * process can have written those bytes later. Older extents wait for a collective drain,
+     * whose exchange also learns what this one wrote (kept like bytes written through); when
+     * this handle is the last one open, it drains everything. */
+    partial = rc == 0 && st->nprocs == 1 && st->ls->colls > 0 &&
+        st->ls->refs - (st->ls->bg ? 1 : 0) > 1;        /* another handle drains the rest */
+    if (partial) {
+        uint32_t cur = ADIOI_BBLOG_COLL_STAMP(ADIOI_BBLOG_Stamp(st->ls));
+        size_t k = 0;
+        for (i = 0; i < n; i++)
+            if (ADIOI_BBLOG_COLL_STAMP(stamps[i]) == cur)
+                segs[k] = segs[i], stamps[k++] = stamps[i];
+        n = k;
+    }
+    agree_start(fd, st, rc, segs, n, slo, shi, &ag);
+    if (ag.count == 0) {
         ADIOI_BBLOG_Vis_emptied(st->ls);        /* what it lists is all in the PFS file */
         ADIOI_BBLOG_Order_reset(st->ls);
         *emptied = 1;
+        free(segs);
+        free(stamps);
         return MPI_SUCCESS;
     }
     /* Two-phase aggregation pays off for small pieces; extents of a megabyte or more are
@@ -528,42 +615,20 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
      * the bytes between its extents nor grow the file (below). */
     indep = st->nprocs == 1 ||
         (st->hints.indep_threshold > 0 && st->inner->hints->cb_write != ADIOI_HINT_ENABLE &&
-         total[0] / total[1] >= (unsigned long long) st->hints.indep_threshold);
-
-    rc = snapshot(st, &segs, &stamps, &n, &slo, &shi);
-    /* A one-process handle of a file that a multi-process handle writes too (PnetCDF's
-     * MPI_COMM_SELF handle, at its sync or close) cannot exchange with the other processes.
-     * It drains only what this process wrote since the file's last collective call: no other
-     * process can have written those bytes later. Older extents wait for a collective drain,
-     * whose exchange also learns what this one wrote (kept like bytes written through); when
- * this handle is the last one open, it drains everything. */
-    partial = rc == 0 && st->nprocs == 1 && st->ls->colls > 0 &&
-        st->ls->refs - (st->ls->bg ? 1 : 0) > 1;        /* another handle drains the rest */
-    if (partial) {
-        uint32_t cur = ADIOI_BBLOG_COLL_STAMP(ADIOI_BBLOG_Stamp(st->ls));
-        size_t k = 0;
-        for (i = 0; i < n; i++)
-            if (ADIOI_BBLOG_COLL_STAMP(stamps[i]) == cur)
-                segs[k] = segs[i], stamps[k++] = stamps[i];
-        n = k;
-    }
+         ag.bytes / ag.count >= (uint64_t) st->hints.indep_threshold);
     if (rc == 0)
         rc = ADIOI_BBLOG_Order_init(fd, &order);
     else
         memset(&order, 0, sizeof(order));
     /* The node exchange (ad_bblog_node.c) serves the two-phase path of multi-process handles;
-     * every input of this test is the same on all processes. */
+     * every input of this test is the same on all processes. Whether every process can read
+     * its node's logs is agreed before any round uses them. */
     node_try = st->hints.node_exchange && st->nprocs > 1 && !indep;
-    sin[4] = node_try ? !ADIOI_BBLOG_Node_prepare(fd) : 1;
-    /* Write order matters only between different stamps; with one stamp everywhere (or one
-     * process) there is nothing to exchange. Agreed here, with any failure so far and the end
-     * of the logged data. */
-    sin[0] = rc != 0;
-    sin[1] = rc == 0 ? -(long long) slo : 0;
-    sin[2] = rc == 0 ? (long long) shi : 0;
-    sin[3] = (long long) bblog_idx_end(st->ls->idx);
-    MPI_Allreduce(sin, sout, 5, MPI_LONG_LONG, MPI_MAX, fd->comm);
-    r.collect = node_try && !sout[4];
+    if (node_try) {
+        int bad = !ADIOI_BBLOG_Node_prepare(fd), anybad;
+        MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, fd->comm);
+        r.collect = !anybad;
+    }
     /* ROMIO's two-phase write fills the holes of an aggregator's domain by reading the file
      * first (read-modify-write); past the end of the file that read comes back short and the
      * hole would be written with whatever its buffer held. Growing the file first to the end of
@@ -572,11 +637,11 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
      * race with another handle's writes: a size read just before another process extends the
      * file would truncate its bytes (session 5: PnetCDF's SELF handles lost step[t] so). */
     if (!indep) {
-        int gerr = grow_to_logged_end(fd, st, (uint64_t) sout[3]);
+        int gerr = grow_to_logged_end(fd, st, ag.end);
         if (err == MPI_SUCCESS)
             err = gerr;
     }
-    if (sout[0]) {
+    if (ag.failed) {
         if (rc == 0)
             rc = ENOMEM;        /* another process failed: nothing drains anywhere */
         n = 0;
@@ -586,9 +651,11 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
     }
     solo = r.collect && ADIOI_BBLOG_Node_size(st) == st->nprocs &&
         st->inner->hints->cb_write != ADIOI_HINT_ENABLE;
-    /* On one node (solo) the node exchange sees every process's pieces with their stamps and
-     * keeps the later writes itself: no Order exchange. */
-    exchange = st->nprocs > 1 && !sout[0] && -sout[1] != sout[2] && !solo;
+    /* Write order matters only between different stamps (with one stamp everywhere, or one
+     * process, there is nothing to exchange) and where the pieces of two processes can
+     * overlap. On one node (solo) the node exchange sees every process's pieces with their
+     * stamps and keeps the later writes itself: no Order exchange. */
+    exchange = st->nprocs > 1 && !ag.failed && ag.slo != ag.shi && !ag.disjoint && !solo;
     /* A round spans at most cb_nodes x cb_buffer_size bytes, so that ROMIO's two-phase write
      * does it in one cycle on each aggregator: its write error path leaves the remaining
      * cycles' exchanges out on the failing aggregator only, and the other processes would wait
@@ -602,7 +669,7 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
      * about 56 bytes a piece on every process of the node, kept within one drain buffer, for
      * at most 16 buffers of data per process. */
     if (solo) {
-        uint64_t f = total[0] / total[1] / (56 * (uint64_t) st->nprocs);
+        uint64_t f = ag.bytes / ag.count / (56 * (uint64_t) st->nprocs);
         plan_budget = budget * (f < 1 ? 1 : f > 16 ? 16 : f);
         span = UINT64_MAX;
     }
@@ -629,7 +696,12 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
             UINT64_MAX;
         mm[1] = rc == 0 && cursor < n ? (segs[cursor].off > start ? segs[cursor].off : start) :
             UINT64_MAX;
-        MPI_Allreduce(mm, mmin, 2, MPI_UINT64_T, MPI_MIN, fd->comm);
+        /* The independent drain's one round needs no agreement: it is the whole file, and
+         * some process has bytes in it. */
+        if (indep)
+            mmin[0] = UINT64_MAX, mmin[1] = 0;
+        else
+            MPI_Allreduce(mm, mmin, 2, MPI_UINT64_T, MPI_MIN, fd->comm);
         /* Nobody has a byte left: no empty round (an empty two-phase write still costs all
          * its collectives). Every process sees the same minimum, so all stop here together. */
         if (mmin[1] == UINT64_MAX)

@@ -437,9 +437,9 @@ def bars(agg):
             ref = max(x["total_MiBps"] for x in c4)
             for (p_, b_, w, pt, m), row in sorted(agg.items(), key=lambda kv: size_bytes(kv[0][3])
                                                   if kv[0][3][0].isdigit() else 0):
-                if (p_, b_, w, m) == (pfs, bb, "ior-strided", "bblog"):
+                if (p_, b_, m) == (pfs, bb, "bblog") and w in ("ior-strided", "ior-segmented"):
                     v = row["total_MiBps"] / ref
-                    out.append({"pfs": pfs, "bb": bb, "bar": f"IOR strided {pt}: bblog end-to-end "
+                    out.append({"pfs": pfs, "bb": bb, "bar": f"IOR {w[4:]} {pt}: bblog end-to-end "
                                 "bandwidth vs best plain contiguous 4 MiB", "target": 0.8,
                                 "value": round(v, 2), "met": v >= 0.8})
         cb, cc = g("ior-contiguous", "4m", "bblog"), g("ior-contiguous", "4m", "plain-coll")
@@ -467,11 +467,33 @@ def bars(agg):
                                 "end-to-end vs PnetCDF burst-buffer driver", "target": 1.0,
                                 "value": round(v, 2), "met": v >= 1.0})
                 plain = [x for x in (g(w, pt, "plain-coll"), g(w, pt, "plain-indep")) if x]
+                mine = [x for x in (b, g(w, pt, "bblog-indep")) if x]
                 if w == "ior-hdf5" and plain:
-                    v = min(x["total_s"] for x in plain) / b["total_s"]
-                    out.append({"pfs": pfs, "bb": bb, "bar": f"IOR HDF5 {pt}: bblog end-to-end "
-                                "vs best plain ROMIO mode", "target": 1.0,
+                    # The application picks collective or independent transfers; bblog's best
+                    # against plain ROMIO's best, and mode for mode (collective H5Dwrite pays
+                    # HDF5's own MPI_Allreduce per call either way).
+                    v = min(x["total_s"] for x in plain) / min(x["total_s"] for x in mine)
+                    out.append({"pfs": pfs, "bb": bb, "bar": f"IOR HDF5 {pt}: best bblog mode "
+                                "end-to-end vs best plain ROMIO mode", "target": 1.0,
                                 "value": round(v, 2), "met": v >= 1.0})
+                    for m, name in (("coll", "collective"), ("indep", "independent")):
+                        pm, bm = g(w, pt, "plain-" + m), g(w, pt, "bblog" if m == "coll" else
+                                                           "bblog-indep")
+                        if pm and bm:
+                            v = pm["total_s"] / bm["total_s"]
+                            out.append({"pfs": pfs, "bb": bb, "bar": f"IOR HDF5 {pt} {name}: "
+                                        "bblog end-to-end vs plain ROMIO", "target": 1.0,
+                                        "value": round(v, 2), "met": v >= 1.0})
+        # FLASH-IO through HDF5: bblog's best mode against plain ROMIO's best.
+        fl = sorted({k[3] for k in agg if k[:3] == (pfs, bb, "flash")})
+        for pt in fl:
+            plain = [x for x in (g("flash", pt, "plain-coll"), g("flash", pt, "plain-indep")) if x]
+            mine = [x for x in (g("flash", pt, "bblog"), g("flash", pt, "bblog-indep")) if x]
+            if plain and mine:
+                v = min(x["total_s"] for x in plain) / min(x["total_s"] for x in mine)
+                out.append({"pfs": pfs, "bb": bb, "bar": f"FLASH-IO {pt}: best bblog mode "
+                            "end-to-end vs best plain ROMIO mode", "target": 1.0,
+                            "value": round(v, 2), "met": v >= 1.0})
     return out
 
 

@@ -271,9 +271,10 @@ struct ADIOI_BBLOG_order {
 typedef int (*ADIOI_BBLOG_keep_fn) (void *arg, uint64_t off, uint64_t len);
 int ADIOI_BBLOG_Order_init(ADIO_File fd, struct ADIOI_BBLOG_order *o);      /* 0 or ENOMEM */
 void ADIOI_BBLOG_Order_fini(struct ADIOI_BBLOG_order *o);
-/* Collective: every process passes its n_mine pieces (off, len, stamp triples). */
+/* Collective: every process passes its n_mine pieces (off, len, stamp triples); every: learn
+ * all the others' pieces, not only those that overlap one's own. */
 int ADIOI_BBLOG_Order_exchange(ADIO_File fd, struct ADIOI_BBLOG_order *o, const uint64_t *mine,
-                               int n_mine);
+                               int n_mine, int every);
 /* Calls keep for each part of [lo, hi) that no other process wrote with a stamp above stamp,
  * in file order; returns the first non-zero keep result, or 0. */
 int ADIOI_BBLOG_Order_keep(const struct ADIOI_BBLOG_order *o, uint64_t lo, uint64_t hi,

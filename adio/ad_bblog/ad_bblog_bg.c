@@ -58,6 +58,8 @@ struct ADIOI_BBLOG_bg {
     int busy;                   /* a segment is being written (lock released) */
     int hold;                   /* bblog_drain=on_demand with bblog_close=bb: idle until close */
     int closing;                /* the handle was closed: drain everything, then done */
+    int hurry;                  /* someone waits for the end (re-open, delete, MPI_Finalize):
+                                 * no more pacing, nothing is left to overlap with */
     int done;                   /* closing and all drained (or failed) */
     int starved;                /* nothing eligible: wait for the next planning point */
     int single;                 /* one process: no planning points, everything is eligible */
@@ -242,7 +244,7 @@ static void *bg_main(void *arg)
             pthread_cond_broadcast(&bg->cond);
             continue;
         }
-        if (bg->closing && (bg->hold || bg->pace.par.mode != BBLOG_PACE_PROACTIVE)) {
+        if (bg->closing && (bg->hold || bg->hurry || bg->pace.par.mode != BBLOG_PACE_PROACTIVE)) {
             act.bytes = bg->bufsz;      /* after close, as fast as possible */
         } else if (bblog_pace_next(&bg->pace, ADIOI_BBLOG_Now(), &act) != 0) {
             act.bytes = 0, act.wake = ADIOI_BBLOG_Now() + 0.1;
@@ -554,7 +556,7 @@ int ADIOI_BBLOG_Bg_plan(ADIO_File fd)
         n = 0;
     }
     /* Collective even after a failure here, so that every process learns of it. */
-    xrc = o.counts ? ADIOI_BBLOG_Order_exchange(fd, &o, mine, (int) n) : ENOMEM;
+    xrc = o.counts ? ADIOI_BBLOG_Order_exchange(fd, &o, mine, (int) n, 1) : ENOMEM;
     rc = rc ? rc : xrc;
     /* Forget what others wrote later, and fence off what they wrote at all. */
     for (i = 0; rc == 0 && i < o.n; i++) {
@@ -680,13 +682,16 @@ void ADIOI_BBLOG_Bg_stop(struct ADIOI_BBLOG_logstate *ls, int rank)
 
 /* Waits for a closed file's background drain, then finishes what close left: the log is
  * marked drained and removed (kept, with a message, if the drain failed), the logstate freed.
- * Application thread only. */
+ * The drain goes on unpaced from here: whoever waits (a re-open, a delete, MPI_Finalize) has
+ * nothing left to overlap it with. Application thread only. */
 static void finish(struct ADIOI_BBLOG_logstate *ls)
 {
     struct ADIOI_BBLOG_bg *bg = ls->bg;
     int ok, keep = bg->keep_logs, rank = ls->log ? (int) ls->rank : -1;
 
     pthread_mutex_lock(&ls->lock);
+    bg->hurry = 1;
+    pthread_cond_broadcast(&bg->cond);  /* out of a paced wait */
     while (!bg->done)
         pthread_cond_wait(&bg->cond, &ls->lock);
     ok = bg->err == 0 && bblog_idx_count(ls->idx) == 0;

@@ -718,7 +718,7 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
             if (xrc != 0)
                 count = 0;
             rc = rc ? rc : xrc;
-            xrc = ADIOI_BBLOG_Order_exchange(fd, &order, mine, count);
+            xrc = ADIOI_BBLOG_Order_exchange(fd, &order, mine, count, 0);
             rc = rc ? rc : xrc;
         }
         for (i = cursor; rc == 0 && i < n && segs[i].off < end; i++) {

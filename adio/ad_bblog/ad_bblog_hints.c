@@ -29,6 +29,8 @@ struct hint_def {
 };
 
 static const struct hint_def hint_defs[] = {
+    /* First: the mode sets drain, sync and close, which the hints after it may change. */
+    {"bblog_mode", "BBLOG_MODE", H_ENUM, "pfs|bb"},
     {"bblog_dir", "BBLOG_DIR", H_PATH, NULL},
     {"bblog_mapping", "BBLOG_MAPPING", H_ENUM, "process"},
     {"bblog_drain", "BBLOG_DRAIN", H_ENUM, "on_demand|reactive|proactive"},
@@ -134,7 +136,15 @@ static int apply(const struct hint_def *d, int from_env, const char *v,
             snprintf(why, sizeof(why), "expected one of %s", d->values);
             return bad_value(d, from_env, v, why);
         }
-        if (strcmp(d->key, "bblog_sync") == 0)
+        if (strcmp(d->key, "bblog_mode") == 0) {
+            /* bb: the logs drain in the background while the application computes, and
+             * close returns with the data on the burst buffer (bblog(7)). Sync stays a
+             * drain to the PFS: with bblog_sync=bb under background drains, reads after
+             * sync-barrier-sync can return older bytes (bblog(7), BUGS). */
+            h->close_bb = strcmp(v, "bb") == 0;
+            h->sync_bb = 0;
+            h->drain = h->close_bb ? ADIOI_BBLOG_DRAIN_PROACTIVE : ADIOI_BBLOG_DRAIN_ON_DEMAND;
+        } else if (strcmp(d->key, "bblog_sync") == 0)
             h->sync_bb = strcmp(v, "bb") == 0;
         else if (strcmp(d->key, "bblog_close") == 0)
             h->close_bb = strcmp(v, "bb") == 0;
@@ -247,6 +257,10 @@ void ADIOI_BBLOG_Publish_hints(ADIO_File fd, const struct ADIOI_BBLOG_hints *h)
 {
     char v[64];
 
+    ADIOI_Info_set(fd->info, "bblog_mode", !h->sync_bb && h->close_bb &&
+                   h->drain == ADIOI_BBLOG_DRAIN_PROACTIVE ? "bb" :
+                   !h->sync_bb && !h->close_bb && h->drain == ADIOI_BBLOG_DRAIN_ON_DEMAND ?
+                   "pfs" : "mixed");
     ADIOI_Info_set(fd->info, "bblog_dir", h->dir);
     ADIOI_Info_set(fd->info, "bblog_mapping", "process");
     ADIOI_Info_set(fd->info, "bblog_drain", h->drain == ADIOI_BBLOG_DRAIN_REACTIVE ? "reactive" :

@@ -328,9 +328,12 @@ static int any_overlap(uint64_t *r, size_t n)
  * their pieces cover, file-adjacent pieces merged whatever their stamps (IOR segmented: one
  * range per process for thousands of pieces, one per collective call), and exchange pieces
  * with their stamps only when ranges of two processes overlap, then only the pieces in those
- * ranges. Collective; on failure every process returns ENOMEM with nothing exchanged. */
+ * ranges. With `every` (a planning point of the background drains, ad_bblog_bg.c, where each
+ * process sends only what it wrote since the last point and must learn all the others' pieces,
+ * for its fence too), every piece is exchanged in one step. Collective; on failure every
+ * process returns ENOMEM with nothing exchanged. */
 int ADIOI_BBLOG_Order_exchange(ADIO_File fd, struct ADIOI_BBLOG_order *o, const uint64_t *mine,
-                               int n_mine)
+                               int n_mine, int every)
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
     int *counts = o->counts, *displs = o->counts + st->nprocs;
@@ -350,6 +353,12 @@ int ADIOI_BBLOG_Order_exchange(ADIO_File fd, struct ADIOI_BBLOG_order *o, const 
         else
             ranges[2 * nr] = off, ranges[2 * nr + 1] = end, nr++;
         rix[c] = nr - 1;
+    }
+    if (every) {
+        if (!failed && n_mine > 0)
+            memcpy(send, mine, 3 * (size_t) n_mine * sizeof(*send));
+        ns = failed ? 0 : (size_t) n_mine;
+        goto pieces;
     }
     if ((rc = gather(fd, o, ranges, (int) nr, 2, failed, &all)) != 0)
         goto out;
@@ -390,7 +399,8 @@ int ADIOI_BBLOG_Order_exchange(ADIO_File fd, struct ADIOI_BBLOG_order *o, const 
             memcpy(send + 3 * ns, mine + 3 * c, 3 * sizeof(*send));
             ns++;
         }
-    if ((rc = gather(fd, o, send, (int) ns, 3, 0, &all)) != 0)
+  pieces:
+    if ((rc = gather(fd, o, send, (int) ns, 3, failed, &all)) != 0)
         goto out;
     for (i = 0, k = 0; i < st->nprocs; i++) {
         if (i == st->rank)

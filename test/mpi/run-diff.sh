@@ -533,6 +533,7 @@ bgmodes=(
     "proactive  bblog_drain=proactive;bblog_drain_interval=0.05;bblog_segment_size=64k"
     "closebb    bblog_close=bb"
     "bgclosebb  bblog_drain=proactive;bblog_close=bb"
+    "modebb     bblog_mode=bb"
 )
 for m in "${bgmodes[@]}"; do
     read -r mode hints <<<"$m"
@@ -547,7 +548,7 @@ for m in "${bgmodes[@]}"; do
         selected "$name[$mode]" || continue
         # With bblog_close=bb only the processes that closed a file wait for its drain at a
         # re-open (bblog(7)); t_subcomm re-opens a name that another group closed.
-        case $name[$mode] in t_subcomm\[*closebb\]) continue ;; esac
+        case $name[$mode] in t_subcomm\[*closebb\] | t_subcomm\[modebb\]) continue ;; esac
         for n in "$@"; do
             run_case "$name[$mode]" "$prog" "$n" "$hints" noforce
         done

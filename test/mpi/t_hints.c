@@ -3,7 +3,9 @@
  *  argv[1]          romio_no_indep_rw=true, collective access only (deferred open);
  *  argv[1].cb1      cb_nodes=1, romio_cb_write=enable, cb_buffer_size=64k (many two-phase rounds);
  *  argv[1].cbwdis   romio_cb_write=disable (collective calls become independent);
- *  argv[1].ni1      romio_no_indep_rw=true and cb_nodes=1: only one process opens the file.
+ *  argv[1].ni1      romio_no_indep_rw=true and cb_nodes=1: only one process opens the file;
+ *  argv[1].mode     bblog_mode=bb with bblog_close=pfs: the mode sets drain (and leaves sync
+ *                   at pfs), the hint given apart wins for close.
  * Each file: strided collective writes through a view, a contiguous collective write, collective
  * read-back. MPI_File_get_info must echo the ROMIO hints; on bblog it must also list every
  * bblog_* key of the hint specification with the value in force (TEST_HINTS, else BBLOG_*
@@ -99,6 +101,32 @@ static void check_info_ompi(MPI_File fh, const char *fname, const struct hint *o
     MPI_Info_free(&info);
 }
 
+/* What bblog_mode, given in the info of the open call or in TEST_HINTS (both MPI_Info, above
+ * the environment), makes of drain, sync and close where they are not given themselves at that
+ * level; NULL when no mode is given there. */
+static const char *from_mode(const char *key, const struct hint *own, int nown)
+{
+    const char *mode = NULL;
+
+    for (int i = 0; i < nown; i++)
+        if (strcmp(own[i].key, key) == 0)
+            return NULL;
+    if (tst_hint(key))
+        return NULL;
+    for (int i = 0; i < nown; i++)
+        if (strcmp(own[i].key, "bblog_mode") == 0)
+            mode = own[i].val;
+    if (!mode)
+        mode = tst_hint("bblog_mode");
+    if (!mode)
+        return NULL;
+    if (strcmp(key, "bblog_drain") == 0)
+        return strcmp(mode, "bb") == 0 ? "proactive" : "on_demand";
+    if (strcmp(key, "bblog_sync") == 0)
+        return "pfs";
+    return strcmp(mode, "bb") == 0 ? "bb" : "pfs";
+}
+
 static void check_info(MPI_File fh, const char *fname, const struct hint *own, int nown)
 {
     static const struct {
@@ -126,7 +154,10 @@ static void check_info(MPI_File fh, const char *fname, const struct hint *own, i
     }
     if (tst_is_bblog(fname)) {
         for (size_t i = 0; i < sizeof bb / sizeof bb[0]; i++) {
-            const char *want = expected(bb[i].key, own, nown, bb[i].dflt);
+            const char *want = from_mode(bb[i].key, own, nown);
+            if (!want || (strcmp(bb[i].key, "bblog_drain") && strcmp(bb[i].key, "bblog_sync") &&
+                          strcmp(bb[i].key, "bblog_close")))
+                want = expected(bb[i].key, own, nown, bb[i].dflt);
             flag = 0;
             CHECK_MPI(MPI_Info_get(info, bb[i].key, MPI_MAX_INFO_VAL, val, &flag));
             CHECK(flag, "%s: get_info does not list %s", fname, bb[i].key);
@@ -222,13 +253,16 @@ int main(int argc, char **argv)
                                      {"cb_buffer_size", "65536"}, {"bblog_sync", "pfs"}};
     static const struct hint h2[] = {{"romio_cb_write", "disable"}};
     static const struct hint h3[] = {{"romio_no_indep_rw", "true"}, {"cb_nodes", "1"}};
+    /* The mode, and one of the hints it sets given apart (which wins). */
+    static const struct hint h4[] = {{"bblog_mode", "bb"}, {"bblog_close", "pfs"}};
     const struct {
         const char *suffix;
         const struct hint *h;
         int n;
-    } files[] = {{"", h0, 1}, {".cb1", h1, 4}, {".cbwdis", h2, 1}, {".ni1", h3, 2}};
+    } files[] = {{"", h0, 1}, {".cb1", h1, 4}, {".cbwdis", h2, 1}, {".ni1", h3, 2},
+                 {".mode", h4, 2}};
 
-    for (int f = 0; f < 4; f++) {
+    for (int f = 0; f < 5; f++) {
         char *fname = tst_name(name, files[f].suffix);
         struct tst_image img;
         one_file(fname, files[f].h, files[f].n, 2 * f, &img);

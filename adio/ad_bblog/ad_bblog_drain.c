@@ -456,7 +456,7 @@ static void node_round(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct round 
 }
 
 /* On one node a round's bytes are written in chunks of at most this many bytes. Measured on
- * the GlusterFS stand-in (IOR strided 64 KiB, 4 ranks x 64 MiB, 6 runs each, session 5): the
+ * the GlusterFS stand-in (IOR strided 64 KiB, 4 ranks x 64 MiB, 6 runs each): the
  * drain took 1.29 s (median) in chunks of 4 MiB, 1.33 s in 8 MiB, 1.45 s in 16 MiB; plain
  * ROMIO's own contiguous writes there are of 4 MiB too. */
 #define SOLO_CHUNK ((uint64_t) 4 << 20)
@@ -635,7 +635,7 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
      * the logged data, which is its size after the drain anyway, makes such holes read as
      * zeros. Independent writes have no holes to fill, and there the check-then-truncate could
      * race with another handle's writes: a size read just before another process extends the
-     * file would truncate its bytes (session 5: PnetCDF's SELF handles lost step[t] so). */
+     * file would truncate its bytes (PnetCDF's SELF handles lost step[t] so). */
     if (!indep) {
         int gerr = grow_to_logged_end(fd, st, ag.end);
         if (err == MPI_SUCCESS)

@@ -5,7 +5,7 @@
  * run at the same moment, each alone, while the others extend the file.
  *
  * Such a drain must not grow the file with a resize: a size read just before another process
- * extends the file would cut that process's bytes off (session 5: PnetCDF's independent-mode
+ * extends the file would cut that process's bytes off (PnetCDF's independent-mode
  * SELF handles lost a value so in 1 of 10 runs). run-diff's case t_selfgrow[notrunc] runs
  * this with every ftruncate of the file failing (test/faults/bbfault.c), which makes that
  * bug certain to show: the last rank's pieces end past everything the others write, so its

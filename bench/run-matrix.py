@@ -512,7 +512,7 @@ def report(path):
              f"{result['reps']}; started {result['started']}.", "",
              f"`uptime` at start: `{result['uptime_start']}`  ",
              f"`uptime` at end: `{result.get('uptime_end', '(interrupted)')}`", "",
-             f"Command: `{' '.join(result['argv'])}`", "", "## Bars of issue 6", "",
+             f"Command: `{' '.join(result['argv'])}`", "", "## Bars", "",
              "| PFS | BB | bar | target | measured | met |",
              "| --- | --- | --- | --- | --- | --- |"]
     for b in bl:

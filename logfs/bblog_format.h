@@ -1,5 +1,5 @@
 /*
- * The on-disk format of a bblog log, version 1 (DESIGN.md section 4).
+ * The on-disk format of a bblog log, version 2 (DESIGN.md section 4).
  *
  * A log is a pair of files that share a base name:
  *   BASE.meta  a 4096-byte header, then fixed-size 64-byte records, one per logged extent;
@@ -26,9 +26,30 @@
  *    40  u64  epoch               drain epoch: records of older epochs are drained
  *    48  u64  file_id             64-bit FNV-1a of pfs_path, to match logs cheaply
  *    56  char job_id[64]          NUL-padded job identifier (same on all ranks of a job)
- *   120  u32  path_len            bytes of pfs_path, < BBLOG_PATH_MAX
- *   124  char pfs_path[3968]      NUL-padded path of the file on the parallel file system
- *  4092  u32  header_crc          CRC32C over bytes [0, 4092)
+ *   120  u64  set_id              the same in the logs of every process of one open of the
+ *                                 file, different for another open or run (job ids repeat)
+ *   128  u32  path_len            bytes of pfs_path, < BBLOG_PATH_MAX
+ *   132  char pfs_path[2932]      NUL-padded path of the file on the parallel file system
+ *  3064  u32  reserved            0
+ *  3068  u32  header_crc          CRC32C over bytes [0, 3068)
+ *  3072       sync slot 0         512 bytes each, outside header_crc (below)
+ *  3584       sync slot 1
+ *
+ * Sync slots: what the last completed bblog_log_sync made durable. Each sync writes the slot
+ * count % 2 (one 512-byte sector, so a torn write damages only that slot) after the records
+ * it covers are durable, and makes it durable before it returns; the other slot keeps the
+ * previous sync, so whatever a crash tears, one slot with a valid CRC names a completed sync.
+ * Readers take the valid slot with the greatest count whose epoch is the header's epoch; none
+ * means nothing of this epoch was synced. Slot layout:
+ *     0  u64  count               syncs of this epoch, from 1
+ *     8  u64  epoch               header epoch of the sync
+ *    16  u64  seq                 seq of the last record written before the sync (0: none)
+ *    24  u64  meta_end            BASE.meta bytes durable: header_size + records * 64
+ *    32  u64  data_end            BASE.data bytes durable
+ *    40       zeros
+ *   508  u32  slot_crc            CRC32C over bytes [0, 508) of the slot
+ * Records in slots below meta_end, and their payloads, were acknowledged by a sync: damage to
+ * them is corruption, never a torn tail (bblog_log.h, scan.c).
  *
  * Record (offsets in bytes, within its 64-byte slot):
  *     0  u64  seq                 1, 2, 3, ... within this log, never reused across epochs
@@ -48,11 +69,12 @@
  *
  * Record slot i starts at header_size + i * record_size. A slot that is all zeros, or lies
  * (partly) past the end of BASE.meta, ends the log. Ordering rule of the writer: a record
- * reaches BASE.meta only after its payload was written to BASE.data, and a sync makes the
- * payloads durable before the records that point at them are written.
+ * reaches BASE.meta only after its payload is durable in BASE.data, so a record with a valid
+ * rec_crc whose payload is missing or fails its CRC was damaged after the fact.
  *
  * Draining: after the data of epoch E is on the parallel file system, the writer rewrites the
- * header with epoch E+1 and makes it durable, then may truncate both files to empty logs.
+ * header with epoch E+1 (and both sync slots empty) and makes it durable, then may truncate
+ * both files to empty logs.
  * Replay applies only records whose epoch equals the header's epoch, so a drained record is
  * never re-applied over data another process wrote since.
  *
@@ -86,11 +108,12 @@
 
 #define BBLOG_MAGIC             UINT64_C(0x314D474F4C424242)    /* "BBBLOGM1" read LE */
 #define BBLOG_MAGIC_SWAPPED     UINT64_C(0x4242424C4F474D31)
-#define BBLOG_FORMAT_VERSION    1u
+#define BBLOG_FORMAT_VERSION    2u
 #define BBLOG_HEADER_SIZE       4096u
 #define BBLOG_RECORD_SIZE       64u
 #define BBLOG_JOB_ID_MAX        64u
-#define BBLOG_PATH_MAX          3968u
+#define BBLOG_PATH_MAX          2932u
+#define BBLOG_SYNC_SLOT_SIZE    512u
 
 #define BBLOG_REC_KEEP          1u      /* record flags: a keep record, no payload */
 
@@ -106,9 +129,21 @@
 #define BBLOG_H_EPOCH           40
 #define BBLOG_H_FILE_ID         48
 #define BBLOG_H_JOB_ID          56
-#define BBLOG_H_PATH_LEN        120
-#define BBLOG_H_PATH            124
-#define BBLOG_H_CRC             4092
+#define BBLOG_H_SET_ID          120
+#define BBLOG_H_PATH_LEN        128
+#define BBLOG_H_PATH            132
+#define BBLOG_H_RESERVED        3064
+#define BBLOG_H_CRC             3068
+#define BBLOG_H_SYNC0           3072
+#define BBLOG_H_SYNC1           3584
+
+/* Sync slot field offsets. */
+#define BBLOG_S_COUNT           0
+#define BBLOG_S_EPOCH           8
+#define BBLOG_S_SEQ             16
+#define BBLOG_S_META_END        24
+#define BBLOG_S_DATA_END        32
+#define BBLOG_S_CRC             508
 
 /* Record field offsets. */
 #define BBLOG_R_SEQ             0

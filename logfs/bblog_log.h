@@ -24,6 +24,7 @@ struct bblog_log_params {
     const char *pfs_path;       /* recorded in the header, < BBLOG_PATH_MAX bytes */
     const char *job_id;         /* recorded in the header, < BBLOG_JOB_ID_MAX bytes */
     uint32_t rank, nprocs;
+    uint64_t set_id;            /* recorded in the header: the same for all logs of one open */
     size_t staging_size;        /* bytes per staging buffer; 0 = 4 MiB; rounded up to 4 KiB */
     unsigned staging_count;     /* staging buffers (in flight + filling); 0 = 4, minimum 2 */
     unsigned flags;             /* BBLOG_LOG_* */
@@ -54,8 +55,14 @@ int bblog_log_append(struct bblog_log *log, uint64_t off, uint64_t len, const vo
  */
 int bblog_log_keep(struct bblog_log *log, uint64_t off, uint64_t len);
 
-/* Makes everything appended so far durable: payloads, then records, then fsync. */
+/* Makes everything appended so far durable: payloads, then records, then the header's sync
+ * slot that says so (bblog_format.h). */
 int bblog_log_sync(struct bblog_log *log);
+
+/* What a crash inside bblog_log_sync leaves, for tests: writes every appended payload and
+ * record, but neither makes them durable nor records a sync, and closes the log, keeping its
+ * files. The records written since the last sync form the log's unsynced tail. */
+int bblog_log_abandon(struct bblog_log *log);
 
 /*
  * Writes every appended payload to the data log file and waits for it, without fsync and
@@ -128,12 +135,23 @@ int bblog_log_userdir(const char *dir, char *out, size_t outlen);
 
 /* ---- read side ------------------------------------------------------------------------- */
 
+/* A sync slot (bblog_format.h): what a completed sync made durable. */
+struct bblog_log_synced {
+    uint64_t count;             /* 0: no sync of this epoch */
+    uint64_t epoch, seq, meta_end, data_end;
+};
+
 struct bblog_log_header {
     uint32_t version, rank, nprocs;
     uint32_t drained_gen;       /* 0, or 1 + the gen up to which a job-wide drain completed */
-    uint64_t create_time_ns, epoch, file_id;
+    uint64_t create_time_ns, epoch, file_id, set_id;
     char job_id[BBLOG_JOB_ID_MAX + 1];
     char pfs_path[BBLOG_PATH_MAX + 1];
+    /* Decode: the newest valid slot of the header's epoch (count 0 if none); bad_slots counts
+     * slots that are neither all zeros nor valid. Encode: written to slot synced.count % 2,
+     * the other slot left empty. */
+    struct bblog_log_synced synced;
+    unsigned bad_slots;
 };
 
 struct bblog_log_record {
@@ -146,6 +164,10 @@ struct bblog_log_record {
  * BBLOG_EENDIAN, BBLOG_EVERSION or BBLOG_EBADHDR on a bad header. */
 void bblog_header_encode(const struct bblog_log_header *h, unsigned char buf[BBLOG_HEADER_SIZE]);
 int bblog_header_decode(const unsigned char buf[BBLOG_HEADER_SIZE], struct bblog_log_header *h);
+/* One sync slot, BBLOG_SYNC_SLOT_SIZE bytes: encode writes it with its CRC; decode returns 0,
+ * 1 for an all-zero (never written) slot, or BBLOG_ECORRUPT. */
+void bblog_sync_slot_encode(const struct bblog_log_synced *y, unsigned char *buf);
+int bblog_sync_slot_decode(const unsigned char *buf, struct bblog_log_synced *y);
 void bblog_record_encode(const struct bblog_log_record *r, uint32_t data_crc,
                          unsigned char buf[BBLOG_RECORD_SIZE]);
 /* Returns 0, or BBLOG_ECORRUPT if rec_crc does not match; *data_crc gets the payload CRC. */
@@ -169,6 +191,36 @@ const struct bblog_log_header *bblog_scan_header(const struct bblog_scan *s);
  */
 int bblog_scan_next(struct bblog_scan *s, struct bblog_log_record *rec, const void **payload);
 uint64_t bblog_scan_bad_pos(const struct bblog_scan *s);
+
+/* Kinds of damage (scan.c says which are torn tails and which corruption). */
+enum {
+    BBLOG_DMG_SLOT = 1,         /* record slot fails its CRC */
+    BBLOG_DMG_ZEROS,            /* record slot all zeros */
+    BBLOG_DMG_CUT,              /* meta log ends inside the slot */
+    BBLOG_DMG_IMPOSSIBLE,       /* valid CRC, impossible len, seq or epoch */
+    BBLOG_DMG_PAYLOAD,          /* payload fails its CRC */
+    BBLOG_DMG_PAYLOAD_CUT,      /* payload past the end of the data log */
+    BBLOG_DMG_NO_DATA,          /* the data log is missing */
+    BBLOG_DMG_TRUNCATED,        /* the meta log ends before the last sync's meta_end */
+};
+
+struct bblog_scan_damage {
+    uint64_t pos;               /* meta byte of the bad slot, or where the meta log ends */
+    int kind;                   /* BBLOG_DMG_* */
+    int synced;                 /* below the last sync's meta_end: acknowledged data lost */
+    int record_known;           /* rec is valid (its rec_crc vouches for it): the file range
+                                 * [rec.off, rec.off + rec.len) is what was lost */
+    struct bblog_log_record rec;
+    uint64_t lost_records;      /* BBLOG_DMG_TRUNCATED: record slots missing up to meta_end */
+};
+
+/* After bblog_scan_next returned BBLOG_ECORRUPT or BBLOG_ETORN: what was found (0), else
+ * BBLOG_EINVAL. */
+int bblog_scan_damage(const struct bblog_scan *s, struct bblog_scan_damage *d);
+/* After BBLOG_ECORRUPT: skips the damaged slot (or, for a cut meta log, ends the scan) so that
+ * bblog_scan_next goes on with the next one, without checking that its seq follows. */
+int bblog_scan_resume(struct bblog_scan *s);
+const char *bblog_scan_damage_what(int kind);
 void bblog_scan_close(struct bblog_scan *s);
 
 #endif

@@ -19,11 +19,20 @@
  *   the replay is refused (EPERM) before anything is written: replay writes with the caller's
  *   rights what the logs say where their headers say, so root must not replay logs another
  *   user planted in a shared directory (it replays them as that user).
- * - A log whose scan ends in BBLOG_ECORRUPT (a bad record or payload followed by valid ones)
- *   refuses the whole replay of its file before anything is written: its later data can't be
- *   trusted, and skipping it could let older data of another rank win over it.
- *   A log that ends in BBLOG_ETORN is accepted: the torn record is the unacknowledged last
- *   append of a crash, and only it is dropped; such logs are reported.
+ * - The logs of one open of the file by one job share a set id (the header's set_id); logs
+ *   with data of two sets of one file (two runs, job ids repeat) are BBLOG_EMISMATCH unless
+ *   a set is named. bblog_replay_sets lists the sets.
+ * - Damage (scan.c) decides. A log that ends in BBLOG_ETORN is accepted: its torn tail holds
+ *   records written after its last sync, which no sync acknowledged, and is dropped; such
+ *   logs are reported. Anything else is corruption: a damaged record or payload, synced or
+ *   followed by valid records, a missing data log, a meta log cut before its last sync mark,
+ *   a log of the set whose header is damaged (told by its name: the set's logs are named
+ *   STEM.rRANK.meta), and a rank of the set whose .meta file is missing beside its .data file.
+ *   Every damaged item of every log of the file is reported (struct
+ *   bblog_replay_loss: the file range lost where the record is intact) and nothing is written
+ *   (BBLOG_ECORRUPT), unless opts->salvage: then the intact records are replayed and the
+ *   call still returns BBLOG_ECORRUPT, with rep->salvaged set. Skipping a damaged record can
+ *   let older bytes of another record show through in its range: those ranges are reported.
  * - Only records whose epoch equals their header's epoch are applied (older ones were drained
  *   already; format header), in the order gen, then rank, then seq.
  * - Replay writes the logged bytes and nothing else: it neither truncates nor extends the file
@@ -56,12 +65,16 @@ struct bblog_replay_log {
     char *meta_path;            /* malloc'ed path of BASE.meta */
     int open_rc;                /* bblog_scan_open: 0, an errno, or a header error code */
     uint32_t version, rank, nprocs;
-    uint64_t create_time_ns, epoch, file_id;
+    uint64_t create_time_ns, epoch, file_id, set_id;
     uint32_t drained_gen;       /* header: records of gen below it were drained job-wide */
+    uint64_t synced_count, synced_seq;  /* the last sync of the epoch: count 0 if none */
     char job_id[BBLOG_JOB_ID_MAX + 1];
     char *pfs_path;             /* malloc'ed, NULL when open_rc != 0 */
     int scan_rc;                /* 0 clean end, BBLOG_ETORN, BBLOG_ECORRUPT or an errno */
-    uint64_t bad_pos;           /* meta-file byte of the bad slot when scan_rc < 0 */
+    uint64_t bad_pos;           /* meta-file byte of the first bad slot when scan_rc < 0 */
+    uint64_t damaged;           /* damaged items (BBLOG_ECORRUPT), the scan resumed past each */
+    uint64_t damaged_synced;    /* of those, below the last sync mark */
+    int data_missing;           /* its .data file is missing */
     uint64_t records;           /* valid records before the end or the bad slot */
     uint64_t undrained_records; /* of those, data records of the header's epoch whose gen is
                                  * not below the header's drained_gen */
@@ -82,8 +95,8 @@ void bblog_replay_log_release(struct bblog_replay_log *log);
 
 /*
  * Finds the logs (files named *.meta) in DIR and in its per-user subdirectories DIR/bblog-UID
- * made by bblog_log_userdir, inspects each, and sorts them by PFS path, job id, rank, then
- * path (logs whose header can't be read last). Symbolic links are not followed; per-user
+ * made by bblog_log_userdir, inspects each, and sorts them by PFS path, job id, set id, rank,
+ * then path (logs whose header can't be read last). Symbolic links are not followed; per-user
  * subdirectories the caller may not read (other users') are skipped. Errors: those of
  * opendir on DIR itself (err names DIR), ENOMEM.
  */
@@ -95,9 +108,33 @@ void bblog_replay_list_free(struct bblog_replay_list *list);
  * points into the list. Returns 0 or ENOMEM. */
 int bblog_replay_paths(const struct bblog_replay_list *list, const char ***paths, size_t *n);
 
+/* One open of one file by one job, as found: its logs of the list, by (path, job, set). */
+struct bblog_replay_set {
+    const char *pfs_path, *job_id;      /* point into the list */
+    uint64_t set_id;
+    uint32_t nprocs;
+    size_t nlogs;                       /* readable logs */
+    size_t nunreadable;                 /* logs named after the set whose header is damaged */
+    uint64_t create_time_ns;            /* earliest log creation */
+    uint64_t undrained_bytes;
+    size_t ntorn, ncorrupt;
+};
+
+/* The sets of a list, sorted by path, then creation time. Returns 0 or ENOMEM. */
+int bblog_replay_sets(const struct bblog_replay_list *list, struct bblog_replay_set **sets,
+                      size_t *n);
+
+/* The set a log belongs to by its name when its header can't be read: 1 with *rank set when
+ * the log's file name is STEM.rRANK.meta and a readable log of SET is named STEM.rN.meta. */
+int bblog_replay_named_in_set(const struct bblog_replay_list *list,
+                              const struct bblog_replay_set *set,
+                              const struct bblog_replay_log *log, uint32_t *rank);
+
 struct bblog_replay_opts {
     const char *pfs_path;       /* replay the logs whose header names this file; required */
     const char *job_id;         /* only this job's logs; NULL: the file's logs share one job */
+    uint64_t set_id;            /* only this set's logs; 0: the file's logs share one set */
+    int salvage;                /* replay the intact records of damaged logs */
     const char *target;         /* write there instead of pfs_path; NULL: pfs_path */
     size_t buffer_size;         /* gather buffer for the writes; 0: 4 MiB */
     int dry_run;                /* verify and plan, write nothing */
@@ -108,8 +145,20 @@ struct bblog_rank_range {
     uint32_t first, last;
 };
 
+/* One damaged item: a record or payload of a log (d), a whole log whose header is damaged
+ * (header_rc != 0), or a rank of the set whose .meta file is missing while its .data file is
+ * there (orphan: then log is the set's log in whose directory it was found). */
+struct bblog_replay_loss {
+    size_t log;                         /* index into the list */
+    uint32_t rank;
+    int header_rc;                      /* the log's open_rc; 0 for damage inside the log */
+    int orphan;
+    struct bblog_scan_damage d;
+};
+
 struct bblog_replay_report {
     char job_id[BBLOG_JOB_ID_MAX + 1];
+    uint64_t set_id;
     uint32_t nprocs;
     size_t nlogs;                       /* logs replayed */
     size_t nempty;                      /* logs of the file with nothing to replay, ignored */
@@ -128,6 +177,9 @@ struct bblog_replay_report {
     uint64_t pwrites;                   /* write calls issued (0 in a dry run) */
     uint64_t file_end;                  /* end of the last logged byte; 0 if nothing */
     int created;                        /* the target did not exist and was created */
+    struct bblog_replay_loss *losses;   /* malloc'ed: damage found (BBLOG_ECORRUPT) */
+    size_t nlosses;
+    int salvaged;                       /* the intact records were written despite losses */
 };
 
 /*
@@ -139,7 +191,8 @@ struct bblog_replay_report {
  * target is opened O_WRONLY|O_CREAT (mode 0644 before the umask) only when there is something
  * to write, and fsync'ed before success is returned. *rep is filled (release it with
  * bblog_replay_report_free) on success and, as far as it got, on failure.
- * Errors: ENOENT when no log of the file (and job) exists; BBLOG_EMISMATCH; BBLOG_ECORRUPT;
+ * Errors: ENOENT when no log of the file (and job) exists; BBLOG_EMISMATCH; BBLOG_ECORRUPT
+ * (rep->losses lists the damage; with opts->salvage the intact records were written);
  * errors of the target (err names it); ENOMEM.
  */
 int bblog_replay_file(const struct bblog_replay_list *list, const struct bblog_replay_opts *opts,

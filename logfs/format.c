@@ -37,12 +37,47 @@ void bblog_header_encode(const struct bblog_log_header *h, unsigned char buf[BBL
     bblog_put_le64(buf + BBLOG_H_CTIME, h->create_time_ns);
     bblog_put_le64(buf + BBLOG_H_EPOCH, h->epoch);
     memcpy(buf + BBLOG_H_JOB_ID, h->job_id, jlen);
+    bblog_put_le64(buf + BBLOG_H_SET_ID, h->set_id);
     bblog_put_le32(buf + BBLOG_H_PATH_LEN, (uint32_t) plen);
     memcpy(buf + BBLOG_H_PATH, h->pfs_path, plen);
     /* file_id is by definition the hash of the path as stored, so it is computed here rather
      * than trusted from the caller; the decoder checks the same equation. */
     bblog_put_le64(buf + BBLOG_H_FILE_ID, bblog_fnv1a64((const char *) buf + BBLOG_H_PATH));
     bblog_put_le32(buf + BBLOG_H_CRC, bblog_crc32c(0, buf, BBLOG_H_CRC));
+    if (h->synced.count > 0)
+        bblog_sync_slot_encode(&h->synced, buf + (h->synced.count % 2 ? BBLOG_H_SYNC1
+                                                  : BBLOG_H_SYNC0));
+}
+
+void bblog_sync_slot_encode(const struct bblog_log_synced *y, unsigned char *buf)
+{
+    memset(buf, 0, BBLOG_SYNC_SLOT_SIZE);
+    bblog_put_le64(buf + BBLOG_S_COUNT, y->count);
+    bblog_put_le64(buf + BBLOG_S_EPOCH, y->epoch);
+    bblog_put_le64(buf + BBLOG_S_SEQ, y->seq);
+    bblog_put_le64(buf + BBLOG_S_META_END, y->meta_end);
+    bblog_put_le64(buf + BBLOG_S_DATA_END, y->data_end);
+    bblog_put_le32(buf + BBLOG_S_CRC, bblog_crc32c(0, buf, BBLOG_S_CRC));
+}
+
+int bblog_sync_slot_decode(const unsigned char *buf, struct bblog_log_synced *y)
+{
+    memset(y, 0, sizeof *y);
+    if (all_zero(buf, 0, BBLOG_SYNC_SLOT_SIZE))
+        return 1;
+    /* count 0 and a meta_end inside the header are never written: only damage makes them. */
+    if (bblog_get_le32(buf + BBLOG_S_CRC) != bblog_crc32c(0, buf, BBLOG_S_CRC)
+        || !all_zero(buf, BBLOG_S_DATA_END + 8, BBLOG_S_CRC)
+        || bblog_get_le64(buf + BBLOG_S_COUNT) == 0
+        || bblog_get_le64(buf + BBLOG_S_META_END) < BBLOG_HEADER_SIZE
+        || (bblog_get_le64(buf + BBLOG_S_META_END) - BBLOG_HEADER_SIZE) % BBLOG_RECORD_SIZE)
+        return BBLOG_ECORRUPT;
+    y->count = bblog_get_le64(buf + BBLOG_S_COUNT);
+    y->epoch = bblog_get_le64(buf + BBLOG_S_EPOCH);
+    y->seq = bblog_get_le64(buf + BBLOG_S_SEQ);
+    y->meta_end = bblog_get_le64(buf + BBLOG_S_META_END);
+    y->data_end = bblog_get_le64(buf + BBLOG_S_DATA_END);
+    return 0;
 }
 
 int bblog_header_decode(const unsigned char buf[BBLOG_HEADER_SIZE], struct bblog_log_header *h)
@@ -76,6 +111,7 @@ int bblog_header_decode(const unsigned char buf[BBLOG_HEADER_SIZE], struct bblog
         || jlen == BBLOG_JOB_ID_MAX || !all_zero(job, jlen, BBLOG_JOB_ID_MAX)
         || plen >= BBLOG_PATH_MAX || memchr(path, 0, plen) != NULL
         || !all_zero(path, plen, BBLOG_PATH_MAX)
+        || bblog_get_le32(buf + BBLOG_H_RESERVED) != 0
         || bblog_get_le64(buf + BBLOG_H_FILE_ID) != bblog_fnv1a64((const char *) path))
         return BBLOG_EBADHDR;
 
@@ -87,8 +123,19 @@ int bblog_header_decode(const unsigned char buf[BBLOG_HEADER_SIZE], struct bblog
     h->epoch = bblog_get_le64(buf + BBLOG_H_EPOCH);
     h->drained_gen = bblog_get_le32(buf + BBLOG_H_DRAINED_GEN);
     h->file_id = bblog_get_le64(buf + BBLOG_H_FILE_ID);
+    h->set_id = bblog_get_le64(buf + BBLOG_H_SET_ID);
     memcpy(h->job_id, job, jlen);
     memcpy(h->pfs_path, path, plen);
+    for (unsigned i = 0; i < 2; i++) {
+        struct bblog_log_synced y;
+        int rc = bblog_sync_slot_decode(buf + (i ? BBLOG_H_SYNC1 : BBLOG_H_SYNC0), &y);
+
+        if (rc < 0)
+            h->bad_slots++;
+        else if (rc == 0 && y.epoch == h->epoch && y.count % 2 == i &&
+                 y.count > h->synced.count)
+            h->synced = y;
+    }
     return 0;
 }
 

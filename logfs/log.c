@@ -552,6 +552,33 @@ int bblog_log_keep(struct bblog_log *log, uint64_t off, uint64_t len)
     return 0;
 }
 
+/* Records the sync just completed in the header's sync slot count % 2 and makes it durable
+ * (bblog_format.h): from then on, damage to the records and payloads it covers is reported as
+ * corruption, never dropped as a torn tail. Nothing to do when nothing was written since. */
+static int sync_slot_write(struct bblog_log *log)
+{
+    struct bblog_log_synced *y = &log->hdr.synced;
+    unsigned char slot[BBLOG_SYNC_SLOT_SIZE];
+    uint64_t meta_end = BBLOG_HEADER_SIZE + log->rec_written * BBLOG_RECORD_SIZE;
+    int rc;
+
+    if (y->count > 0 && y->meta_end == meta_end && y->data_end == log->data_end)
+        return 0;
+    if (y->count == 0 && log->rec_written == 0)
+        return 0;
+    y->count++;
+    y->epoch = log->hdr.epoch;
+    y->seq = log->seq;
+    y->meta_end = meta_end;
+    y->data_end = log->data_end;
+    bblog_sync_slot_encode(y, slot);
+    rc = bblog_io_full(log->fd_meta, slot, sizeof slot,
+                       y->count % 2 ? BBLOG_H_SYNC1 : BBLOG_H_SYNC0, 1, NULL);
+    if (rc == 0)
+        rc = bblog_io_sync(log->fd_meta, 1);
+    return rc != 0 ? fail(log, rc) : 0;
+}
+
 /*
  * Durability order, and why:
  * 1. complete every data write (including the padded tail block under O_DIRECT);
@@ -560,8 +587,10 @@ int bblog_log_keep(struct bblog_log *log, uint64_t off, uint64_t len)
  *    moment after pwrite, so a record written before step 2 could survive a crash that its
  *    payload did not, and replay would meet a record with a bad payload in the middle of the
  *    log (corruption) instead of a torn tail;
- * 4. fdatasync the meta log: the records are durable, and sync may return;
- * 5. once per log, fsync the directory, so that the two names survive a crash too.
+ * 4. fdatasync the meta log: the records are durable;
+ * 5. once per log, fsync the directory, so that the two names survive a crash too;
+ * 6. write the sync slot and fdatasync the meta log again: only now may sync return. The slot
+ *    is written after the records are durable, so it never names a record a crash could tear.
  */
 int bblog_log_sync(struct bblog_log *log)
 {
@@ -591,6 +620,8 @@ int bblog_log_sync(struct bblog_log *log)
         else
             log->dir_synced = 1;
     }
+    if (rc == 0)
+        rc = sync_slot_write(log);
     log->stats.sync_seconds += now() - t0;
     return leave(log, rc);
 }
@@ -705,6 +736,7 @@ int bblog_log_mark_drained_gen(struct bblog_log *log, uint32_t drained_gen)
     log->hdr.epoch++;
     if (drained_gen > log->hdr.drained_gen)
         log->hdr.drained_gen = drained_gen;
+    memset(&log->hdr.synced, 0, sizeof log->hdr.synced);     /* nothing of the new epoch */
     bblog_header_encode(&log->hdr, hbuf);
     rc = bblog_io_full(log->fd_meta, hbuf, sizeof hbuf, 0, 1, NULL);
     if (rc == 0)
@@ -824,6 +856,24 @@ int bblog_log_close(struct bblog_log *log, int remove)
     if (rc == 0 && r != 0)
         rc = leave(log, r);
     r = log_destroy(log, remove, remove);
+    return rc != 0 ? rc : r;
+}
+
+int bblog_log_abandon(struct bblog_log *log)
+{
+    int rc, r;
+
+    if (log == NULL)
+        return 0;
+    rc = check_failed(log);
+    if (rc == 0)
+        rc = stage_flush(log);
+    if (rc == 0)
+        rc = records_write(log);
+    r = stage_wait_all(log);
+    if (rc == 0 && r != 0)
+        rc = r;
+    r = log_destroy(log, 0, 0);
     return rc != 0 ? rc : r;
 }
 
@@ -989,6 +1039,7 @@ int bblog_log_create(const struct bblog_log_params *p, struct bblog_log **out)
     log->hdr.create_time_ns = (uint64_t) ts.tv_sec * UINT64_C(1000000000) + (uint64_t) ts.tv_nsec;
     log->hdr.epoch = 0;
     log->hdr.file_id = bblog_fnv1a64(p->pfs_path);
+    log->hdr.set_id = p->set_id;
     strcpy(log->hdr.job_id, job_id);
     strcpy(log->hdr.pfs_path, p->pfs_path);
     bblog_header_encode(&log->hdr, hbuf);

@@ -92,6 +92,9 @@ int bblog_replay_inspect(const char *meta_path, struct bblog_replay_log *out)
     out->epoch = h->epoch;
     out->drained_gen = h->drained_gen;
     out->file_id = h->file_id;
+    out->set_id = h->set_id;
+    out->synced_count = h->synced.count;
+    out->synced_seq = h->synced.seq;
     memcpy(out->job_id, h->job_id, sizeof out->job_id);
     out->job_id[BBLOG_JOB_ID_MAX] = '\0';
     out->pfs_path = strdup(h->pfs_path);
@@ -99,7 +102,21 @@ int bblog_replay_inspect(const char *meta_path, struct bblog_replay_log *out)
         rc = ENOMEM;
         goto out_close;
     }
-    while ((n = bblog_scan_next(s, &r, &payload)) == 1) {
+    /* Past each damaged item, so that the counts cover the whole log. */
+    while ((n = bblog_scan_next(s, &r, &payload)) != 0) {
+        if (n == BBLOG_ECORRUPT) {
+            struct bblog_scan_damage d;
+
+            if (out->damaged++ == 0)
+                out->bad_pos = bblog_scan_bad_pos(s);
+            (void) bblog_scan_damage(s, &d);
+            out->damaged_synced += d.synced;
+            out->data_missing |= d.kind == BBLOG_DMG_NO_DATA;
+            (void) bblog_scan_resume(s);
+            continue;
+        }
+        if (n != 1)
+            break;
         out->records++;
         if (r.epoch != out->epoch || r.gen < out->drained_gen || (r.flags & BBLOG_REC_KEEP))
             continue;
@@ -110,8 +127,8 @@ int bblog_replay_inspect(const char *meta_path, struct bblog_replay_log *out)
         out->undrained_records++;
         out->undrained_bytes += r.len;
     }
-    out->scan_rc = n;
-    if (n < 0)
+    out->scan_rc = n > 0 ? n : out->damaged > 0 ? BBLOG_ECORRUPT : n;
+    if (n < 0 && out->damaged == 0)
         out->bad_pos = bblog_scan_bad_pos(s);
 
 out_close:
@@ -233,6 +250,8 @@ static int cmp_listed(const void *pa, const void *pb)
             return c;
         if ((c = strcmp(a->job_id, b->job_id)) != 0)
             return c;
+        if (a->set_id != b->set_id)
+            return a->set_id < b->set_id ? -1 : 1;
         if (a->rank != b->rank)
             return a->rank < b->rank ? -1 : 1;
     }
@@ -281,6 +300,125 @@ int bblog_replay_paths(const struct bblog_replay_list *list, const char ***paths
             v[k++] = p;
     }
     *paths = v;
+    *n = k;
+    return 0;
+}
+
+/* The name stem of a log: its file name without ".rRANK.meta" (the driver names the logs of
+ * one open STEM.rRANK.meta); *len 0 when the name is not of that form. */
+static const char *name_stem(const char *meta_path, size_t *len, uint32_t *rank)
+{
+    const char *base = strrchr(meta_path, '/'), *p, *end;
+    unsigned long v = 0;
+
+    base = base ? base + 1 : meta_path;
+    *len = 0;
+    end = base + strlen(base);
+    if (end - base < 8 || strcmp(end - 5, ".meta") != 0)
+        return base;
+    end -= 5;
+    for (p = end; p > base && p[-1] >= '0' && p[-1] <= '9'; p--)
+        ;
+    if (p == end || p - base < 3 || p[-1] != 'r' || p[-2] != '.' || end - p > 9)
+        return base;
+    for (const char *q = p; q < end; q++)
+        v = v * 10 + (unsigned long) (*q - '0');
+    *rank = (uint32_t) v;
+    *len = (size_t) (p - 2 - base);
+    return base;
+}
+
+static int in_set(const struct bblog_replay_log *l, const struct bblog_replay_set *set)
+{
+    return l->open_rc == 0 && strcmp(l->pfs_path, set->pfs_path) == 0 &&
+           strcmp(l->job_id, set->job_id) == 0 && l->set_id == set->set_id;
+}
+
+int bblog_replay_named_in_set(const struct bblog_replay_list *list,
+                              const struct bblog_replay_set *set,
+                              const struct bblog_replay_log *log, uint32_t *rank)
+{
+    size_t n, m;
+    uint32_t r, r2;
+    const char *stem = name_stem(log->meta_path, &n, &r);
+
+    if (log->open_rc == 0 || n == 0)
+        return 0;
+    for (size_t i = 0; i < list->n; i++) {
+        const struct bblog_replay_log *l = &list->logs[i];
+        const char *other;
+
+        if (!in_set(l, set))
+            continue;
+        other = name_stem(l->meta_path, &m, &r2);
+        if (m == n && memcmp(other, stem, n) == 0) {
+            *rank = r;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int cmp_set(const void *pa, const void *pb)
+{
+    const struct bblog_replay_set *a = pa, *b = pb;
+    int c = strcmp(a->pfs_path, b->pfs_path);
+
+    if (c != 0)
+        return c;
+    if (a->create_time_ns != b->create_time_ns)
+        return a->create_time_ns < b->create_time_ns ? -1 : 1;
+    return a->set_id < b->set_id ? -1 : a->set_id > b->set_id;
+}
+
+int bblog_replay_sets(const struct bblog_replay_list *list, struct bblog_replay_set **sets,
+                      size_t *n)
+{
+    struct bblog_replay_set *v = NULL;
+    size_t k = 0;
+
+    *sets = NULL;
+    *n = 0;
+    if (list->n > 0) {
+        v = calloc(list->n, sizeof *v);
+        if (!v)
+            return ENOMEM;
+    }
+    for (size_t i = 0; i < list->n; i++) {
+        const struct bblog_replay_log *l = &list->logs[i];
+        size_t j;
+
+        if (l->open_rc != 0)
+            continue;
+        for (j = 0; j < k && !in_set(l, &v[j]); j++)
+            ;
+        if (j == k) {
+            v[k] = (struct bblog_replay_set) {
+                .pfs_path = l->pfs_path, .job_id = l->job_id, .set_id = l->set_id,
+                .nprocs = l->nprocs, .create_time_ns = l->create_time_ns,
+            };
+            k++;
+        }
+        v[j].nlogs++;
+        v[j].undrained_bytes += l->undrained_bytes;
+        v[j].ntorn += l->scan_rc == BBLOG_ETORN;
+        v[j].ncorrupt += l->scan_rc == BBLOG_ECORRUPT;
+        if (l->create_time_ns < v[j].create_time_ns)
+            v[j].create_time_ns = l->create_time_ns;
+    }
+    for (size_t i = 0; i < list->n; i++) {
+        uint32_t rank;
+
+        for (size_t j = 0; j < k; j++) {
+            if (bblog_replay_named_in_set(list, &v[j], &list->logs[i], &rank)) {
+                v[j].nunreadable++;
+                break;
+            }
+        }
+    }
+    if (k > 1)
+        qsort(v, k, sizeof *v, cmp_set);
+    *sets = v;
     *n = k;
     return 0;
 }
@@ -341,6 +479,7 @@ void bblog_replay_report_free(struct bblog_replay_report *rep)
 {
     free(rep->missing);
     free(rep->torn);
+    free(rep->losses);
     memset(rep, 0, sizeof *rep);
 }
 
@@ -384,6 +523,83 @@ static int find_missing(uint32_t *ranks, size_t n, struct bblog_replay_report *r
     return 0;
 }
 
+/* Appends one damaged item to the report; 0 or ENOMEM. */
+static int add_loss(struct bblog_replay_report *rep, const struct bblog_replay_loss *loss)
+{
+    if ((rep->nlosses & (rep->nlosses - 1)) == 0) {     /* 0, 1, 2, 4, ...: grow */
+        struct bblog_replay_loss *v = realloc(rep->losses, (rep->nlosses ? 2 * rep->nlosses : 1)
+                                              * sizeof *v);
+
+        if (!v)
+            return ENOMEM;
+        rep->losses = v;
+    }
+    rep->losses[rep->nlosses++] = *loss;
+    return 0;
+}
+
+static int rank_missing(const struct bblog_replay_report *rep, uint32_t r)
+{
+    for (size_t m = 0; m < rep->nmissing_ranges; m++)
+        if (r >= rep->missing[m].first && r <= rep->missing[m].last)
+            return 1;
+    return 0;
+}
+
+/* Ranks the set has no log of whose .data file is there beside a log of the set (same
+ * directory and name stem) while the .meta file is gone: their data is lost, not absent. Each
+ * directory of the selected logs is read once, so the cost is its size, not nprocs. */
+static int find_orphans(const struct rlog *v, size_t n, struct bblog_replay_report *rep)
+{
+    int rc = 0;
+
+    for (size_t i = 0; i < n && rc == 0 && rep->nmissing > 0; i++) {
+        const char *path = v[i].log->meta_path, *base = strrchr(path, '/');
+        size_t dir_len, stem_len;
+        uint32_t own;
+        char *dir;
+        DIR *d;
+        struct dirent *de;
+
+        base = base ? base + 1 : path;
+        dir_len = (size_t) (base - path);
+        name_stem(path, &stem_len, &own);
+        if (stem_len == 0 ||
+            (i > 0 && strncmp(v[i - 1].log->meta_path, path, dir_len + stem_len) == 0))
+            continue;           /* not a driver name, or this directory and stem were read */
+        dir = dir_len > 0 ? strndup(path, dir_len) : strdup(".");
+        if (!dir)
+            return ENOMEM;
+        d = opendir(dir);
+        while (d && rc == 0 && (de = readdir(d)) != NULL) {
+            size_t len = strlen(de->d_name), m;
+            uint32_t r;
+            char *meta;
+            struct stat st;
+
+            if (len < 6 || strcmp(de->d_name + len - 5, ".data") != 0 ||
+                strncmp(de->d_name, base, stem_len) != 0)
+                continue;
+            memcpy(de->d_name + len - 5, ".meta", 5);       /* name_stem wants a .meta name */
+            name_stem(de->d_name, &m, &r);
+            if (m != stem_len || !rank_missing(rep, r))
+                continue;
+            if (asprintf(&meta, "%s/%s", dir, de->d_name) < 0) {
+                rc = ENOMEM;
+                break;
+            }
+            if (lstat(meta, &st) != 0 && errno == ENOENT)
+                rc = add_loss(rep, &(struct bblog_replay_loss) {
+                    .log = v[i].index, .rank = r, .header_rc = ENOENT, .orphan = 1 });
+            free(meta);
+        }
+        if (d)
+            closedir(d);
+        free(dir);
+    }
+    return rc;
+}
+
 /*
  * Picks the logs of opts->pfs_path (and job) that have data, checks that they form one process
  * set, fills the report's job, nprocs, counts and missing ranks, and returns them sorted by
@@ -415,6 +631,8 @@ static int select_logs(const struct bblog_replay_list *list, const struct bblog_
             continue;
         if (o->job_id && strcmp(l->job_id, o->job_id) != 0)
             continue;
+        if (o->set_id && l->set_id != o->set_id)
+            continue;
         if (!first)
             first = l;
         ncand++;
@@ -427,7 +645,11 @@ static int select_logs(const struct bblog_replay_list *list, const struct bblog_
     }
     if (ncand == 0) {
         rc = ENOENT;
-        if (o->job_id)
+        if (o->set_id)
+            set_err(err, rc, o->pfs_path, "no log of this file belongs to set %016llx%s%s",
+                    (unsigned long long) o->set_id, o->job_id ? " of job " : "",
+                    o->job_id ? o->job_id : "");
+        else if (o->job_id)
             set_err(err, rc, o->pfs_path, "no log of this file belongs to job '%s'", o->job_id);
         else
             set_err(err, rc, o->pfs_path, "no log of this file was found");
@@ -436,6 +658,7 @@ static int select_logs(const struct bblog_replay_list *list, const struct bblog_
     rep->nempty = ncand - n;
     if (n == 0) {
         snprintf(rep->job_id, sizeof rep->job_id, "%s", first->job_id);
+        rep->set_id = first->set_id;
         rep->nprocs = first->nprocs;
         goto out;
     }
@@ -457,6 +680,15 @@ static int select_logs(const struct bblog_replay_list *list, const struct bblog_
                     a->meta_path, a->nprocs);
             goto out;
         }
+        if (a->set_id != b->set_id) {
+            rc = BBLOG_EMISMATCH;
+            set_err(err, rc, b->meta_path,
+                    "log belongs to set %016llx, but %s to set %016llx of the same job: logs "
+                    "of two opens or runs of the file can't be ordered against each other",
+                    (unsigned long long) b->set_id, a->meta_path,
+                    (unsigned long long) a->set_id);
+            goto out;
+        }
     }
     qsort(v, n, sizeof *v, cmp_rlog_rank);
     for (size_t i = 0; i < n; i++) {
@@ -476,6 +708,7 @@ static int select_logs(const struct bblog_replay_list *list, const struct bblog_
         }
     }
     snprintf(rep->job_id, sizeof rep->job_id, "%s", v[0].log->job_id);
+    rep->set_id = v[0].log->set_id;
     rep->nprocs = v[0].log->nprocs;
     rep->nlogs = n;
     /* A drained log of the same job and process set still shows its rank was there. */
@@ -483,14 +716,38 @@ static int select_logs(const struct bblog_replay_list *list, const struct bblog_
         const struct bblog_replay_log *l = &list->logs[i];
 
         if (l->open_rc == 0 && strcmp(l->pfs_path, o->pfs_path) == 0 &&
-            strcmp(l->job_id, rep->job_id) == 0 && l->nprocs == rep->nprocs) {
+            strcmp(l->job_id, rep->job_id) == 0 && l->set_id == rep->set_id &&
+            l->nprocs == rep->nprocs) {
             ranks[nranks++] = l->rank;
             /* Drained logs count here most: their processes lived to mark them. */
             if (l->drained_gen > rep->drained_gen)
                 rep->drained_gen = l->drained_gen;
         }
     }
-    rc = find_missing(ranks, nranks, rep);
+    /* A log named after the set whose header is damaged: its rank was there, and whatever it
+     * logged is lost. */
+    {
+        struct bblog_replay_set set = {
+            .pfs_path = v[0].log->pfs_path, .job_id = v[0].log->job_id,
+            .set_id = v[0].log->set_id,
+        };
+
+        for (size_t i = 0; i < list->n && rc == 0; i++) {
+            uint32_t rank;
+
+            if (!bblog_replay_named_in_set(list, &set, &list->logs[i], &rank))
+                continue;
+            if (rank < rep->nprocs)
+                ranks[nranks++] = rank;
+            rc = add_loss(rep, &(struct bblog_replay_loss) {
+                .log = i, .rank = rank, .header_rc = list->logs[i].open_rc,
+            });
+        }
+    }
+    if (rc == 0)
+        rc = find_missing(ranks, nranks, rep);
+    if (rc == 0)
+        rc = find_orphans(v, n, rep);
     if (rc != 0)
         set_err(err, rc, o->pfs_path, "out of memory");
 out:
@@ -507,6 +764,7 @@ out:
 
 /* The replay state shared by both passes. */
 struct replay {
+    const struct bblog_replay_list *list;
     const struct bblog_replay_opts *o;
     const char *target;
     struct bblog_replay_report *rep;
@@ -526,11 +784,19 @@ static void close_data_logs(struct replay *R)
     }
 }
 
-/* Stats both files of a selected log (lstat: a symlink is seen as one, and refused). */
+/* Stats both files of a selected log (lstat: a symlink is seen as one, and refused). A missing
+ * data log is damage the scan reports, not an error here: *data is then all zeros. */
 static int stat_log(const struct rlog *rl, struct stat *meta, struct stat *data)
 {
-    if (lstat(rl->log->meta_path, meta) != 0 || lstat(rl->data_path, data) != 0)
+    if (lstat(rl->log->meta_path, meta) != 0)
         return errno;
+    if (lstat(rl->data_path, data) != 0) {
+        if (errno != ENOENT || !rl->log->data_missing)
+            return errno;
+        memset(data, 0, sizeof *data);
+        data->st_mode = S_IFREG;
+        data->st_uid = meta->st_uid;
+    }
     return 0;
 }
 
@@ -768,7 +1034,23 @@ static int verify_pass(struct replay *R)
         first = R->nrecs;
         vfirst = vsrc;
         nkeep = 0;
-        while ((n = bblog_scan_next(s, &r, &payload)) == 1) {
+        /* Every damaged item is listed (the scan resumes past it); only with salvage do the
+         * intact records of a damaged log take part in the replay. */
+        while ((n = bblog_scan_next(s, &r, &payload)) != 0) {
+            if (n == BBLOG_ECORRUPT) {
+                struct bblog_replay_loss loss = { .log = rl->index, .rank = l->rank };
+
+                (void) bblog_scan_damage(s, &loss.d);
+                rc = add_loss(R->rep, &loss);
+                if (rc != 0) {
+                    set_err(R->err, rc, l->meta_path, "out of memory");
+                    break;
+                }
+                (void) bblog_scan_resume(s);
+                continue;
+            }
+            if (n != 1)
+                break;
             if ((r.flags & BBLOG_REC_KEEP) && r.epoch == l->epoch) {
                 if (nkeep == keep_cap) {
                     size_t ncap = keep_cap ? 2 * keep_cap : 64;
@@ -800,12 +1082,6 @@ static int verify_pass(struct replay *R)
         }
         if (rc == 0 && n == BBLOG_ETORN) {
             R->rep->torn[R->rep->ntorn++] = rl->index;
-        } else if (rc == 0 && n == BBLOG_ECORRUPT) {
-            rc = n;
-            set_err(R->err, rc, l->meta_path,
-                    "log is corrupt at meta byte %llu: a record or payload fails its checksum and "
-                    "valid records follow it, so nothing after it can be trusted; %s was not "
-                    "written", (unsigned long long) bblog_scan_bad_pos(s), R->target);
         } else if (rc == 0 && n != 0) {
             rc = n;
             set_err(R->err, rc, l->meta_path, "reading the log failed: %s; %s was not written",
@@ -814,6 +1090,23 @@ static int verify_pass(struct replay *R)
         bblog_scan_close(s);
     }
     free(keep);
+    if (rc == 0 && R->rep->nlosses > 0) {
+        const struct bblog_replay_loss *f = &R->rep->losses[0];
+        uint64_t synced = 0;
+
+        for (size_t j = 0; j < R->rep->nlosses; j++)
+            synced += R->rep->losses[j].header_rc != 0 || R->rep->losses[j].d.synced;
+        if (R->o->salvage) {
+            R->rep->salvaged = 1;
+        } else {
+            rc = BBLOG_ECORRUPT;
+            set_err(R->err, rc, R->list->logs[f->log].meta_path,
+                    "%zu damaged %s in the logs of this file (%llu acknowledged by a sync): "
+                    "%s was not written", R->rep->nlosses,
+                    R->rep->nlosses == 1 ? "item" : "items", (unsigned long long) synced,
+                    R->target);
+        }
+    }
     for (size_t j = 0; j < R->nrecs; j++)       /* after any keep restriction */
         if (R->recs[j].off + R->recs[j].len > R->rep->file_end)
             R->rep->file_end = R->recs[j].off + R->recs[j].len;
@@ -1009,7 +1302,7 @@ static int open_target(const char *path, int *created, int *fd)
 int bblog_replay_file(const struct bblog_replay_list *list, const struct bblog_replay_opts *opts,
                       struct bblog_replay_report *rep, struct bblog_replay_err *err)
 {
-    struct replay R = { .o = opts, .rep = rep, .err = err };
+    struct replay R = { .list = list, .o = opts, .rep = rep, .err = err };
     struct bblog_seg *merged = NULL;
     size_t nmerged = 0;
     struct wbuf w = { .fd = -1 };
@@ -1072,6 +1365,13 @@ int bblog_replay_file(const struct bblog_replay_list *list, const struct bblog_r
 out_buf:
     free(w.buf);
 out:
+    if (rc == 0 && rep->salvaged) {
+        rc = BBLOG_ECORRUPT;
+        set_err(err, rc, list->logs[rep->losses[0].log].meta_path,
+                "%zu damaged %s in the logs of this file: the intact records %s", rep->nlosses,
+                rep->nlosses == 1 ? "item" : "items",
+                opts->dry_run ? "would be replayed (dry run)" : "were replayed");
+    }
     close_data_logs(&R);
     for (size_t i = 0; i < R.nsel; i++)
         free(R.sel[i].data_path);

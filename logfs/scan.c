@@ -4,18 +4,21 @@
  * rec_crc vouches for. It never trusts a length before checking it against the file it points
  * into, so corrupt input cannot make it allocate or read absurd amounts.
  *
- * How a bad slot is classified. The writer writes payloads, then records, in order, so a crash
- * can only damage the end of the log. A bad slot (partial, all zeros, failing its CRC, or whose
- * payload is missing or fails its CRC) is therefore a torn tail (BBLOG_ETORN) when no valid
- * record follows it, and corruption (BBLOG_ECORRUPT) when one does: the bytes after it were
- * written, so the bad slot was damaged after the fact. Two exceptions that need no look-ahead:
- * - an all-zero slot ends the log (format header): torn, whatever follows, since file systems
- *   may extend a file with zeros whose contents never arrived;
- * - a record whose rec_crc is valid but whose contents are impossible (len 0, seq not the
- *   previous + 1, epoch after the header's) is corruption: the writer never produces one, and
- *   a torn write does not produce a valid CRC. A payload that lies (partly) past the end of
- *   the data log is classified like a payload failing its CRC, since that is what a data log
- *   that lost its tail looks like.
+ * How damage is classified. The writer writes payloads, makes them durable, then writes the
+ * records that point at them, and records each completed sync in the header's sync slot
+ * (bblog_format.h). So a crash can only leave a torn tail of records written after the last
+ * sync, and:
+ * - a record slot that is bad (partial, all zeros or failing its CRC) is a torn tail
+ *   (BBLOG_ETORN) when it lies past the last sync's meta_end and no record with a valid CRC
+ *   follows it; an all-zero slot there ends the log whatever follows, since file systems may
+ *   extend a file with zeros whose contents never arrived;
+ * - everything else is corruption (BBLOG_ECORRUPT), damage done after the fact: a bad slot
+ *   below meta_end or followed by a valid record, a record with a valid CRC but impossible
+ *   contents (len 0, seq not the previous + 1, epoch after the header's), a record whose
+ *   payload is missing, cut or fails its CRC (its payload was durable before it was written),
+ *   a data log that is missing while records exist, and a meta log that ends before meta_end.
+ * bblog_scan_damage says what was found, and bblog_scan_resume goes on past it, for tools that
+ * list every damaged record or salvage the intact ones.
  */
 #include "config.h"
 
@@ -39,13 +42,16 @@
 #define PAYLOAD_BAD (-1)
 
 struct bblog_scan {
-    int fd_meta, fd_data;
+    int fd_meta, fd_data;               /* fd_data -1 when the data log is missing */
     uint64_t meta_size, data_size;      /* as found at open */
+    uint64_t synced_end;                /* meta_end of the last sync, 0 if none */
     struct bblog_log_header hdr;
     uint64_t pos;                       /* next slot */
-    uint64_t next_seq;                  /* 0 before the first record */
+    uint64_t last_seq;                  /* seq of the previous record, when have_seq */
+    int have_seq;                       /* 0 before the first record and after damage */
     int err;                            /* sticky result once the scan stopped */
     uint64_t bad_pos;
+    struct bblog_scan_damage dmg;       /* what stopped it */
     unsigned char *chunk;               /* meta bytes [chunk_off, chunk_off + chunk_len) */
     uint64_t chunk_off;
     size_t chunk_len;
@@ -85,6 +91,8 @@ static int payload_check(struct bblog_scan *s, const struct bblog_log_record *r,
 
     if (r->flags & BBLOG_REC_KEEP)     /* no payload (bblog_format.h) */
         return crc == 0 ? PAYLOAD_OK : PAYLOAD_BAD;
+    if (s->fd_data < 0)
+        return PAYLOAD_BAD;
     /* The bounds check comes before any allocation: len is bounded by a real file size. */
     if (r->len == 0 || r->data_off > s->data_size || r->len > s->data_size - r->data_off
         || r->len > SIZE_MAX)
@@ -121,27 +129,47 @@ static int scan_stop(struct bblog_scan *s, uint64_t pos, int rc)
     return rc;
 }
 
-/* The slot at pos is bad: torn if no valid record (good rec_crc, payload present and matching)
- * follows it, corrupt if one does. */
-static int scan_bad(struct bblog_scan *s, uint64_t pos)
+/* Stops at damage of the given kind; r is the record when its CRC vouches for it. */
+static int damage(struct bblog_scan *s, uint64_t pos, int kind, const struct bblog_log_record *r)
+{
+    memset(&s->dmg, 0, sizeof s->dmg);
+    s->dmg.pos = pos;
+    s->dmg.kind = kind;
+    s->dmg.synced = pos < s->synced_end;
+    if (r != NULL) {
+        s->dmg.record_known = 1;
+        s->dmg.rec = *r;
+        s->dmg.rec.slot = pos;
+    }
+    if (kind == BBLOG_DMG_TRUNCATED)
+        s->dmg.lost_records = (s->synced_end - pos) / RS;
+    return scan_stop(s, pos, BBLOG_ECORRUPT);
+}
+
+/* The slot at pos is bad (KIND: cut, zeros or failing its CRC): corrupt below the last sync's
+ * meta_end, else torn unless a record with a valid CRC follows it. */
+static int scan_bad(struct bblog_scan *s, uint64_t pos, int kind)
 {
     unsigned char slot[RS];
     struct bblog_log_record r;
     uint32_t crc;
 
+    if (pos < s->synced_end)
+        return damage(s, pos, kind, NULL);
+    if (kind != BBLOG_DMG_SLOT)         /* zeros or a cut slot end the log */
+        goto torn;
     for (uint64_t q = pos + RS; q + RS <= s->meta_size; q += RS) {
         int rc = slot_read(s, q, slot);
 
         if (rc != 0)
             return scan_stop(s, pos, rc);
-        if (all_zero(slot, RS) || bblog_record_decode(slot, &r, &crc) != 0)
-            continue;
-        rc = payload_check(s, &r, crc);
-        if (rc == PAYLOAD_OK)
-            return scan_stop(s, pos, BBLOG_ECORRUPT);
-        if (rc != PAYLOAD_BAD)
-            return scan_stop(s, pos, rc);
+        if (!all_zero(slot, RS) && bblog_record_decode(slot, &r, &crc) == 0)
+            return damage(s, pos, kind, NULL);
     }
+torn:
+    memset(&s->dmg, 0, sizeof s->dmg);
+    s->dmg.pos = pos;
+    s->dmg.kind = kind;
     return scan_stop(s, pos, BBLOG_ETORN);
 }
 
@@ -155,31 +183,83 @@ int bblog_scan_next(struct bblog_scan *s, struct bblog_log_record *rec, const vo
 
     if (s->err != 0)
         return s->err;
-    if (pos == s->meta_size)
-        return 0;
+    if (pos >= s->meta_size)
+        return pos < s->synced_end ? damage(s, pos, BBLOG_DMG_TRUNCATED, NULL) : 0;
     if (s->meta_size - pos < RS)
-        return scan_stop(s, pos, BBLOG_ETORN);
+        return scan_bad(s, pos, BBLOG_DMG_CUT);
     rc = slot_read(s, pos, slot);
     if (rc != 0)
         return scan_stop(s, pos, rc);
     if (all_zero(slot, RS))
-        return scan_stop(s, pos, BBLOG_ETORN);
+        return scan_bad(s, pos, BBLOG_DMG_ZEROS);
     if (bblog_record_decode(slot, &r, &crc) != 0)
-        return scan_bad(s, pos);
+        return scan_bad(s, pos, BBLOG_DMG_SLOT);
     if (r.len == 0 || r.epoch > s->hdr.epoch || r.seq == 0
-        || (s->next_seq != 0 && r.seq != s->next_seq))
-        return scan_stop(s, pos, BBLOG_ECORRUPT);
+        || (s->have_seq && (s->last_seq == UINT64_MAX || r.seq != s->last_seq + 1)))
+        return damage(s, pos, BBLOG_DMG_IMPOSSIBLE, &r);
+    if (s->fd_data < 0 && !(r.flags & BBLOG_REC_KEEP))
+        return damage(s, pos, BBLOG_DMG_NO_DATA, &r);
     rc = payload_check(s, &r, crc);
     if (rc == PAYLOAD_BAD)
-        return scan_bad(s, pos);
+        return damage(s, pos, r.data_off > s->data_size || r.len > s->data_size - r.data_off
+                      ? BBLOG_DMG_PAYLOAD_CUT : BBLOG_DMG_PAYLOAD, &r);
     if (rc != PAYLOAD_OK)
         return scan_stop(s, pos, rc);
     r.slot = pos;
     *rec = r;
     *payload = r.flags & BBLOG_REC_KEEP ? NULL : s->payload;
     s->pos = pos + RS;
-    s->next_seq = r.seq + 1;
+    s->last_seq = r.seq;
+    s->have_seq = 1;
     return 1;
+}
+
+int bblog_scan_damage(const struct bblog_scan *s, struct bblog_scan_damage *d)
+{
+    if (s->err != BBLOG_ECORRUPT && s->err != BBLOG_ETORN)
+        return BBLOG_EINVAL;
+    *d = s->dmg;
+    return 0;
+}
+
+int bblog_scan_resume(struct bblog_scan *s)
+{
+    if (s->err != BBLOG_ECORRUPT)
+        return BBLOG_EINVAL;
+    if (s->dmg.kind == BBLOG_DMG_TRUNCATED) {
+        s->synced_end = 0;      /* reported once: the scan ends here */
+        s->pos = s->meta_size;
+    } else {
+        s->pos = s->bad_pos + RS;
+    }
+    /* Whatever the damaged slot held, the next record's seq can't be checked against it. */
+    s->have_seq = 0;
+    s->err = 0;
+    return 0;
+}
+
+const char *bblog_scan_damage_what(int kind)
+{
+    switch (kind) {
+    case BBLOG_DMG_SLOT:
+        return "record fails its checksum";
+    case BBLOG_DMG_ZEROS:
+        return "record slot is all zeros";
+    case BBLOG_DMG_CUT:
+        return "meta log ends inside a record";
+    case BBLOG_DMG_IMPOSSIBLE:
+        return "record holds impossible values (length, sequence or epoch)";
+    case BBLOG_DMG_PAYLOAD:
+        return "payload fails its checksum";
+    case BBLOG_DMG_PAYLOAD_CUT:
+        return "payload lies past the end of the data log";
+    case BBLOG_DMG_NO_DATA:
+        return "the data log (.data file) is missing";
+    case BBLOG_DMG_TRUNCATED:
+        return "meta log ends before its last sync mark";
+    default:
+        return "unknown damage";
+    }
 }
 
 int bblog_scan_open(const char *meta_path, struct bblog_scan **out)
@@ -236,11 +316,21 @@ int bblog_scan_open(const char *meta_path, struct bblog_scan **out)
      * would let whoever can write the log directory make a reader (replay run by root) read
      * any file as payload. */
     s->fd_data = open(data_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (s->fd_data < 0 || fstat(s->fd_data, &sb) != 0) {
+    if (s->fd_data < 0 && errno == ENOENT) {
+        s->data_size = 0;       /* missing: every record with a payload is damaged */
+    } else if (s->fd_data < 0 || fstat(s->fd_data, &sb) != 0) {
         rc = errno;
         goto fail;
+    } else {
+        s->data_size = (uint64_t) sb.st_size;
     }
-    s->data_size = (uint64_t) sb.st_size;
+    /* A damaged sync slot can only be torn by a crash while it was written, after the records
+     * it covered were durable, or damaged after the fact: either way no record in the file
+     * is a torn tail, and every bad one is corruption. */
+    if (s->hdr.synced.count > 0)
+        s->synced_end = s->hdr.synced.meta_end;
+    if (s->hdr.bad_slots > 0 && s->meta_size > s->synced_end)
+        s->synced_end = s->meta_size;
     s->chunk = malloc(CHUNK);
     if (s->chunk == NULL) {
         rc = ENOMEM;

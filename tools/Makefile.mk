@@ -9,7 +9,7 @@ tools_bblog_LDADD = $(BBLOG_LIBS)
 # Replay end to end: simulated ranks (test/unit/simlog.c) write real logs, replay is compared
 # with the simulation's model byte for byte.
 check_PROGRAMS += test/unit/test_replay test/unit/mklogs
-TESTS += test/unit/test_replay test/unit/test_tool.sh
+TESTS += test/unit/test_replay test/unit/test_tool.sh test/unit/test_damage.sh
 test_unit_test_replay_SOURCES = test/unit/test_replay.c test/unit/simlog.c test/unit/simlog.h
 test_unit_test_replay_CFLAGS = $(UNIT_CFLAGS)
 test_unit_test_replay_LDADD = $(UNIT_LIBS)
@@ -19,5 +19,5 @@ test_unit_mklogs_SOURCES = test/unit/mklogs.c test/unit/simlog.c test/unit/simlo
 test_unit_mklogs_LDADD = $(BBLOG_LIBS)
 
 # test_tool.sh runs from the build directory (as make check does) and finds its programs there.
-EXTRA_DIST += test/unit/test_tool.sh
+EXTRA_DIST += test/unit/test_tool.sh test/unit/test_damage.sh
 dist_noinst_SCRIPTS += scripts/demo-core.sh

@@ -37,9 +37,11 @@ static const char usage_text[] =
     "  dump LOG             print a log's header and every record\n"
     "  check [-q] LOG...    verify every checksum; exit 0 clean, 1 torn tail, 2 corrupt,\n"
     "                       3 unreadable or not a log\n"
-    "  replay DIR... [--file PFS_PATH] [--job JOB_ID] [--output PATH] [--dry-run]\n"
-    "                       [--buffer-size BYTES]\n"
-    "                       apply the undrained data of the logs in the DIRs to their files\n"
+    "  replay DIR... [--list] [--file PFS_PATH] [--job JOB_ID] [--set SET] [--salvage]\n"
+    "                       [--output PATH] [--dry-run] [--buffer-size BYTES]\n"
+    "                       apply the undrained data of the logs in the DIRs to their files;\n"
+    "                       exit 0 replayed, 1 error, 2 damage found (nothing written),\n"
+    "                       3 damage found, intact data salvaged\n"
     "\n"
     "LOG is a log's .meta file (its .data file or base name are accepted too).\n"
     "Run 'bblog COMMAND --help' for a command's options; see bblog(1).\n";
@@ -120,6 +122,23 @@ static const char *open_problem(const struct bblog_replay_log *l)
     return bblog_strerror(l->open_rc);
 }
 
+/* One line about one damaged item of a log: PREFIX, where, what, and what was lost. */
+static void print_damage(FILE *f, const char *prefix, const struct bblog_scan_damage *d)
+{
+    const char *acked = d->synced ? "acknowledged by a sync" : "not yet synced";
+
+    if (d->kind == BBLOG_DMG_TRUNCATED)
+        fprintf(f, "%s at meta byte %" PRIu64 ": %s: %" PRIu64 " synced records lost, file ranges "
+               "unknown\n", prefix, d->pos, bblog_scan_damage_what(d->kind), d->lost_records);
+    else if (d->record_known)
+        fprintf(f, "%s at meta byte %" PRIu64 ": %s: record seq=%" PRIu64 " lost, file bytes [%"
+               PRIu64 ", %" PRIu64 ") (%s)\n", prefix, d->pos, bblog_scan_damage_what(d->kind),
+               d->rec.seq, d->rec.off, d->rec.off + d->rec.len, acked);
+    else
+        fprintf(f, "%s at meta byte %" PRIu64 ": %s: one record lost, file range unknown (%s)\n",
+               prefix, d->pos, bblog_scan_damage_what(d->kind), acked);
+}
+
 /* ---- ls ---------------------------------------------------------------------------------- */
 
 static void ls_line(const struct bblog_replay_log *l)
@@ -137,6 +156,9 @@ static void ls_line(const struct bblog_replay_log *l)
            l->meta_path, l->pfs_path, l->job_id[0] ? l->job_id : "-", l->rank, l->nprocs,
            l->epoch, scan_state(l), l->records, l->undrained_bytes, l->undrained_records);
     print_gens(l);
+    printf(" set=%016" PRIx64 " synced=%" PRIu64, l->set_id, l->synced_seq);
+    if (l->scan_rc == BBLOG_ECORRUPT)
+        printf(" damaged=%" PRIu64 " (%" PRIu64 " synced)", l->damaged, l->damaged_synced);
     if (l->scan_rc == BBLOG_ETORN || l->scan_rc == BBLOG_ECORRUPT)
         printf(" bad_pos=%" PRIu64, l->bad_pos);
     else if (l->scan_rc != 0)
@@ -153,29 +175,32 @@ static void ls_summary(const struct bblog_replay_list *list, const char *dir)
         const struct bblog_replay_log *a = &list->logs[i];
         uint64_t bytes = 0;
         size_t j, torn = 0, corrupt = 0, logs = 0;
-        int jobs_differ = 0;
+        int sets_differ = 0;
 
         for (j = i; j < list->n && list->logs[j].open_rc == 0 &&
                     strcmp(list->logs[j].pfs_path, a->pfs_path) == 0 &&
-                    strcmp(list->logs[j].job_id, a->job_id) == 0; j++) {
+                    strcmp(list->logs[j].job_id, a->job_id) == 0 &&
+                    list->logs[j].set_id == a->set_id; j++) {
             bytes += list->logs[j].undrained_bytes;
             torn += list->logs[j].scan_rc == BBLOG_ETORN;
             corrupt += list->logs[j].scan_rc == BBLOG_ECORRUPT;
             logs++;
         }
-        jobs_differ = (i > 0 && list->logs[i - 1].open_rc == 0 &&
+        sets_differ = (i > 0 && list->logs[i - 1].open_rc == 0 &&
                        strcmp(list->logs[i - 1].pfs_path, a->pfs_path) == 0) ||
                       (j < list->n && list->logs[j].open_rc == 0 &&
                        strcmp(list->logs[j].pfs_path, a->pfs_path) == 0);
-        printf("file %s: job %s (%" PRIu32 " processes): %zu logs, %" PRIu64 " bytes undrained",
-               a->pfs_path, a->job_id[0] ? a->job_id : "-", a->nprocs, logs, bytes);
+        printf("file %s: job %s set %016" PRIx64 " (%" PRIu32 " processes): %zu logs, %" PRIu64
+               " bytes undrained", a->pfs_path, a->job_id[0] ? a->job_id : "-", a->set_id,
+               a->nprocs, logs, bytes);
         if (torn)
             printf(", %zu torn", torn);
         if (corrupt)
-            printf(", %zu CORRUPT (replay will refuse this file)", corrupt);
+            printf(", %zu CORRUPT (replay refuses this file unless --salvage)", corrupt);
         if (bytes > 0 && !corrupt)
-            printf("; replay with: bblog replay %s --file %s%s%s", dir, a->pfs_path,
-                   jobs_differ ? " --job " : "", jobs_differ ? a->job_id : "");
+            printf("; replay with: bblog replay %s --file %s", dir, a->pfs_path);
+        if (bytes > 0 && !corrupt && sets_differ)
+            printf(" --set %016" PRIx64, a->set_id);
         putchar('\n');
         i = j;
     }
@@ -258,7 +283,7 @@ static int cmd_dump(int argc, char **argv)
     const struct bblog_log_header *h;
     struct bblog_log_record r;
     const void *payload;
-    uint64_t n = 0, undrained = 0, bytes = 0;
+    uint64_t n = 0, undrained = 0, bytes = 0, damaged = 0;
     char *meta = NULL, when[64] = "?";
     struct tm tm;
     time_t t;
@@ -300,7 +325,26 @@ static int cmd_dump(int argc, char **argv)
     printf("epoch %" PRIu64 "\n", h->epoch);
     printf("drained_gen %" PRIu32 "\n", h->drained_gen);
     printf("created %s (%" PRIu64 " ns)\n", when, h->create_time_ns);
-    while ((rc = bblog_scan_next(s, &r, &payload)) == 1) {
+    printf("set %016" PRIx64 "\n", h->set_id);
+    if (h->synced.count > 0)
+        printf("synced count=%" PRIu64 " seq=%" PRIu64 " meta_end=%" PRIu64 " data_end=%" PRIu64
+               "\n", h->synced.count, h->synced.seq, h->synced.meta_end, h->synced.data_end);
+    else
+        printf("synced none in this epoch\n");
+    if (h->bad_slots > 0)
+        printf("damaged sync slots %u\n", h->bad_slots);
+    while ((rc = bblog_scan_next(s, &r, &payload)) != 0) {
+        if (rc == BBLOG_ECORRUPT) {
+            struct bblog_scan_damage d;
+
+            (void) bblog_scan_damage(s, &d);
+            print_damage(stdout, "DAMAGED", &d);
+            damaged++;
+            (void) bblog_scan_resume(s);
+            continue;
+        }
+        if (rc != 1)
+            break;
         /* Records of older epochs, and those below the job-wide drained_gen this log knows
          * of, were drained (replay also uses the other logs' drained_gen). */
         int live = r.epoch == h->epoch && r.gen >= h->drained_gen;
@@ -319,17 +363,16 @@ static int cmd_dump(int argc, char **argv)
         undrained += live;
         bytes += live ? r.len : 0;
     }
-    if (rc == 0)
+    if ((rc == 0 || rc == BBLOG_ETORN) && damaged > 0)
+        printf("end CORRUPT: %" PRIu64 " valid records, %" PRIu64 " damaged items; replay "
+               "refuses this log's file unless --salvage\n", n, damaged);
+    else if (rc == 0)
         printf("end clean: %" PRIu64 " records, %" PRIu64 " undrained (%" PRIu64 " bytes)\n", n,
                undrained, bytes);
     else if (rc == BBLOG_ETORN)
         printf("end torn at meta byte %" PRIu64 ": %" PRIu64 " valid records before it, %" PRIu64
-               " undrained (%" PRIu64 " bytes); replay drops the torn record\n",
-               bblog_scan_bad_pos(s), n, undrained, bytes);
-    else if (rc == BBLOG_ECORRUPT)
-        printf("end CORRUPT at meta byte %" PRIu64 ": %" PRIu64 " valid records before it; "
-               "valid records follow the bad one, so replay refuses this log's file\n",
-               bblog_scan_bad_pos(s), n);
+               " undrained (%" PRIu64 " bytes); no sync acknowledged the torn record: replay "
+               "drops it\n", bblog_scan_bad_pos(s), n, undrained, bytes);
     else
         printf("end unreadable after %" PRIu64 " records: %s\n", n, bblog_strerror(rc));
     status = 0;
@@ -401,9 +444,11 @@ static int cmd_check(int argc, char **argv)
         } else if (l.scan_rc == BBLOG_ECORRUPT) {
             code = CHECK_CORRUPT;
             if (!quiet)
-                printf("%s: corrupt: a record or payload at meta byte %" PRIu64 " fails its "
-                       "checksum and valid records follow; replay refuses this log's file "
-                       "(inspect it with 'bblog dump %s')\n", l.meta_path, l.bad_pos,
+                printf("%s: corrupt: %" PRIu64 " damaged %s, the first at meta byte %" PRIu64
+                       "; %" PRIu64 " of them acknowledged by a sync%s; replay refuses this "
+                       "log's file unless --salvage (inspect it with 'bblog dump %s')\n",
+                       l.meta_path, l.damaged, l.damaged == 1 ? "item" : "items", l.bad_pos,
+                       l.damaged_synced, l.data_missing ? "; its .data file is missing" : "",
                        l.meta_path);
         } else {
             code = CHECK_UNREADABLE;
@@ -420,17 +465,25 @@ static int cmd_check(int argc, char **argv)
 
 /* ---- replay ------------------------------------------------------------------------------ */
 
+/* Exit codes of `bblog replay`. */
+enum {
+    REPLAY_OK = 0,
+    REPLAY_ERROR = 1,
+    REPLAY_DAMAGED = 2,         /* damage found, nothing written */
+    REPLAY_SALVAGED = 3,        /* damage found, the intact records written */
+};
+
 static void replay_hint(const struct bblog_replay_err *err, const char *dir)
 {
     switch (err->rc) {
     case BBLOG_ECORRUPT:
-        fprintf(stderr, "bblog replay: inspect the log with 'bblog dump %s'; to replay the "
-                "other ranks anyway, move that log out of %s (its data is then lost)\n",
-                err->path, dir);
+        fprintf(stderr, "bblog replay: inspect the damage with 'bblog dump %s'; to replay what "
+                "is intact anyway, add --salvage (the lost ranges then keep whatever the file "
+                "held, or older logged bytes)\n", err->path);
         break;
     case BBLOG_EMISMATCH:
-        fprintf(stderr, "bblog replay: 'bblog ls %s' shows which job each log belongs to; "
-                "choose one with --job JOB_ID\n", dir);
+        fprintf(stderr, "bblog replay: 'bblog replay --list %s' shows each run's logs (job, "
+                "set, ranks, time); choose one with --set SET (or --job JOB_ID)\n", dir);
         break;
     case ENOENT:
         fprintf(stderr, "bblog replay: 'bblog ls %s' lists the files that have logs\n", dir);
@@ -438,6 +491,107 @@ static void replay_hint(const struct bblog_replay_err *err, const char *dir)
     default:
         break;
     }
+}
+
+static int cmp_range(const void *pa, const void *pb)
+{
+    const uint64_t *a = pa, *b = pb;
+
+    return a[0] < b[0] ? -1 : a[0] > b[0];
+}
+
+/* The damage of one replay: one line per damaged item (up to a limit per log), a hint where a
+ * log's data file is plainly not its own, then the merged file ranges known to be lost. */
+static void replay_losses(const struct bblog_replay_list *list, const char *path,
+                          const struct bblog_replay_report *rep)
+{
+    enum { PER_LOG = 10 };
+    uint64_t (*ranges)[2] = malloc((rep->nlosses + 1) * sizeof *ranges);
+    size_t nr = 0, unknown = 0, shown = 0;
+    uint64_t synced = 0, unknown_synced_records = 0;
+
+    for (size_t i = 0; i < rep->nlosses; i++) {
+        const struct bblog_replay_loss *x = &rep->losses[i];
+        const struct bblog_replay_log *l = &list->logs[x->log];
+        char prefix[PATH_MAX + 64];
+
+        shown = i > 0 && rep->losses[i - 1].log == x->log ? shown + 1 : 0;
+        synced += x->header_rc != 0 || x->d.synced;
+        if (x->orphan) {
+            const char *slash = strrchr(l->meta_path, '/');
+
+            fprintf(stderr, "bblog replay: %s: LOST: rank %" PRIu32 ": its .meta file is "
+                    "missing while its .data file is in %.*s: whatever it logged is lost\n",
+                    path, x->rank, slash ? (int) (slash - l->meta_path) : 1,
+                    slash ? l->meta_path : ".");
+            unknown++;
+            continue;
+        }
+        if (x->header_rc != 0) {
+            fprintf(stderr, "bblog replay: %s: LOST: rank %" PRIu32 ": %s: %s, so everything "
+                    "this log holds is lost\n", path, x->rank, l->meta_path,
+                    x->header_rc == ENOENT ? "its .data file is missing"
+                    : bblog_strerror(x->header_rc));
+            unknown++;
+            continue;
+        }
+        if (x->d.record_known && ranges)
+            memcpy(ranges[nr++], (uint64_t[2]) { x->d.rec.off, x->d.rec.off + x->d.rec.len },
+                   sizeof ranges[0]);
+        else if (x->d.kind == BBLOG_DMG_TRUNCATED)
+            unknown_synced_records += x->d.lost_records;
+        else
+            unknown++;
+        if (shown < PER_LOG) {
+            snprintf(prefix, sizeof prefix, "bblog replay: %s: LOST: rank %" PRIu32 ": %s",
+                     path, x->rank, l->meta_path);
+            print_damage(stderr, prefix, &x->d);
+        } else if (shown == PER_LOG) {
+            fprintf(stderr, "bblog replay: %s: LOST: rank %" PRIu32 ": %s: more damaged items "
+                    "follow ('bblog dump %s' lists them all)\n", path, x->rank, l->meta_path,
+                    l->meta_path);
+        }
+        if (l->records == 0 && l->damaged > 0 && !l->data_missing &&
+            (i + 1 == rep->nlosses || rep->losses[i + 1].log != x->log) &&
+            (x->d.kind == BBLOG_DMG_PAYLOAD || x->d.kind == BBLOG_DMG_PAYLOAD_CUT))
+            fprintf(stderr, "bblog replay: %s: rank %" PRIu32 ": no payload of %s matches its "
+                    "records: its .data file is not its own (swapped with another log's, or "
+                    "overwritten?)\n", path, x->rank, l->meta_path);
+    }
+    if (ranges && nr > 0) {
+        size_t k = 0;
+        uint64_t bytes = 0;
+
+        qsort(ranges, nr, sizeof ranges[0], cmp_range);
+        for (size_t i = 1; i < nr; i++) {
+            if (ranges[i][0] <= ranges[k][1]) {
+                if (ranges[i][1] > ranges[k][1])
+                    ranges[k][1] = ranges[i][1];
+            } else {
+                k++;
+                memcpy(ranges[k], ranges[i], sizeof ranges[0]);
+            }
+        }
+        fprintf(stderr, "bblog replay: %s: file bytes lost:", path);
+        for (size_t i = 0; i <= k; i++) {
+            bytes += ranges[i][1] - ranges[i][0];
+            if (i < 20)
+                fprintf(stderr, " [%" PRIu64 ", %" PRIu64 ")", ranges[i][0], ranges[i][1]);
+        }
+        fprintf(stderr, "%s (%zu ranges, %" PRIu64 " bytes)\n", k >= 20 ? " ..." : "", k + 1,
+                bytes);
+    }
+    if (unknown > 0)
+        fprintf(stderr, "bblog replay: %s: the file ranges of %zu lost %s are unknown (the "
+                "records themselves are damaged)\n", path, unknown,
+                unknown == 1 ? "record or log" : "records or logs");
+    if (unknown_synced_records > 0)
+        fprintf(stderr, "bblog replay: %s: %" PRIu64 " synced records were cut off the end of "
+                "a log; their file ranges are unknown\n", path, unknown_synced_records);
+    fprintf(stderr, "bblog replay: %s: %zu damaged %s, %" PRIu64 " of them acknowledged by a "
+            "sync (MPI_File_sync or close)\n", path, rep->nlosses,
+            rep->nlosses == 1 ? "item" : "items", synced);
+    free(ranges);
 }
 
 static void replay_summary(const struct bblog_replay_list *list, const char *path,
@@ -541,6 +695,51 @@ static int discover_all(char **dirs, int n, struct bblog_replay_list *out,
     return 0;
 }
 
+/* Of two exit statuses, the one to report: damage outranks an error elsewhere, since it
+ * names data that is lost. */
+static int worse(int a, int b)
+{
+    static const int rank[] = { [REPLAY_OK] = 0, [REPLAY_ERROR] = 1, [REPLAY_SALVAGED] = 2,
+                                [REPLAY_DAMAGED] = 3 };
+
+    return rank[b] > rank[a] ? b : a;
+}
+
+/* `bblog replay --list`: one paragraph per set of logs (one run's open of one file). */
+static void list_sets(const struct bblog_replay_set *sets, size_t n, const char *dir)
+{
+    if (n == 0)
+        printf("%s: no logs found\n", dir);
+    for (size_t i = 0; i < n; i++) {
+        const struct bblog_replay_set *x = &sets[i];
+        char when[64] = "?";
+        time_t t = (time_t) (x->create_time_ns / 1000000000u);
+        struct tm tm;
+        int same_file = (i > 0 && strcmp(sets[i - 1].pfs_path, x->pfs_path) == 0) ||
+                        (i + 1 < n && strcmp(sets[i + 1].pfs_path, x->pfs_path) == 0);
+
+        if (localtime_r(&t, &tm))
+            strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S %z", &tm);
+        printf("set %016" PRIx64 ": file %s, job %s, %zu of %" PRIu32 " ranks logged%s, "
+               "opened %s, %" PRIu64 " bytes undrained", x->set_id, x->pfs_path,
+               x->job_id[0] ? x->job_id : "-", x->nlogs + x->nunreadable, x->nprocs,
+               x->nunreadable ? " (some unreadable)" : "", when, x->undrained_bytes);
+        if (x->ntorn)
+            printf(", %zu torn", x->ntorn);
+        if (x->ncorrupt || x->nunreadable)
+            printf(", %zu DAMAGED", x->ncorrupt + x->nunreadable);
+        if (x->undrained_bytes > 0 || x->ncorrupt || x->nunreadable) {
+            printf("; replay with: bblog replay %s --file %s", dir, x->pfs_path);
+            if (same_file)
+                printf(" --set %016" PRIx64, x->set_id);
+            if (x->ncorrupt || x->nunreadable)
+                printf(" (--salvage for what is intact)");
+        } else
+            printf("; nothing to replay");
+        putchar('\n');
+    }
+}
+
 static int cmd_replay(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -550,31 +749,63 @@ static int cmd_replay(int argc, char **argv)
         { "output", required_argument, NULL, 'o' },
         { "dry-run", no_argument, NULL, 'n' },
         { "buffer-size", required_argument, NULL, 'b' },
+        { "set", required_argument, NULL, 's' },
+        { "salvage", no_argument, NULL, 'S' },
+        { "list", no_argument, NULL, 'l' },
         { NULL, 0, NULL, 0 },
     };
     struct bblog_replay_opts ro = { 0 };
+    int list_only = 0;
     struct bblog_replay_list list = { 0 };
     struct bblog_replay_err err;
+    struct bblog_replay_set *sets = NULL;
     const char **paths = NULL, *dir;
-    size_t npaths = 0;
+    size_t npaths = 0, nsets = 0;
     int c, rc, status = 0;
 
-    while ((c = getopt_long(argc, argv, "hf:j:o:nb:", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "hf:j:o:nb:s:Sl", opts, NULL)) != -1) {
         switch (c) {
         case 'h':
-            printf("usage: bblog replay DIR... [--file PFS_PATH] [--job JOB_ID] [--output PATH]\n"
+            printf("usage: bblog replay DIR... [--list] [--file PFS_PATH] [--job JOB_ID]\n"
+                   "                        [--set SET] [--salvage] [--output PATH]\n"
                    "                        [--dry-run] [--buffer-size BYTES]\n"
                    "Applies the undrained records of the logs in each DIR (and DIR/bblog-UID/)\n"
                    "to the files they belong to, or only to PFS_PATH, in sync-generation, rank,\n"
                    "sequence order. Name every directory the job's ranks logged to (bblog_dir\n"
                    "may differ per rank): one replay orders them all. Idempotent: run it again\n"
-                   "after any failure.\n"
+                   "after any failure. A torn tail (records no sync acknowledged, cut by the\n"
+                   "crash) is dropped; any other damage is reported with the file ranges lost,\n"
+                   "and nothing is written unless --salvage.\n"
+                   "  -l, --list            list the crashed runs (sets of logs) and exit\n"
                    "  -f, --file PFS_PATH   only the logs of this file (as 'bblog ls' shows it)\n"
                    "  -j, --job JOB_ID      only the logs of this job\n"
+                   "  -s, --set SET         only the logs of this set (one run's open of the\n"
+                   "                        file, as --list shows it)\n"
+                   "  -S, --salvage         replay the intact records of damaged logs too\n"
                    "  -o, --output PATH     write to PATH instead of PFS_PATH (needs --file)\n"
                    "  -n, --dry-run         verify and plan, write nothing\n"
-                   "  -b, --buffer-size N   bytes gathered per write (k, M, G suffixes; 4M)\n");
+                   "  -b, --buffer-size N   bytes gathered per write (k, M, G suffixes; 4M)\n"
+                   "Exit status: 0 replayed, 1 error, 2 damage found (nothing written),\n"
+                   "3 damage found and the intact data replayed (--salvage).\n");
             return 0;
+        case 's': {
+            char *end;
+
+            errno = 0;
+            ro.set_id = strtoull(optarg, &end, 16);
+            if (errno != 0 || end == optarg || *end != '\0' || ro.set_id == 0) {
+                fprintf(stderr, "bblog replay: --set %s: give a set id as 'bblog replay --list' "
+                        "shows it (16 hexadecimal digits)\n", optarg);
+                return 1;
+            }
+            break;
+        }
+        case 'S':
+            ro.salvage = 1;
+            break;
+        case 'l':
+            list_only = 1;
+            break;
         case 'f':
             ro.pfs_path = optarg;
             break;
@@ -614,11 +845,27 @@ static int cmd_replay(int argc, char **argv)
         fprintf(stderr, "bblog replay: %s: %s\n", err.path, err.reason);
         return 1;
     }
+    if (bblog_replay_sets(&list, &sets, &nsets) != 0) {
+        oom();
+        status = 1;
+        goto out;
+    }
+    if (list_only) {
+        list_sets(sets, nsets, dir);
+        goto out;
+    }
     /* A log whose header can't be read may belong to any file: say so, and fail at the end,
-     * so that nobody takes a replay that may have missed data for a complete one. */
+     * so that nobody takes a replay that may have missed data for a complete one. A log named
+     * after a set is that set's damage, reported by its replay. */
     for (size_t i = 0; i < list.n; i++) {
         const struct bblog_replay_log *l = &list.logs[i];
+        uint32_t rank;
+        size_t j;
 
+        for (j = 0; j < nsets && !bblog_replay_named_in_set(&list, &sets[j], l, &rank); j++)
+            ;
+        if (j < nsets)
+            continue;
         if (l->open_rc == BBLOG_EBADMAGIC) {
             printf("bblog replay: %s: not a bblog log; ignored\n", l->meta_path);
         } else if (l->open_rc != 0) {
@@ -654,17 +901,24 @@ static int cmd_replay(int argc, char **argv)
             continue;
         one.pfs_path = paths[i];
         rc = bblog_replay_file(&list, &one, &rep, &err);
-        if (rc == 0) {
+        if (rep.nlosses > 0)
+            replay_losses(&list, paths[i], &rep);
+        if (rc == 0 || (rc == BBLOG_ECORRUPT && rep.salvaged)) {
             replay_summary(&list, paths[i], one.target ? one.target : paths[i], &rep,
                            one.dry_run);
+            if (rc != 0) {
+                fprintf(stderr, "bblog replay: %s: SALVAGED: %s\n", paths[i], err.reason);
+                status = worse(status, REPLAY_SALVAGED);
+            }
         } else {
             fprintf(stderr, "bblog replay: %s: %s\n", err.path, err.reason);
             replay_hint(&err, dir);
-            status = 1;
+            status = worse(status, rc == BBLOG_ECORRUPT ? REPLAY_DAMAGED : REPLAY_ERROR);
         }
         bblog_replay_report_free(&rep);
     }
 out:
+    free(sets);
     free(paths);
     bblog_replay_list_free(&list);
     return status;

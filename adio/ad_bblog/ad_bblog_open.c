@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ad_bblog.h"
@@ -137,9 +138,13 @@ static int prepare_log(ADIO_File fd, struct ADIOI_BBLOG_state *st, char *token, 
                                   st->logdir);
     if (st->rank == 0) {
         char job[BBLOG_JOB_ID_MAX];
+        struct timespec ts;
+
         job_id(job, sizeof(job));
-        snprintf(token, tlen, "%.63s|%016llx.%ld.%u", job,
-                 (unsigned long long) bblog_fnv1a64(st->pfs_path), (long) getpid(), opens++);
+        clock_gettime(CLOCK_REALTIME, &ts);
+        snprintf(token, tlen, "%.63s|%016llx.%ld.%u|%lld.%09ld", job,
+                 (unsigned long long) bblog_fnv1a64(st->pfs_path), (long) getpid(), opens++,
+                 (long long) ts.tv_sec, (long) ts.tv_nsec);
     }
     rc = ADIOI_BBLOG_Logstate_attach(st->pfs_path, &st->ls);
     if (rc != 0)
@@ -148,11 +153,17 @@ static int prepare_log(ADIO_File fd, struct ADIOI_BBLOG_state *st, char *token, 
     return MPI_SUCCESS;
 }
 
-/* The log's name, from rank 0's token "JOB|FILE.PID.N". */
+/* The log's name and set id, from rank 0's token "JOB|FILE.PID.N|TIME": the set id tells
+ * this open's logs from those of another run whose job id, PID and count happen to match
+ * (job ids are reused across clusters and restarts). */
 static void name_log(struct ADIOI_BBLOG_state *st, char *token)
 {
-    char *bar = strchr(token, '|');
+    char *bar = strchr(token, '|'), *bar2 = strrchr(token, '|');
 
+    st->set_id = bblog_fnv1a64(token);
+    if (st->set_id == 0)
+        st->set_id = 1;         /* 0 means "any set" to the replay tool */
+    *bar2 = '\0';
     *bar = '\0';
     snprintf(st->job, sizeof(st->job), "%.63s", token);
     snprintf(st->log_name, sizeof(st->log_name), "%s.%s.r%d", token, bar + 1, st->rank);

@@ -133,6 +133,7 @@ static int create_log(ADIO_File fd, struct ADIOI_BBLOG_state *st)
     p.name = st->log_name;
     p.pfs_path = st->pfs_path;
     p.job_id = st->job;
+    p.set_id = st->set_id;
     /* The process's place in the job, not in the file's communicator: handles opened on
      * MPI_COMM_SELF share this log too, and replay tells processes apart by it. */
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);

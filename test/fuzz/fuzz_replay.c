@@ -136,11 +136,12 @@ static int cmp_u64(const void *pa, const void *pb)
     return a < b ? -1 : a > b;
 }
 
-/* The undrained records of PATH's logs in LIST, payloads copied. Returns 0, or -1 when they
- * exceed ORACLE_MAX_BYTES (no check then). */
+/* The undrained records of the logs of PATH's replayed set (REP) in LIST, payloads copied.
+ * Returns 0, or -1 when they exceed ORACLE_MAX_BYTES (no check then). */
 static int model_load(const struct bblog_replay_list *list, const char *path,
-                      uint32_t drained_gen, struct model *m)
+                      const struct bblog_replay_report *rep, struct model *m)
 {
+    uint32_t drained_gen = rep->drained_gen;
     uint64_t *keep = NULL;
     size_t first, nkeep;
 
@@ -150,7 +151,10 @@ static int model_load(const struct bblog_replay_list *list, const char *path,
         struct bblog_log_record r;
         const void *payload;
 
-        if (l->open_rc != 0 || strcmp(l->pfs_path, path) != 0)
+        /* The logs of the replayed set only: another set's logs may hold records that its
+         * own drained_gen, not this one's, marks drained. */
+        if (l->open_rc != 0 || strcmp(l->pfs_path, path) != 0 || l->set_id != rep->set_id ||
+            strcmp(l->job_id, rep->job_id) != 0)
             continue;
         FUZZ_CHECK(bblog_scan_open(l->meta_path, &s) == 0);
         first = m->n;
@@ -217,7 +221,7 @@ static void check_replayed(const struct bblog_replay_list *list, const char *pat
     struct stat st;
     int fd;
 
-    if (model_load(list, path, rep->drained_gen, &m) != 0) {
+    if (model_load(list, path, rep, &m) != 0) {
         model_free(&m);
         return;
     }

@@ -4,10 +4,11 @@
  * the scratch directory, then scanned to its end.
  *
  * Besides the sanitizers, the scanner's promises (bblog_log.h, scan.c) are checked on every
- * input: a record is handed out only with a valid rec_crc, len > 0, consecutive seq, an epoch
- * not after the header's, a payload inside the data log whose CRC matches; the scan visits
- * each slot once and ends at the end of the meta file or at a bad slot it reports, and a
- * failed scan keeps failing the same way; inspect agrees with the scan.
+ * input: a record is handed out only with a valid rec_crc, len > 0, consecutive seq (after
+ * the last damage), an epoch not after the header's, a payload inside the data log whose CRC
+ * matches; the scan visits each slot once and ends at the end of the meta file or at a bad
+ * slot it reports, a failed scan keeps failing the same way until resumed past corruption, a
+ * torn tail is never below the last sync mark; inspect agrees with the scan.
  */
 #include "config.h"
 
@@ -29,7 +30,8 @@ static void scan_all(const char *meta, const uint8_t *m, const struct fuzz_log *
     struct bblog_log_record r;
     const void *payload;
     uint64_t nrec = 0, undrained = 0, bytes = 0, next_slot = BBLOG_HEADER_SIZE, seq = 0;
-    uint64_t max_slots;
+    uint64_t max_slots, damaged = 0;
+    struct bblog_scan_damage last = { 0 };
     int rc, n;
 
     rc = bblog_scan_open(meta, &s);
@@ -46,6 +48,7 @@ static void scan_all(const char *meta, const uint8_t *m, const struct fuzz_log *
     FUZZ_CHECK(strcmp(h->pfs_path, ins->pfs_path) == 0 && strcmp(h->job_id, ins->job_id) == 0);
 
     max_slots = (l->meta_len - BBLOG_HEADER_SIZE) / BBLOG_RECORD_SIZE;
+resume:
     while ((n = bblog_scan_next(s, &r, &payload)) == 1) {
         struct bblog_log_record d;
         uint32_t crc;
@@ -76,17 +79,34 @@ static void scan_all(const char *meta, const uint8_t *m, const struct fuzz_log *
         }
     }
     if (n == 0) {
-        /* A clean end is the end of the meta file, with nothing but whole slots in it. */
-        FUZZ_CHECK(next_slot == l->meta_len);
+        /* A clean end is the end of the meta file, with nothing but whole slots in it, or a
+         * file cut before its sync mark, which was reported (and resumed past) already. */
+        FUZZ_CHECK(next_slot == l->meta_len || (damaged > 0 && next_slot > l->meta_len) ||
+                   (damaged > 0 && last.kind == BBLOG_DMG_TRUNCATED));
     } else {
         uint64_t bad = bblog_scan_bad_pos(s);
+        struct bblog_scan_damage d;
 
         FUZZ_CHECK(n == BBLOG_ETORN || n == BBLOG_ECORRUPT);
-        FUZZ_CHECK(bad == next_slot && bad < l->meta_len);
+        FUZZ_CHECK(bblog_scan_damage(s, &d) == 0 && d.pos == bad);
+        /* A torn tail lies past the last sync and ends the scan; corruption stops at the bad
+         * slot, or at the end of a meta file cut before its sync mark. */
+        FUZZ_CHECK(bad == next_slot);
+        FUZZ_CHECK(bad < l->meta_len || (n == BBLOG_ECORRUPT && d.kind == BBLOG_DMG_TRUNCATED));
+        FUZZ_CHECK(n == BBLOG_ECORRUPT || !d.synced);
         FUZZ_CHECK(bblog_scan_next(s, &r, &payload) == n);
         FUZZ_CHECK(bblog_scan_bad_pos(s) == bad);
+        if (n == BBLOG_ECORRUPT) {
+            damaged++;
+            last = d;
+            FUZZ_CHECK(bblog_scan_resume(s) == 0);
+            next_slot = d.kind == BBLOG_DMG_TRUNCATED ? l->meta_len : bad + BBLOG_RECORD_SIZE;
+            seq = 0;
+            goto resume;
+        }
     }
-    FUZZ_CHECK(ins->scan_rc == n && ins->records == nrec);
+    FUZZ_CHECK(ins->scan_rc == (damaged > 0 && n <= 0 ? BBLOG_ECORRUPT : n));
+    FUZZ_CHECK(ins->records == nrec && ins->damaged == damaged);
     FUZZ_CHECK(ins->undrained_records == undrained && ins->undrained_bytes == bytes);
     bblog_scan_close(s);
 }

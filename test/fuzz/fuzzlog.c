@@ -181,6 +181,17 @@ static void fix_header(uint8_t *m)
     path[BBLOG_PATH_MAX] = '\0';
     bblog_put_le64(m + BBLOG_H_FILE_ID, bblog_fnv1a64(path));
     bblog_put_le32(m + BBLOG_H_CRC, bblog_crc32c(0, m, BBLOG_H_CRC));
+    /* Sync slots that hold anything get their own CRC fixed, so that mutated sync marks reach
+     * the checks behind the CRC. */
+    for (size_t at = BBLOG_H_SYNC0; at < BBLOG_HEADER_SIZE; at += BBLOG_SYNC_SLOT_SIZE) {
+        uint8_t *y = m + at;
+        size_t i;
+
+        for (i = 0; i < BBLOG_SYNC_SLOT_SIZE && y[i] == 0; i++)
+            ;
+        if (i < BBLOG_SYNC_SLOT_SIZE)
+            bblog_put_le32(y + BBLOG_S_CRC, bblog_crc32c(0, y, BBLOG_S_CRC));
+    }
 }
 
 static void fix_records(uint8_t *m, size_t mlen, const uint8_t *data, size_t dlen)

@@ -2,7 +2,8 @@
  * mkseeds: generates the seed corpus of the fuzz targets from simulated jobs (the simlog
  * helpers of the unit tests write real logs with bblog_log_create): clean logs, drained and
  * undrained epochs, a rank stuck in its drain, torn tails, corrupt records and payloads,
- * missing ranks, and two jobs' logs of one file. Each case is written twice, with and without
+ * missing ranks, two jobs' logs of one file, and damage to records a sync acknowledged (a
+ * flipped bit in a slot or a payload, a meta log cut before its sync mark). Each case is written twice, with and without
  * the checksum fix-up flags (fuzzlog.h). Payloads are kept small so that the seeds are.
  *
  *   mkseeds WORKDIR OUTDIR     writes OUTDIR/scan/NAME and OUTDIR/replay/NAME
@@ -32,17 +33,23 @@ struct scenario {
     uint32_t corrupt;           /* rank whose second undrained record gets a flipped bit */
     int corrupt_payload;        /* ... in its payload rather than in its slot */
     uint32_t missing;           /* rank whose log is removed */
+    int sync;                   /* a sync after generation 1: what came before is acknowledged */
+    uint32_t cut;               /* rank whose meta log is cut after its first record */
 };
 
 static const struct scenario scenarios[] = {
-    { "clean1", 1, 0, NONE, NONE, NONE, 0, NONE },
-    { "clean3", 3, 0, NONE, NONE, NONE, 0, NONE },
-    { "drained4", 4, 1, NONE, NONE, NONE, 0, NONE },
-    { "stuck3", 3, 1, 1, NONE, NONE, 0, NONE },
-    { "torn2", 2, 1, NONE, 1, NONE, 0, NONE },
-    { "corrupt_slot2", 2, 0, NONE, NONE, 0, 0, NONE },
-    { "corrupt_payload2", 2, 0, NONE, NONE, 1, 1, NONE },
-    { "missing4", 4, 1, NONE, NONE, NONE, 0, 2 },
+    { "clean1", 1, 0, NONE, NONE, NONE, 0, NONE, 0, NONE },
+    { "clean3", 3, 0, NONE, NONE, NONE, 0, NONE, 0, NONE },
+    { "drained4", 4, 1, NONE, NONE, NONE, 0, NONE, 0, NONE },
+    { "stuck3", 3, 1, 1, NONE, NONE, 0, NONE, 0, NONE },
+    { "torn2", 2, 1, NONE, 1, NONE, 0, NONE, 0, NONE },
+    { "corrupt_slot2", 2, 0, NONE, NONE, 0, 0, NONE, 0, NONE },
+    { "corrupt_payload2", 2, 0, NONE, NONE, 1, 1, NONE, 0, NONE },
+    { "missing4", 4, 1, NONE, NONE, NONE, 0, 2, 0, NONE },
+    { "synced_slot3", 3, 0, NONE, NONE, 1, 0, NONE, 1, NONE },
+    { "synced_payload2", 2, 0, NONE, NONE, 0, 1, NONE, 1, NONE },
+    { "synced_cut2", 2, 0, NONE, NONE, NONE, 0, NONE, 1, 1 },
+    { "synced_torn2", 2, 0, NONE, 0, NONE, 0, NONE, 1, NONE },
 };
 
 static uint64_t lcg(uint64_t *x)
@@ -68,6 +75,8 @@ static int run(struct sim *s, const struct scenario *sc, uint64_t seed)
         }
         if (rc == 0 && gen == 1 && sc->drain)
             rc = sim_drain(s, sc->stuck);
+        if (rc == 0 && gen == 1 && sc->sync)
+            rc = sim_sync(s);
     }
     if (rc == 0)
         rc = sim_crash(s);
@@ -77,6 +86,9 @@ static int run(struct sim *s, const struct scenario *sc, uint64_t seed)
         rc = sim_corrupt(s, sc->corrupt, 1, sc->corrupt_payload);
     if (rc == 0 && sc->missing != NONE)
         rc = sim_remove(s, sc->missing);
+    if (rc == 0 && sc->cut != NONE &&
+        truncate(s->meta_paths[sc->cut], BBLOG_HEADER_SIZE + BBLOG_RECORD_SIZE) != 0)
+        rc = errno;
     return rc;
 }
 

@@ -5,7 +5,8 @@
  * The job (NPROCS ranks, fixed seed): generation 0 is an N-1 strided pattern with every rank's
  * blocks overlapping its neighbours'; generation 1 is random overlapping writes; then a
  * collective drain writes the PFS file and marks the logs drained; generations 2 and 3 are
- * random writes again (at least three per rank), and the job crashes before draining them.
+ * random writes again (three per rank), optionally with a sync after generation 2, and the job
+ * crashes before draining them: what was logged since the last sync (or drain) is unsynced.
  */
 #include "config.h"
 
@@ -34,6 +35,8 @@ static const char usage_text[] =
     "  --missing RANK  remove RANK's log after the crash\n"
     "  --stuck RANK    RANK crashes inside the drain, after its epoch bump\n"
     "  --no-drain      skip the drain: everything stays undrained\n"
+    "  --sync          sync after generation 2: its records are acknowledged, those of\n"
+    "                  generation 3 are not\n"
     "Prints one line 'log META_PATH' per log left behind.\n";
 
 static int parse_rank(const char *s, uint32_t *out)
@@ -70,7 +73,7 @@ static int random_gen(struct sim *s, uint32_t gen, uint64_t *x, uint32_t skip)
     return rc;
 }
 
-static int run(struct sim *s, uint64_t seed, uint32_t stuck, int drain)
+static int run(struct sim *s, uint64_t seed, uint32_t stuck, int drain, int sync)
 {
     const uint64_t bs = 4096;
     uint64_t x = seed;
@@ -84,8 +87,11 @@ static int run(struct sim *s, uint64_t seed, uint32_t stuck, int drain)
         rc = random_gen(s, 1, &x, NONE);
     if (rc == 0 && drain)
         rc = sim_drain(s, stuck);
-    for (uint32_t gen = 2; gen < 4 && rc == 0; gen++)
+    for (uint32_t gen = 2; gen < 4 && rc == 0; gen++) {
         rc = random_gen(s, gen, &x, stuck);
+        if (rc == 0 && gen == 2 && sync)
+            rc = sim_sync(s);
+    }
     return rc;
 }
 
@@ -102,13 +108,14 @@ int main(int argc, char **argv)
         { "missing", required_argument, NULL, 'M' },
         { "stuck", required_argument, NULL, 'S' },
         { "no-drain", no_argument, NULL, 'D' },
+        { "sync", no_argument, NULL, 'Y' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     uint32_t nprocs = 4, torn = NONE, corrupt = NONE, missing = NONE, stuck = NONE;
     const char *job = "mklogs-job", *tag = "mklogs", *dir;
     uint64_t seed = 1;
-    int c, userdir = 0, drain = 1, rc;
+    int c, userdir = 0, drain = 1, sync = 0, rc;
     char udir[4096];
     struct sim s;
 
@@ -146,6 +153,9 @@ int main(int argc, char **argv)
         case 'D':
             drain = 0;
             break;
+        case 'Y':
+            sync = 1;
+            break;
         case 'h':
             fputs(usage_text, stdout);
             return 0;
@@ -173,7 +183,7 @@ int main(int argc, char **argv)
     }
     rc = sim_open(&s, dir, tag, argv[optind + 1], job, nprocs, seed);
     if (rc == 0)
-        rc = run(&s, seed, stuck, drain);
+        rc = run(&s, seed, stuck, drain, sync);
     if (rc == 0)
         rc = sim_crash(&s);
     if (rc == 0 && torn < nprocs)

@@ -104,6 +104,11 @@ int sim_open(struct sim *s, const char *dir, const char *tag, const char *pfs_pa
     if (!s->dir || !s->tag || !s->pfs_path || !s->job_id || !s->logs || !s->meta_paths ||
         !s->appends)
         return rc;
+    /* One set per simulated open: the job and the seed name it (two sims of one job and seed
+     * are one open's logs, as the driver's token makes them). */
+    s->set_id = bblog_fnv1a64(job_id) ^ (seed * UINT64_C(0x9e3779b97f4a7c15));
+    if (s->set_id == 0)
+        s->set_id = 1;
     for (uint32_t r = 0; r < nprocs; r++) {
         char name[256];
         /* pwrite, not libaio: io_destroy at close waits for an RCU grace period (about 30 ms
@@ -111,7 +116,7 @@ int sim_open(struct sim *s, const char *dir, const char *tag, const char *pfs_pa
         struct bblog_log_params p = {
             .dir = dir, .name = name, .pfs_path = pfs_path, .job_id = job_id,
             .rank = r, .nprocs = nprocs, .staging_size = 64 << 10, .staging_count = 2,
-            .flags = BBLOG_LOG_NO_AIO,
+            .flags = BBLOG_LOG_NO_AIO, .set_id = s->set_id,
         };
 
         snprintf(name, sizeof name, "%s.r%u", tag, r);
@@ -292,6 +297,17 @@ int sim_drain(struct sim *s, uint32_t stuck_rank)
     return 0;
 }
 
+int sim_sync(struct sim *s)
+{
+    for (uint32_t r = 0; r < s->nprocs; r++) {
+        int rc = s->logs[r] ? bblog_log_sync(s->logs[r]) : 0;
+
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
 int sim_crash(struct sim *s)
 {
     int rc = 0;
@@ -301,10 +317,7 @@ int sim_crash(struct sim *s)
 
         if (!s->logs[r])
             continue;
-        rc2 = bblog_log_sync(s->logs[r]);
-        if (rc == 0)
-            rc = rc2;
-        rc2 = bblog_log_close(s->logs[r], 0);
+        rc2 = bblog_log_abandon(s->logs[r]);
         if (rc == 0)
             rc = rc2;
         s->logs[r] = NULL;

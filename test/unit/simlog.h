@@ -18,6 +18,7 @@ struct sim_write;
 struct sim {
     char *dir, *pfs_path, *job_id, *tag;
     uint32_t nprocs;
+    uint64_t set_id;            /* in every log's header */
     struct bblog_log **logs;    /* NULL once a rank's log is closed */
     char **meta_paths;          /* per rank, kept after close */
     uint32_t gen;
@@ -46,7 +47,12 @@ void sim_set_gen(struct sim *s, uint32_t gen);
  * closed and only its header epoch is bumped, so its drained records stay in the file. */
 int sim_drain(struct sim *s, uint32_t stuck_rank);
 
-/* The crash: syncs and closes every open log, leaving the files. */
+/* Every open log syncs (MPI_File_sync): what was logged so far is acknowledged. */
+int sim_sync(struct sim *s);
+
+/* The crash: every open log's appended payloads and records are written, but not synced
+ * (bblog_log_abandon), and the files are left: what was logged since the last sim_sync or
+ * sim_drain is the unsynced tail. */
 int sim_crash(struct sim *s);
 
 /* After sim_crash: cuts RANK's meta file in the middle of its last record (a torn append);

@@ -130,6 +130,7 @@ static void sample_header(struct bblog_log_header *h, size_t path_len, size_t jo
     h->nprocs = 64;
     h->create_time_ns = UINT64_C(0x0123456789abcdef);
     h->epoch = UINT64_C(0xfedcba9876543210);
+    h->set_id = UINT64_C(0x1122334455667788);
     for (size_t i = 0; i < path_len; i++)
         h->pfs_path[i] = (char) ('a' + i % 26);
     for (size_t i = 0; i < job_len; i++)
@@ -153,7 +154,7 @@ static void check_header_roundtrip(size_t path_len, size_t job_len)
     bblog_header_encode(&h, buf);
     /* The magic reads "BBBLOGM1" in file order whatever the host. */
     assert_memory_equal(buf, "BBBLOGM1", 8);
-    assert_int_equal(bblog_get_le32(buf + BBLOG_H_VERSION), 1);
+    assert_int_equal(bblog_get_le32(buf + BBLOG_H_VERSION), 2);
     assert_int_equal(bblog_get_le32(buf + BBLOG_H_HEADER_SIZE), 4096);
     assert_int_equal(bblog_get_le32(buf + BBLOG_H_RECORD_SIZE), 64);
     assert_int_equal(bblog_get_le32(buf + BBLOG_H_DRAINED_GEN), 0);
@@ -164,6 +165,8 @@ static void check_header_roundtrip(size_t path_len, size_t job_len)
     assert_int_equal(buf[BBLOG_H_EPOCH], 0x10);
     assert_true(bblog_get_le64(buf + BBLOG_H_EPOCH) == h.epoch);
     assert_true(bblog_get_le64(buf + BBLOG_H_FILE_ID) == bblog_fnv1a64(h.pfs_path));
+    assert_int_equal(buf[BBLOG_H_SET_ID], 0x88);
+    assert_true(bblog_get_le64(buf + BBLOG_H_SET_ID) == h.set_id);
     assert_memory_equal(buf + BBLOG_H_JOB_ID, h.job_id, job_len);
     for (size_t i = job_len; i < BBLOG_JOB_ID_MAX; i++)
         assert_int_equal(buf[BBLOG_H_JOB_ID + i], 0);
@@ -171,10 +174,17 @@ static void check_header_roundtrip(size_t path_len, size_t job_len)
     assert_memory_equal(buf + BBLOG_H_PATH, h.pfs_path, path_len);
     for (size_t i = path_len; i < BBLOG_PATH_MAX; i++)
         assert_int_equal(buf[BBLOG_H_PATH + i], 0);
-    assert_int_equal(bblog_get_le32(buf + BBLOG_H_CRC), crc_oracle(0, buf, 4092));
+    assert_int_equal(bblog_get_le32(buf + BBLOG_H_RESERVED), 0);
+    assert_int_equal(bblog_get_le32(buf + BBLOG_H_CRC), crc_oracle(0, buf, 3068));
+    /* No sync yet: both sync slots empty. */
+    for (size_t i = BBLOG_H_SYNC0; i < BBLOG_HEADER_SIZE; i++)
+        assert_int_equal(buf[i], 0);
 
     assert_int_equal(bblog_header_decode(buf, &d), 0);
-    assert_int_equal(d.version, 1);
+    assert_int_equal(d.version, 2);
+    assert_true(d.set_id == h.set_id);
+    assert_true(d.synced.count == 0);
+    assert_int_equal(d.bad_slots, 0);
     assert_int_equal(d.rank, h.rank);
     assert_int_equal(d.nprocs, h.nprocs);
     assert_true(d.create_time_ns == h.create_time_ns);
@@ -219,7 +229,9 @@ static void test_header_identity_errors(void **state)
 
     /* The version is checked before the CRC: a future version may place it elsewhere. */
     memcpy(buf, good, sizeof buf);
-    bblog_put_le32(buf + BBLOG_H_VERSION, 2);
+    bblog_put_le32(buf + BBLOG_H_VERSION, 3);
+    assert_int_equal(bblog_header_decode(buf, &d), BBLOG_EVERSION);
+    bblog_put_le32(buf + BBLOG_H_VERSION, 1);       /* the format before sync slots */
     assert_int_equal(bblog_header_decode(buf, &d), BBLOG_EVERSION);
     reseal(buf);
     assert_int_equal(bblog_header_decode(buf, &d), BBLOG_EVERSION);
@@ -232,7 +244,8 @@ static void test_header_identity_errors(void **state)
     assert_int_equal(bblog_header_decode(buf, &d), BBLOG_EBADHDR);
 }
 
-/* Every single-bit error anywhere in the header is refused, by the check that owns the bit. */
+/* Every single-bit error anywhere in the header is refused, by the check that owns the bit;
+ * one in a sync slot costs only that slot: the other one still says what was synced. */
 static void test_header_bitflips(void **state)
 {
     static unsigned char buf[BBLOG_HEADER_SIZE];
@@ -240,15 +253,69 @@ static void test_header_bitflips(void **state)
 
     (void) state;
     sample_header(&h, 100, 20);
+    h.synced = (struct bblog_log_synced) { .count = 4, .epoch = h.epoch, .seq = 9,
+                                           .meta_end = 4096 + 9 * 64, .data_end = 777 };
     bblog_header_encode(&h, buf);
+    /* Slot 1 holds the sync before (count 3). */
+    bblog_sync_slot_encode(&(struct bblog_log_synced) { .count = 3, .epoch = h.epoch, .seq = 5,
+                                                       .meta_end = 4096 + 5 * 64,
+                                                       .data_end = 500 }, buf + BBLOG_H_SYNC1);
     for (size_t bit = 0; bit < 8 * BBLOG_HEADER_SIZE; bit++) {
-        int want = bit < 64 ? BBLOG_EBADMAGIC : bit < 96 ? BBLOG_EVERSION : BBLOG_EBADHDR;
+        int want = bit < 64 ? BBLOG_EBADMAGIC : bit < 96 ? BBLOG_EVERSION
+            : bit < 8 * BBLOG_H_SYNC0 ? BBLOG_EBADHDR : 0;
 
         buf[bit / 8] ^= (unsigned char) (1u << (bit % 8));
         assert_int_equal(bblog_header_decode(buf, &d), want);
+        if (want == 0) {
+            assert_int_equal(d.bad_slots, 1);
+            assert_true(d.synced.count == (bit < 8 * BBLOG_H_SYNC1 ? 3 : 4));
+        }
         buf[bit / 8] ^= (unsigned char) (1u << (bit % 8));
     }
     assert_int_equal(bblog_header_decode(buf, &d), 0);
+    assert_true(d.synced.count == 4 && d.synced.seq == 9 && d.synced.data_end == 777);
+    assert_true(d.synced.meta_end == 4096 + 9 * 64 && d.synced.epoch == h.epoch);
+}
+
+/* The newest slot of the header's epoch wins; slots of another epoch, in the wrong place for
+ * their count, or impossible, name no sync. */
+static void test_sync_slots(void **state)
+{
+    static unsigned char buf[BBLOG_HEADER_SIZE], good[BBLOG_HEADER_SIZE];
+    static struct bblog_log_header h, d;
+    struct bblog_log_synced y = { .count = 2, .seq = 4, .meta_end = 4096 + 4 * 64, .data_end = 8 };
+
+    (void) state;
+    sample_header(&h, 30, 5);
+    y.epoch = h.epoch;
+    h.synced = y;
+    bblog_header_encode(&h, good);
+    assert_int_equal(bblog_header_decode(good, &d), 0);
+    assert_true(d.synced.count == 2 && d.synced.seq == 4);
+
+    memcpy(buf, good, sizeof buf);              /* an older epoch's sync: drained since */
+    y.epoch = h.epoch - 1;
+    y.count = 3;
+    bblog_sync_slot_encode(&y, buf + BBLOG_H_SYNC1);
+    assert_int_equal(bblog_header_decode(buf, &d), 0);
+    assert_true(d.synced.count == 2);
+    y.epoch = h.epoch;                          /* the same epoch: newer */
+    bblog_sync_slot_encode(&y, buf + BBLOG_H_SYNC1);
+    assert_int_equal(bblog_header_decode(buf, &d), 0);
+    assert_true(d.synced.count == 3);
+    y.count = 5;                                /* odd count in slot 0: misplaced */
+    bblog_sync_slot_encode(&y, buf + BBLOG_H_SYNC0);
+    assert_int_equal(bblog_header_decode(buf, &d), 0);
+    assert_true(d.synced.count == 3);
+    y.count = 4;                                /* meta_end not on a record boundary */
+    y.meta_end = 4096 + 10;
+    bblog_sync_slot_encode(&y, buf + BBLOG_H_SYNC0);
+    assert_int_equal(bblog_header_decode(buf, &d), 0);
+    assert_true(d.synced.count == 3);
+    assert_int_equal(d.bad_slots, 1);
+    assert_int_equal(bblog_sync_slot_decode(buf + BBLOG_H_SYNC0, &y), BBLOG_ECORRUPT);
+    memset(buf + BBLOG_H_SYNC0, 0, BBLOG_SYNC_SLOT_SIZE);
+    assert_int_equal(bblog_sync_slot_decode(buf + BBLOG_H_SYNC0, &y), 1);
 }
 
 /* Values no writer produces, under a valid CRC, are refused too. */
@@ -372,6 +439,7 @@ int main(void)
         cmocka_unit_test(test_header_roundtrip),
         cmocka_unit_test(test_header_identity_errors),
         cmocka_unit_test(test_header_bitflips),
+        cmocka_unit_test(test_sync_slots),
         cmocka_unit_test(test_header_insane_values),
         cmocka_unit_test(test_record_roundtrip),
         cmocka_unit_test(test_record_bitflips),

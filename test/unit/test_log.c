@@ -793,7 +793,7 @@ static void test_create(void **state)
     /* The header is readable as soon as create returns. */
     assert_int_equal(bblog_scan_open(bblog_log_meta_path(log), &s), 0);
     h = bblog_scan_header(s);
-    assert_int_equal(h->version, 1);
+    assert_int_equal(h->version, 2);
     assert_int_equal(h->rank, 0);
     assert_int_equal(h->nprocs, 1);
     assert_true(h->epoch == 0);
@@ -965,6 +965,77 @@ static void test_mark_drained(void **state)
         assert_int_equal(bblog_log_close(log, 0), 0);
         check_scan(meta, &m);
 
+        remove_log_files(meta, data);
+        model_free(&m);
+        free(meta);
+        free(data);
+    }
+}
+
+/* The sync slot read back from META's header. */
+static struct bblog_log_synced synced_of(const char *meta)
+{
+    struct bblog_scan *s = NULL;
+    struct bblog_log_synced y;
+
+    assert_int_equal(bblog_scan_open(meta, &s), 0);
+    y = bblog_scan_header(s)->synced;
+    bblog_scan_close(s);
+    return y;
+}
+
+/* N appends and no sync. */
+static void appends(struct bblog_log *log, struct model *m, uint64_t *rs, int n)
+{
+    for (int i = 0; i < n; i++)
+        assert_int_equal(do_append(log, m, rs, random_len(rs, 8192)), 0);
+}
+
+/* Each sync that wrote something records it in the header's next sync slot, after its records;
+ * a sync with nothing new writes nothing; a drain empties both slots; abandon leaves the
+ * records written after the last sync out of it. */
+static void test_sync_marks(void **state)
+{
+    const unsigned modes[] = {0, BBLOG_LOG_NO_AIO | BBLOG_LOG_NO_DIRECT};
+    const char *dirs[] = {g_disk, g_shm};
+
+    (void) state;
+    for (int k = 0; k < 2; k++) {
+        struct bblog_log *log = mklog(dirs[k], modes[k], 8192, 2);
+        char *meta = strdup(bblog_log_meta_path(log)), *data = strdup(bblog_log_data_path(log));
+        struct bblog_log_synced y;
+        struct model m;
+        uint64_t rs = 71 + (uint64_t) k;
+
+        model_init(&m);
+        assert_int_equal(bblog_log_sync(log), 0);       /* nothing logged: no mark */
+        assert_true(synced_of(meta).count == 0);
+        appends(log, &m, &rs, 40);
+        assert_true(synced_of(meta).count == 0);
+        assert_int_equal(bblog_log_sync(log), 0);
+        y = synced_of(meta);
+        assert_true(y.count == 1 && y.epoch == 0 && y.seq == 40);
+        assert_true(y.meta_end == BBLOG_HEADER_SIZE + 40 * BBLOG_RECORD_SIZE);
+        assert_true(y.meta_end == (uint64_t) tu_fsize(meta) && y.data_end == m.size);
+        assert_int_equal(bblog_log_sync(log), 0);       /* nothing new */
+        assert_true(synced_of(meta).count == 1);
+        appends(log, &m, &rs, 10);
+        assert_int_equal(bblog_log_sync(log), 0);
+        y = synced_of(meta);
+        assert_true(y.count == 2 && y.seq == 50 && y.data_end == m.size);
+        assert_int_equal(bblog_log_mark_drained(log), 0);
+        model_drained(&m);
+        assert_true(synced_of(meta).count == 0);
+        appends(log, &m, &rs, 5);
+        assert_int_equal(bblog_log_sync(log), 0);
+        y = synced_of(meta);
+        assert_true(y.count == 1 && y.epoch == 1 && y.seq == 55);
+        appends(log, &m, &rs, 7);
+        assert_int_equal(bblog_log_abandon(log), 0);
+        y = synced_of(meta);
+        assert_true(y.count == 1 && y.seq == 55);
+        assert_true((uint64_t) tu_fsize(meta) == BBLOG_HEADER_SIZE + 12 * BBLOG_RECORD_SIZE);
+        check_scan(meta, &m);
         remove_log_files(meta, data);
         model_free(&m);
         free(meta);
@@ -1423,6 +1494,7 @@ int main(void)
         cmocka_unit_test_setup(test_direct_probe, test_setup),
         cmocka_unit_test_setup(test_mark_drained, test_setup),
         cmocka_unit_test_setup(test_mark_drained_twice, test_setup),
+        cmocka_unit_test_setup(test_sync_marks, test_setup),
         cmocka_unit_test_setup(test_ordering, test_setup),
         cmocka_unit_test_setup(test_fault_transparent_pwrite, test_setup),
         cmocka_unit_test_setup(test_fault_unaligned_short, test_setup),

@@ -355,7 +355,15 @@ static void check_corrupt(struct fixture *f, int payload, int drained)
     assert_int_equal(replay(f->dir, f->pfs, NULL, 0, 0, &rep, &err), BBLOG_ECORRUPT);
     assert_int_equal(err.rc, BBLOG_ECORRUPT);
     assert_string_equal(err.path, s.meta_paths[1]);
-    assert_non_null(strstr(err.reason, "corrupt"));
+    assert_non_null(strstr(err.reason, "1 damaged item"));
+    assert_int_equal(rep.nlosses, 1);
+    assert_int_equal(rep.losses[0].rank, 1);
+    assert_int_equal(rep.losses[0].d.synced, 0);
+    assert_int_equal(rep.salvaged, 0);
+    if (payload) {      /* the record is intact: its file range is known */
+        assert_true(rep.losses[0].d.record_known);
+        assert_true(rep.losses[0].d.rec.off == (uint64_t) (1 * NPROCS + 1) * 256);
+    }
     if (drained) {
         assert_file_is(f->pfs, before, before_len);
     } else {
@@ -415,7 +423,7 @@ static void test_two_jobs(void **state)
 
 /* Fully drained logs (an earlier job's, or an earlier open's in the same job, kept with
  * bblog_keep_logs) hold nothing to replay: they neither refuse the replay nor count as
- * replayed, but they do count as present ranks. */
+ * replayed, nor as ranks of the crashed open. */
 static void test_drained_logs_ignored(void **state)
 {
     struct fixture *f = *state;
@@ -445,7 +453,8 @@ static void test_drained_logs_ignored(void **state)
     assert_int_equal(rep.nlogs, NPROCS - 1);
     assert_int_equal(rep.nempty, 8 + NPROCS);
     assert_string_equal(rep.job_id, "job-NEW");
-    assert_int_equal(rep.nmissing, 0);      /* rank 3's drained log of the earlier open */
+    /* Rank 3's drained log belongs to the earlier open (another set): this open has none. */
+    assert_int_equal(rep.nmissing, 1);
     assert_matches_model(&s, f->pfs);
     bblog_replay_report_free(&rep);
 
@@ -459,6 +468,161 @@ static void test_drained_logs_ignored(void **state)
     bblog_replay_report_free(&rep);
     sim_free(&old_job);
     sim_free(&old_open);
+    sim_free(&s);
+}
+
+/* Replays with explicit set and salvage options. */
+static int replay_opts(const char *dir, const struct bblog_replay_opts *o,
+                       struct bblog_replay_report *rep, struct bblog_replay_err *err)
+{
+    struct bblog_replay_list list;
+    int rc;
+
+    assert_int_equal(bblog_replay_discover(dir, &list, err), 0);
+    rc = bblog_replay_file(&list, o, rep, err);
+    bblog_replay_list_free(&list);
+    return rc;
+}
+
+/* Two crashed runs with the same job id (job ids repeat): listed as two sets, refused together,
+ * and either one replays alone when named. */
+static void test_two_runs_same_job(void **state)
+{
+    struct fixture *f = *state;
+    struct bblog_replay_report rep;
+    struct bblog_replay_err err;
+    struct bblog_replay_list list;
+    struct bblog_replay_set *sets;
+    size_t nsets;
+    struct sim a, b;
+
+    assert_int_equal(sim_open(&a, f->dir, "run1", f->pfs, "job-R", NPROCS, 1), 0);
+    assert_int_equal(sim_open(&b, f->dir, "run2", f->pfs, "job-R", NPROCS, 2), 0);
+    assert_true(a.set_id != b.set_id);
+    for (uint32_t r = 0; r < NPROCS; r++) {
+        assert_int_equal(sim_write(&a, r, r * 1000, 1500), 0);
+        assert_int_equal(sim_write(&b, r, r * 1000 + 200, 900), 0);
+    }
+    assert_int_equal(sim_crash(&a), 0);
+    assert_int_equal(sim_crash(&b), 0);
+
+    assert_int_equal(bblog_replay_discover(f->dir, &list, &err), 0);
+    assert_int_equal(bblog_replay_sets(&list, &sets, &nsets), 0);
+    assert_int_equal(nsets, 2);
+    for (size_t i = 0; i < 2; i++) {
+        assert_true(sets[i].set_id == a.set_id || sets[i].set_id == b.set_id);
+        assert_string_equal(sets[i].job_id, "job-R");
+        assert_int_equal(sets[i].nlogs, NPROCS);
+        assert_true(sets[i].undrained_bytes == NPROCS * (sets[i].set_id == a.set_id ? 1500
+                                                                               : 900));
+    }
+    free(sets);
+    bblog_replay_list_free(&list);
+
+    assert_int_equal(replay(f->dir, f->pfs, "job-R", 0, 0, &rep, &err), BBLOG_EMISMATCH);
+    assert_non_null(strstr(err.reason, "set"));
+    assert_int_equal(access(f->pfs, F_OK), -1);
+    bblog_replay_report_free(&rep);
+    assert_int_equal(replay_opts(f->dir, &(struct bblog_replay_opts) {
+        .pfs_path = f->pfs, .set_id = a.set_id }, &rep, &err), 0);
+    assert_true(rep.set_id == a.set_id && rep.nlogs == NPROCS);
+    assert_matches_model(&a, f->pfs);
+    bblog_replay_report_free(&rep);
+    assert_int_equal(unlink(f->pfs), 0);
+    assert_int_equal(replay_opts(f->dir, &(struct bblog_replay_opts) {
+        .pfs_path = f->pfs, .set_id = b.set_id }, &rep, &err), 0);
+    assert_matches_model(&b, f->pfs);
+    bblog_replay_report_free(&rep);
+    assert_int_equal(replay_opts(f->dir, &(struct bblog_replay_opts) {
+        .pfs_path = f->pfs, .set_id = 12345 }, &rep, &err), ENOENT);
+    bblog_replay_report_free(&rep);
+    sim_free(&a);
+    sim_free(&b);
+}
+
+/* Damage to a synced record: refused with the loss listed; salvage writes every other byte
+ * and leaves the lost range as it was (a hole here). */
+static void test_salvage(void **state)
+{
+    struct fixture *f = *state;
+    struct bblog_replay_report rep;
+    struct bblog_replay_err err;
+    struct bblog_replay_opts o = { .pfs_path = f->pfs };
+    unsigned char *want, *got;
+    size_t want_len, got_len;
+    struct sim s;
+
+    assert_int_equal(sim_open(&s, f->dir, "sv", f->pfs, "job-S", NPROCS, 7), 0);
+    for (uint32_t r = 0; r < NPROCS; r++)
+        assert_int_equal(sim_write(&s, r, r * 4096, 1000), 0);
+    assert_int_equal(sim_sync(&s), 0);
+    for (uint32_t r = 0; r < NPROCS; r++)
+        assert_int_equal(sim_write(&s, r, r * 4096 + 1000, 1000), 0);
+    assert_int_equal(sim_expected(&s, &want, &want_len), 0);
+    assert_int_equal(sim_crash(&s), 0);
+    assert_int_equal(sim_corrupt(&s, 2, 0, 1), 0);      /* rank 2's synced first payload */
+
+    assert_int_equal(replay_opts(f->dir, &o, &rep, &err), BBLOG_ECORRUPT);
+    assert_int_equal(rep.nlosses, 1);
+    assert_true(rep.losses[0].rank == 2 && rep.losses[0].d.synced);
+    assert_true(rep.losses[0].d.record_known && rep.losses[0].d.rec.off == 2 * 4096);
+    assert_int_equal(rep.salvaged, 0);
+    assert_int_equal(access(f->pfs, F_OK), -1);
+    bblog_replay_report_free(&rep);
+
+    o.salvage = 1;
+    assert_int_equal(replay_opts(f->dir, &o, &rep, &err), BBLOG_ECORRUPT);
+    assert_int_equal(rep.salvaged, 1);
+    assert_int_equal(rep.nlosses, 1);
+    assert_int_equal(rep.records, 2 * NPROCS - 1);
+    assert_non_null(strstr(err.reason, "were replayed"));
+    assert_int_equal(sim_read_file(f->pfs, &got, &got_len), 0);
+    assert_int_equal(got_len, want_len);
+    for (size_t i = 0; i < got_len; i++) {
+        if (i >= 2 * 4096 && i < 2 * 4096 + 1000)
+            assert_int_equal(got[i], 0);
+        else
+            assert_int_equal(got[i], want[i]);
+    }
+    free(got);
+    free(want);
+    bblog_replay_report_free(&rep);
+    sim_free(&s);
+}
+
+/* A log of the set whose header is damaged is told by its name: it is a loss of the set, not
+ * a missing rank, and the replay refuses (salvage replays the others). */
+static void test_damaged_header_in_set(void **state)
+{
+    struct fixture *f = *state;
+    struct bblog_replay_report rep;
+    struct bblog_replay_err err;
+    struct bblog_replay_opts o = { .pfs_path = f->pfs };
+    struct sim s;
+    int fd;
+
+    assert_int_equal(sim_open(&s, f->dir, "hd", f->pfs, "job-H", NPROCS, 8), 0);
+    for (uint32_t r = 0; r < NPROCS; r++)
+        assert_int_equal(sim_write(&s, r, r * 100, 100), 0);
+    assert_int_equal(sim_sync(&s), 0);
+    assert_int_equal(sim_crash(&s), 0);
+    fd = open(s.meta_paths[1], O_WRONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(pwrite(fd, "XX", 2, 200), 2);       /* inside the header's job id */
+    close(fd);
+
+    assert_int_equal(replay_opts(f->dir, &o, &rep, &err), BBLOG_ECORRUPT);
+    assert_int_equal(rep.nlosses, 1);
+    assert_int_equal(rep.losses[0].rank, 1);
+    assert_int_equal(rep.losses[0].header_rc, BBLOG_EBADHDR);
+    assert_int_equal(rep.nmissing, 0);
+    assert_int_equal(access(f->pfs, F_OK), -1);
+    bblog_replay_report_free(&rep);
+    o.salvage = 1;
+    assert_int_equal(replay_opts(f->dir, &o, &rep, &err), BBLOG_ECORRUPT);
+    assert_int_equal(rep.salvaged, 1);
+    assert_int_equal(rep.records, NPROCS - 1);
+    bblog_replay_report_free(&rep);
     sim_free(&s);
 }
 
@@ -484,8 +648,8 @@ static void test_process_set_mismatch(void **state)
         assert_int_equal(sim_remove(&b, r), 0);
     sim_free(&b);
 
-    /* the same ranks twice */
-    assert_int_equal(sim_open(&b, f->dir, "dup", f->pfs, "job-N", 4, 2), 0);
+    /* the same ranks twice in one set (job and seed make the set) */
+    assert_int_equal(sim_open(&b, f->dir, "dup", f->pfs, "job-N", 4, 1), 0);
     assert_int_equal(sim_write(&b, 0, 5, 10), 0);
     assert_int_equal(sim_crash(&b), 0);
     assert_int_equal(replay(f->dir, f->pfs, NULL, 0, 0, &rep, &err), BBLOG_EMISMATCH);
@@ -779,6 +943,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_two_jobs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_drained_logs_ignored, setup, teardown),
         cmocka_unit_test_setup_teardown(test_process_set_mismatch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_two_runs_same_job, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_salvage, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_damaged_header_in_set, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_rank_and_stale_epoch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mixed_epochs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_file_filter, setup, teardown),

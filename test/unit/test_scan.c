@@ -2,10 +2,11 @@
  * Unit tests of the log scanner (logfs/scan.c), on logs written by the appender and then
  * damaged on purpose: the meta log cut at every byte of its last record, payloads cut, single
  * bits flipped in every byte of every record and payload, zeroed slots, and records rewritten
- * with valid CRCs but impossible contents. The oracle is the list of what was appended: the
- * scanner must return exactly the records before the damage, intact, then BBLOG_ETORN when no
- * valid record follows the damaged slot and BBLOG_ECORRUPT when one does, with bad_pos naming
- * the slot, and keep returning that code.
+ * with valid CRCs but impossible contents, in logs whose records no sync acknowledged and in
+ * logs whose records a sync did. The oracle is the list of what was appended: the scanner must
+ * return exactly the records before the damage, intact, then BBLOG_ETORN for a bad slot past
+ * the last sync that no valid record follows and BBLOG_ECORRUPT otherwise, with bad_pos naming
+ * the slot, and keep returning that code until resumed.
  */
 #include "config.h"
 
@@ -52,8 +53,10 @@ static int group_teardown(void **state)
     return 0;
 }
 
-/* Writes a log of n records with payloads of 1..maxlen random bytes, synced and closed. */
-static struct built *build(size_t n, size_t maxlen, uint64_t seed)
+/* Writes a log of n records with payloads of 1..maxlen random bytes, of which the first nsync
+ * are acknowledged by syncs (after every fifth record and after record nsync - 1); the rest
+ * are written but not synced when the log is abandoned, as a crash leaves them. */
+static struct built *build_synced(size_t n, size_t maxlen, uint64_t seed, size_t nsync)
 {
     struct bblog_log_params p = {
         .dir = g_dir, .pfs_path = "/pfs/x", .job_id = "scan", .rank = 1, .nprocs = 2,
@@ -83,13 +86,19 @@ static struct built *build(size_t n, size_t maxlen, uint64_t seed)
                                           &b->data_off[i]), 0);
         assert_true(b->data_off[i] == b->size);
         b->size += len;
-        if (i % 5 == 4)
+        if (i < nsync && (i % 5 == 4 || i == nsync - 1))
             assert_int_equal(bblog_log_sync(log), 0);
     }
-    assert_int_equal(bblog_log_close(log, 0), 0);
+    assert_int_equal(bblog_log_abandon(log), 0);
     b->n = n;
     assert_true(tu_fsize(b->meta) == (long long) SLOT(n));
     return b;
+}
+
+/* A log that no sync acknowledged: every damage a crash could do reads as a torn tail. */
+static struct built *build(size_t n, size_t maxlen, uint64_t seed)
+{
+    return build_synced(n, maxlen, seed, 0);
 }
 
 static void destroy(struct built *b)
@@ -190,8 +199,8 @@ static void test_zero_slots(void **state)
     destroy(b);
 }
 
-/* The data log cut anywhere: the first record whose payload is cut is a torn tail (every
- * later payload is cut too). */
+/* The data log cut anywhere: the first record whose payload is cut is corruption, since a
+ * record reaches the meta log only after its payload is durable: no crash cuts it. */
 static void test_torn_payloads(void **state)
 {
     struct built *b = build(30, 700, 4);
@@ -213,7 +222,7 @@ static void test_torn_payloads(void **state)
         if (first_bad == b->n)
             expect_scan(b, b->n, 0, 0);
         else
-            expect_scan(b, first_bad, BBLOG_ETORN, SLOT(first_bad));
+            expect_scan(b, first_bad, BBLOG_ECORRUPT, SLOT(first_bad));
         /* Restore the cut bytes (and the padding the appender may have written). */
         assert_int_equal(truncate(b->data, (off_t) full), 0);
         {
@@ -252,7 +261,8 @@ static void test_bitflip_records(void **state)
     destroy(b);
 }
 
-/* One flipped bit in any byte of any payload: the record that owns it is bad. */
+/* One flipped bit in any byte of any payload: the record that owns it is corrupt, even the
+ * last one (its payload was durable before it was written). */
 static void test_bitflip_payloads(void **state)
 {
     struct built *b = build(10, 150, 6);
@@ -268,7 +278,7 @@ static void test_bitflip_payloads(void **state)
             owner++;
         data[at] ^= (unsigned char) (0x80u >> (at % 8));
         assert_int_equal(tu_spit(b->data, data, dlen), 0);
-        expect_scan(b, owner, owner == b->n - 1 ? BBLOG_ETORN : BBLOG_ECORRUPT, SLOT(owner));
+        expect_scan(b, owner, BBLOG_ECORRUPT, SLOT(owner));
         data[at] ^= (unsigned char) (0x80u >> (at % 8));
     }
     /* Bytes past the logical end (O_DIRECT padding) belong to no record. */
@@ -357,9 +367,9 @@ static void test_impossible_records(void **state)
         {edit_seq_skip, BBLOG_ECORRUPT, BBLOG_ECORRUPT},
         {edit_len_zero, BBLOG_ECORRUPT, BBLOG_ECORRUPT},
         {edit_epoch_future, BBLOG_ECORRUPT, BBLOG_ECORRUPT},
-        {edit_len_absurd, BBLOG_ECORRUPT, BBLOG_ETORN},
-        {edit_data_off_absurd, BBLOG_ECORRUPT, BBLOG_ETORN},
-        {edit_len_past_end, BBLOG_ECORRUPT, BBLOG_ETORN},
+        {edit_len_absurd, BBLOG_ECORRUPT, BBLOG_ECORRUPT},
+        {edit_data_off_absurd, BBLOG_ECORRUPT, BBLOG_ECORRUPT},
+        {edit_len_past_end, BBLOG_ECORRUPT, BBLOG_ECORRUPT},
     };
 
     (void) state;
@@ -389,6 +399,157 @@ static void test_duplicate_record(void **state)
     assert_int_equal(tu_spit(b->meta, meta, mlen), 0);
     expect_scan(b, 5, BBLOG_ECORRUPT, SLOT(5));
     free(meta);
+    destroy(b);
+}
+
+/* Scans to the end, resuming past each damage; checks that the records not listed in BAD come
+ * back intact and that each damage is where and what KINDS says, synced as SYNCED says. */
+static void expect_damage(const struct built *b, const size_t *bad, const int *kinds,
+                          const int *synced, size_t nbad, int end)
+{
+    struct bblog_scan *s = NULL;
+    struct bblog_log_record r;
+    struct bblog_scan_damage d;
+    const void *payload;
+    size_t k = 0, next = 0;
+    int n;
+
+    assert_int_equal(bblog_scan_open(b->meta, &s), 0);
+    while ((n = bblog_scan_next(s, &r, &payload)) != 0 && n != BBLOG_ETORN) {
+        if (n == BBLOG_ECORRUPT) {
+            assert_true(k < nbad);
+            assert_int_equal(bblog_scan_damage(s, &d), 0);
+            assert_int_equal(d.kind, kinds[k]);
+            assert_int_equal(d.synced, synced[k]);
+            assert_true(d.pos == SLOT(bad[k]) && bblog_scan_bad_pos(s) == SLOT(bad[k]));
+            if (d.record_known)
+                assert_true(d.rec.off == b->off[bad[k]] && d.rec.len == b->len[bad[k]]);
+            assert_int_equal(bblog_scan_resume(s), 0);
+            next = bad[k++] + 1;
+            continue;
+        }
+        assert_int_equal(n, 1);
+        assert_true(r.slot == SLOT(next));
+        assert_true(r.off == b->off[next] && r.len == b->len[next]);
+        assert_memory_equal(payload, b->bytes + b->data_off[next], b->len[next]);
+        next++;
+    }
+    assert_int_equal(n, end);
+    assert_int_equal(k, nbad);
+    assert_int_equal(bblog_scan_resume(s), BBLOG_EINVAL);     /* only corruption resumes */
+    bblog_scan_close(s);
+}
+
+/* Damage to what a sync acknowledged is corruption, never a torn tail, wherever it is; past the
+ * last sync the crash rules still hold; the scan resumes past each damaged item. */
+static void test_synced_damage(void **state)
+{
+    struct built *b = build_synced(12, 300, 30, 8);     /* records 0-7 synced, 8-11 not */
+    size_t mlen, dlen;
+    unsigned char *meta = tu_slurp(b->meta, &mlen), *data = tu_slurp(b->data, &dlen);
+    char moved[4200];
+
+    (void) state;
+    assert_non_null(meta);
+    assert_non_null(data);
+    expect_scan(b, b->n, 0, 0);
+
+    /* Zeros in a synced slot: corrupt (in an unsynced one they end the log: torn). */
+    memset(meta + SLOT(2), 0, BBLOG_RECORD_SIZE);
+    assert_int_equal(tu_spit(b->meta, meta, mlen), 0);
+    expect_scan(b, 2, BBLOG_ECORRUPT, SLOT(2));
+    expect_damage(b, (size_t[]) { 2 }, (int[]) { BBLOG_DMG_ZEROS }, (int[]) { 1 }, 1, 0);
+    free(meta);
+    free(data);
+    destroy(b);
+
+    b = build_synced(12, 300, 30, 8);
+    meta = tu_slurp(b->meta, &mlen);
+    assert_non_null(meta);
+    /* The last synced record fails its CRC, the first unsynced is zeros: corrupt, then torn. */
+    meta[SLOT(7) + 20] ^= 4;
+    memset(meta + SLOT(9), 0, BBLOG_RECORD_SIZE);
+    assert_int_equal(tu_spit(b->meta, meta, mlen), 0);
+    expect_damage(b, (size_t[]) { 7 }, (int[]) { BBLOG_DMG_SLOT }, (int[]) { 1 }, 1,
+                  BBLOG_ETORN);
+    /* The meta log cut inside synced record 5, or at its start: the synced records are lost. */
+    assert_int_equal(tu_spit(b->meta, meta, SLOT(5) + 30), 0);
+    expect_scan(b, 5, BBLOG_ECORRUPT, SLOT(5));
+    assert_int_equal(tu_spit(b->meta, meta, SLOT(5)), 0);
+    expect_damage(b, (size_t[]) { 5 }, (int[]) { BBLOG_DMG_TRUNCATED }, (int[]) { 1 }, 1, 0);
+    {
+        struct bblog_scan *s = NULL;
+        struct bblog_log_record r;
+        struct bblog_scan_damage d;
+        const void *payload;
+
+        assert_int_equal(bblog_scan_open(b->meta, &s), 0);
+        for (int i = 0; i < 5; i++)
+            assert_int_equal(bblog_scan_next(s, &r, &payload), 1);
+        assert_int_equal(bblog_scan_next(s, &r, &payload), BBLOG_ECORRUPT);
+        assert_int_equal(bblog_scan_damage(s, &d), 0);
+        assert_true(d.lost_records == 3 && !d.record_known);
+        bblog_scan_close(s);
+    }
+    free(meta);
+    destroy(b);
+
+    /* Cut inside unsynced record 9: torn, as a crash leaves it. */
+    b = build_synced(12, 300, 30, 8);
+    meta = tu_slurp(b->meta, &mlen);
+    data = tu_slurp(b->data, &dlen);
+    assert_non_null(meta);
+    assert_non_null(data);
+    assert_int_equal(tu_spit(b->meta, meta, SLOT(9) + 30), 0);
+    expect_scan(b, 9, BBLOG_ETORN, SLOT(9));
+    assert_int_equal(tu_spit(b->meta, meta, mlen), 0);
+
+    /* Payloads of synced record 1 and unsynced record 10 damaged: both corrupt, ranges known. */
+    data[b->data_off[1]] ^= 1;
+    data[b->data_off[10] + b->len[10] - 1] ^= 1;
+    assert_int_equal(tu_spit(b->data, data, dlen), 0);
+    expect_damage(b, (size_t[]) { 1, 10 }, (int[]) { BBLOG_DMG_PAYLOAD, BBLOG_DMG_PAYLOAD },
+                  (int[]) { 1, 0 }, 2, 0);
+    data[b->data_off[1]] ^= 1;
+    data[b->data_off[10] + b->len[10] - 1] ^= 1;
+    assert_int_equal(tu_spit(b->data, data, dlen), 0);
+
+    /* The data log missing: every record is damage, the synced ones flagged. */
+    snprintf(moved, sizeof moved, "%s.moved", b->data);
+    assert_int_equal(rename(b->data, moved), 0);
+    {
+        size_t all[12];
+        int kinds[12], synced[12];
+
+        for (size_t i = 0; i < 12; i++) {
+            all[i] = i;
+            kinds[i] = BBLOG_DMG_NO_DATA;
+            synced[i] = i < 8;
+        }
+        expect_damage(b, all, kinds, synced, 12, 0);
+    }
+    assert_int_equal(rename(moved, b->data), 0);
+    /* The data log cut below the synced data: the records whose payloads it cut are lost. */
+    assert_int_equal(truncate(b->data, (off_t) b->data_off[6] + 1), 0);
+    {
+        size_t bad[6] = { 6, 7, 8, 9, 10, 11 };
+        int kinds[6], synced[6] = { 1, 1, 0, 0, 0, 0 };
+
+        for (int i = 0; i < 6; i++)
+            kinds[i] = BBLOG_DMG_PAYLOAD_CUT;
+        expect_damage(b, bad, kinds, synced, 6, 0);
+    }
+    assert_int_equal(tu_spit(b->data, data, dlen), 0);
+    expect_scan(b, b->n, 0, 0);
+
+    /* A damaged sync slot: what it covered is unknown, so every bad record is corruption. */
+    meta[BBLOG_H_SYNC0 + 8] ^= 1;
+    meta[BBLOG_H_SYNC1 + 8] ^= 1;
+    memset(meta + SLOT(11), 0, BBLOG_RECORD_SIZE);
+    assert_int_equal(tu_spit(b->meta, meta, mlen), 0);
+    expect_damage(b, (size_t[]) { 11 }, (int[]) { BBLOG_DMG_ZEROS }, (int[]) { 1 }, 1, 0);
+    free(meta);
+    free(data);
     destroy(b);
 }
 
@@ -445,9 +606,10 @@ static void test_header_file_errors(void **state)
     }
 
     assert_int_equal(tu_spit(b->meta, meta, mlen), 0);
+    /* A missing data log: the header is read, every record is damage (test_synced_damage). */
     snprintf(path, sizeof path, "%s.moved", b->data);
     assert_int_equal(rename(b->data, path), 0);
-    assert_int_equal(bblog_scan_open(b->meta, &s), ENOENT);
+    expect_scan(b, 0, BBLOG_ECORRUPT, SLOT(0));
     assert_int_equal(rename(path, b->data), 0);
     expect_scan(b, b->n, 0, 0);
 
@@ -479,6 +641,7 @@ int main(void)
         cmocka_unit_test(test_impossible_records),
         cmocka_unit_test(test_duplicate_record),
         cmocka_unit_test(test_header_file_errors),
+        cmocka_unit_test(test_synced_damage),
     };
 
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -71,7 +71,8 @@ for r in 0 1 2; do
     has "$OUT" "out.r$r.meta: file=$T/pfs/out.dat job=job-tool rank=$r/4 epoch=1 state=clean"
 done
 has "$OUT" "out.r3.meta: file=$T/pfs/out.dat job=job-tool rank=3/4 epoch=1 state=torn"
-has "$OUT" "file $T/pfs/out.dat: job job-tool (4 processes): 4 logs, "
+has "$OUT" "file $T/pfs/out.dat: job job-tool set "
+has "$OUT" " (4 processes): 4 logs, "
 has "$OUT" ", 1 torn; replay with: bblog replay $T/logs --file $T/pfs/out.dat"
 [ "$(grep -c 'undrained=[1-9][0-9]* bytes' "$OUT")" -eq 4 ] || fail "ls: not 4 logs undrained"
 
@@ -121,9 +122,10 @@ run 2 "$BBLOG" check "$B1"
 has "$OUT" "$B1: corrupt:"
 run 0 "$BBLOG" ls "$T/bad"
 has "$OUT" "bad.r1.meta: file=$T/pfs/bad.dat job=job-bad rank=1/4 epoch=1 state=corrupt"
-has "$OUT" "1 CORRUPT (replay will refuse this file)"
-run 1 "$BBLOG" replay "$T/bad"
-has "$ERR" "bblog replay: $B1: log is corrupt at meta byte"
+has "$OUT" "1 CORRUPT (replay refuses this file unless --salvage)"
+run 2 "$BBLOG" replay "$T/bad"
+has "$ERR" "bblog replay: $T/pfs/bad.dat: LOST: rank 1: $B1 at meta byte"
+has "$ERR" "bblog replay: $B1: 1 damaged item in the logs of this file"
 has "$ERR" "bblog dump $B1"
 same "$T/pfs/bad.dat" "$T/bad-before.dat"
 

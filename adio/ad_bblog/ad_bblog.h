@@ -96,6 +96,7 @@ struct ADIOI_BBLOG_logstate {
     pthread_mutex_t lock;               /* with a background drain: index, log, bg */
     struct ADIOI_BBLOG_bg *bg;          /* background drain (ad_bblog_bg.c), or NULL */
     /* write order across processes (ad_bblog_order.c) */
+    int multi;                          /* a handle of several processes shares this log */
     uint32_t colls;                     /* collective calls made on the file */
     int in_coll;                        /* inside one now */
     uint32_t tick;                      /* the node's write clock at this process's last take */
@@ -105,6 +106,8 @@ struct ADIOI_BBLOG_logstate {
     size_t nthrough, through_cap;
     struct ADIOI_BBLOG_piece *recent;   /* with bg: appended since the last planning point */
     size_t nrecent, recent_cap;
+    struct ADIOI_BBLOG_piece *drained;  /* with bg: written by it since the last drain */
+    size_t ndrained, drained_cap;
     struct ADIOI_BBLOG_vis *vis;        /* what other processes' reads see (ad_bblog_vis.c) */
 };
 
@@ -244,6 +247,8 @@ void ADIOI_BBLOG_Coll_begin(ADIO_File fd);
 void ADIOI_BBLOG_Coll_end(ADIO_File fd, int began, int may_wait);
 /* Records the stamp of an append at log_off, or of bytes written through; 0 or ENOMEM. */
 int ADIOI_BBLOG_Note_append(struct ADIOI_BBLOG_logstate *ls, uint64_t log_off, uint64_t stamp);
+int ADIOI_BBLOG_Note_drained(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len,
+                             uint64_t stamp);
 int ADIOI_BBLOG_Note_through(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len,
                              uint64_t stamp);
 int ADIOI_BBLOG_Note_recent(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len,

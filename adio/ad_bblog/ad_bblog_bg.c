@@ -62,7 +62,6 @@ struct ADIOI_BBLOG_bg {
                                  * no more pacing, nothing is left to overlap with */
     int done;                   /* closing and all drained (or failed) */
     int starved;                /* nothing eligible: wait for the next planning point */
-    int single;                 /* one process: no planning points, everything is eligible */
     int pfs_fd;
     uint64_t plan_log_end;      /* log bytes below were logged before the last planning point */
     uint32_t plan_colls;        /* ls->colls at the last planning point */
@@ -118,7 +117,8 @@ static int eligible(const struct ADIOI_BBLOG_logstate *ls, struct bblog_extent *
 
     if (e->log_off < ls->bg->plan_log_end && e->log_off + e->len > ls->bg->plan_log_end)
         e->len = ls->bg->plan_log_end - e->log_off;
-    if (ls->bg->closing || e->log_off + e->len <= ls->bg->plan_log_end || ls->bg->single)
+    /* One process writes the file: no planning points, everything is eligible. */
+    if (ls->bg->closing || e->log_off + e->len <= ls->bg->plan_log_end || !ls->multi)
         return 1;
     /* The fence holds every other process's piece logged before the last planning point;
      * after a collective call that was no planning point, older pieces may be missing. */
@@ -176,6 +176,23 @@ static size_t pick_segment(struct ADIOI_BBLOG_logstate *ls, uint64_t want, struc
 }
 
 /* Forgets [off, off+len) where the index still maps it to log_off + (x - off). Lock held. */
+/* The bytes [off, off+len), logged at log_off, are in the PFS file now and no longer in the
+ * index: this process's reads must still rank them by their stamps against what other
+ * processes published (ad_bblog_vis.c), or an older extent of another process would show over
+ * them. Without memory the read falls back to the PFS bytes, which are these. */
+static void note_drained(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len,
+                         uint64_t log_off)
+{
+    while (len > 0) {
+        uint64_t run_end, stamp = ADIOI_BBLOG_Stamp_at(ls, log_off, &run_end);
+        uint64_t n = run_end - log_off < len ? run_end - log_off : len;
+
+        if (ADIOI_BBLOG_Note_drained(ls, off, n, stamp) != 0)
+            return;
+        off += n, log_off += n, len -= n;
+    }
+}
+
 static void forget_current(struct ADIOI_BBLOG_logstate *ls, const struct pick *p)
 {
     struct bblog_idx_iter it;
@@ -199,9 +216,11 @@ static void forget_current(struct ADIOI_BBLOG_logstate *ls, const struct pick *p
             cut[2 * k + 1] = e.len;
             k++;
         }
-        for (i = 0; i < k; i++)
+        for (i = 0; i < k; i++) {
             if (bblog_idx_remove(ls->idx, cut[2 * i], cut[2 * i + 1]) != 0)
                 return;         /* no memory to split: the bytes stay, drained twice */
+            note_drained(ls, cut[2 * i], cut[2 * i + 1], p->log_off + (cut[2 * i] - p->off));
+        }
     }
 }
 
@@ -359,7 +378,6 @@ int ADIOI_BBLOG_Bg_start(ADIO_File fd)
     bg->pfs_fd = -1;
     bg->bufsz = seg;
     bg->hold = st->hints.drain == ADIOI_BBLOG_DRAIN_ON_DEMAND;
-    bg->single = st->nprocs <= 1;
     bg->keep_logs = st->hints.keep_logs;
     if (st->hints.stats[0]) {
         bg->stats = 1;
@@ -464,7 +482,7 @@ int ADIOI_BBLOG_Bg_fenced(const struct ADIOI_BBLOG_logstate *ls, uint64_t off, u
         return 0;
     /* A collective call since the last planning point: other processes' older pieces may be
      * missing from the fence, and their threads may still write them. Stay in the log. */
-    if (ls->colls != ls->bg->plan_colls && !ls->bg->single)
+    if (ls->colls != ls->bg->plan_colls && ls->multi)
         return 1;
     bblog_idx_iter_init(ls->bg->fence, &it, off, len);
     return bblog_idx_iter_next(&it, &e);

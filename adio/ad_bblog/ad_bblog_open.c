@@ -288,6 +288,14 @@ void ADIOI_BBLOG_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_co
     memset(token, 0, sizeof(token));
     if (err == MPI_SUCCESS && !st->passthrough)
         err = prepare_log(fd, st, token, sizeof(token));
+    /* Once a handle of several processes shares the process's log of this file, its other
+     * handles' writes (MPI_COMM_SELF ones, as PnetCDF's) are ordered against the other
+     * processes' too (ad_bblog_bg.c). */
+    if (err == MPI_SUCCESS && !st->passthrough && st->nprocs > 1) {
+        ADIOI_BBLOG_Lock(st->ls);
+        st->ls->multi = 1;
+        ADIOI_BBLOG_Unlock(st->ls);
+    }
     /* Reads that see the other processes' writes (ad_bblog_vis.c). */
     if (err == MPI_SUCCESS && !st->passthrough && st->nprocs > 1 && st->hints.posix_reads &&
         ADIOI_BBLOG_Vis_open(st) != 0)

@@ -198,6 +198,12 @@ int ADIOI_BBLOG_Note_through(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint
     return note_piece(&ls->through, &ls->nthrough, &ls->through_cap, off, len, stamp);
 }
 
+int ADIOI_BBLOG_Note_drained(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len,
+                             uint64_t stamp)
+{
+    return note_piece(&ls->drained, &ls->ndrained, &ls->drained_cap, off, len, stamp);
+}
+
 int ADIOI_BBLOG_Note_recent(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len,
                             uint64_t stamp)
 {
@@ -209,6 +215,7 @@ void ADIOI_BBLOG_Order_reset(struct ADIOI_BBLOG_logstate *ls)
     ls->nruns = 0;
     ls->nthrough = 0;
     ls->nrecent = 0;
+    ls->ndrained = 0;
 }
 
 void ADIOI_BBLOG_Order_free(struct ADIOI_BBLOG_logstate *ls)
@@ -216,11 +223,13 @@ void ADIOI_BBLOG_Order_free(struct ADIOI_BBLOG_logstate *ls)
     free(ls->runs);
     free(ls->through);
     free(ls->recent);
+    free(ls->drained);
     ls->runs = NULL;
     ls->through = NULL;
     ls->recent = NULL;
+    ls->drained = NULL;
     ls->nruns = ls->runs_cap = ls->nthrough = ls->through_cap = 0;
-    ls->nrecent = ls->recent_cap = 0;
+    ls->nrecent = ls->recent_cap = ls->ndrained = ls->drained_cap = 0;
 }
 
 size_t ADIOI_BBLOG_Run_find(const struct ADIOI_BBLOG_run *runs, size_t n, uint64_t log_off,

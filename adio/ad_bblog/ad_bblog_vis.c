@@ -675,6 +675,9 @@ int ADIOI_BBLOG_Vis_read(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, char *b
         rc = add_logged(&c, ls->idx, lo, hi, ls, NULL, st->rank, 3);
         if (rc == 0)
             rc = add_through(&c, ls->through, ls->nthrough, lo, hi, st->rank, 2);
+        /* What the background drain wrote to the PFS file: the PFS bytes, at their stamps. */
+        if (rc == 0)
+            rc = add_through(&c, ls->drained, ls->ndrained, lo, hi, st->rank, 2);
         if (rc != 0)
             break;
         err = ADIOI_BBLOG_Read_inner(fd, off, len, buf, got);

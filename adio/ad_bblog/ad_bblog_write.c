@@ -44,7 +44,7 @@ static int write_inner(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const voi
     st->through_unsynced = 1;
     /* Newer than what other processes logged before the last collective call: the drain must
      * not put that back over these bytes. */
-    if (err == MPI_SUCCESS && st->ls && st->nprocs > 1 &&
+    if (err == MPI_SUCCESS && st->ls && st->ls->multi &&
         ADIOI_BBLOG_Note_through(st->ls, (uint64_t) off0, (uint64_t) len0,
                                  ADIOI_BBLOG_Stamp(st->ls)) != 0)
         err = ADIOI_BBLOG_Err_rc("ADIOI_BBLOG_WRITE_THROUGH", __LINE__, ENOMEM,
@@ -212,7 +212,7 @@ static int log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void
         return replace_through(fd, off, len, buf);
     }
     rc = ADIOI_BBLOG_Note_append(st->ls, data_off, stamp);
-    if (rc == 0 && st->ls->bg && st->nprocs > 1)
+    if (rc == 0 && st->ls->bg && st->ls->multi)
         rc = ADIOI_BBLOG_Note_recent(st->ls, (uint64_t) off, (uint64_t) len, stamp);
     if (rc == 0)
         rc = bblog_idx_insert(st->ls->idx, (uint64_t) off, (uint64_t) len, data_off);

@@ -151,10 +151,10 @@ static int model_load(const struct bblog_replay_list *list, const char *path,
         struct bblog_log_record r;
         const void *payload;
 
-        /* The logs of the replayed set only: another set's logs may hold records that its
-         * own drained_gen, not this one's, marks drained. */
+        /* The logs of the replayed set (and process count) only: another set's logs may hold
+         * records that its own drained_gen, not this one's, marks drained. */
         if (l->open_rc != 0 || strcmp(l->pfs_path, path) != 0 || l->set_id != rep->set_id ||
-            strcmp(l->job_id, rep->job_id) != 0)
+            strcmp(l->job_id, rep->job_id) != 0 || l->nprocs != rep->nprocs)
             continue;
         FUZZ_CHECK(bblog_scan_open(l->meta_path, &s) == 0);
         first = m->n;

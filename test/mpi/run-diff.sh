@@ -526,7 +526,9 @@ done
 # waits for the drains); the programs' own re-opens wait for them too.
 # nodempi is not a background mode: the drain's node exchange off (bblog_node_exchange=mpi), so
 # that ROMIO's two-phase exchange moves all the data, as on nodes whose processes cannot read
-# each other's logs.
+# each other's logs. resyncbb and prsyncbb: syncs that only make the logs durable, so that
+# the background drains alone bring the data to the file between the opens, while reads after
+# sync-barrier-sync must still see the other processes' bytes (ad_bblog_vis.c).
 bgmodes=(
     "nodempi    bblog_node_exchange=mpi"
     "reactive   bblog_drain=reactive"
@@ -534,6 +536,8 @@ bgmodes=(
     "closebb    bblog_close=bb"
     "bgclosebb  bblog_drain=proactive;bblog_close=bb"
     "modebb     bblog_mode=bb"
+    "resyncbb   bblog_drain=reactive;bblog_sync=bb"
+    "prsyncbb   bblog_drain=proactive;bblog_drain_interval=0.05;bblog_segment_size=64k;bblog_sync=bb"
 )
 for m in "${bgmodes[@]}"; do
     read -r mode hints <<<"$m"

@@ -45,6 +45,10 @@ struct ADIOI_BBLOG_hints {
     int node_exchange;                  /* bblog_node_exchange=bb: drain reads node peers' logs */
     int posix_reads;                    /* bblog_consistency=posix: reads see others' writes */
     char stats[PATH_MAX];               /* "" = off, "stderr", or a file to append JSON to */
+    /* The tests' environment variables (bblog(7), ENVIRONMENT), 0 when unset: */
+    int debug_node_size;                /* BBLOG_DEBUG_NODE_SIZE: nodes of N consecutive ranks */
+    int debug_static_chunks;            /* BBLOG_DEBUG_STATIC_CHUNKS: no shared chunk counter */
+    int debug_no_map;                   /* BBLOG_DEBUG_NO_MAP: the drain reads the logs */
 };
 
 /* Counters reported by bblog_stats (ad_bblog_stats.c). */
@@ -195,8 +199,16 @@ int ADIOI_BBLOG_SetLock(ADIO_File fd, int cmd, int type, ADIO_Offset offset, int
 /* ---- internals ---- */
 
 /* ad_bblog_hints.c: parses and validates the bblog_* hints of info (environment defaults
- * under them) into h; on a bad value returns an MPI error code naming key and value. */
+ * under them) and the BBLOG_DEBUG_* variables into h; on a bad value returns an MPI error code
+ * naming key (or variable) and value. */
 int ADIOI_BBLOG_Parse_hints(MPI_Info info, struct ADIOI_BBLOG_hints *h);
+/* Validates the bblog_* keys of info given after the open (MPI_File_set_info, set_view; they
+ * change nothing there): MPI_SUCCESS or the error Parse_hints would give. The graft's
+ * MPI_File_set_view calls it too. */
+int ADIOI_BBLOG_Check_info(MPI_Info info);
+/* At an open for writing: with bblog_sync=bb, says on stderr (rank 0, once per process) that
+ * sync-barrier-sync no longer shows the data to other processes' reads of the PFS file. */
+void ADIOI_BBLOG_Note_hints(const struct ADIOI_BBLOG_state *st);
 /* Adds the bblog_* hints in force to fd->info (for MPI_File_get_info). */
 void ADIOI_BBLOG_Publish_hints(ADIO_File fd, const struct ADIOI_BBLOG_hints *h);
 
@@ -229,7 +241,8 @@ void ADIOI_BBLOG_Inner_set_bytes_view(ADIO_File fd, MPI_Datatype filetype, int *
 /* ad_bblog_drain.c: collective drain of every process's log into the inner file; with
  * sync_inner the inner file is flushed before the logs are marked drained. */
 int ADIOI_BBLOG_Drain(ADIO_File fd, int sync_inner);
-/* Warns once per handle on stderr that the burst buffer is full or failing (why). */
+/* Warns on stderr that the burst buffer is full or failing (why, which follows its path):
+ * once per job and burst-buffer directory, by the first process that finds it so. */
 void ADIOI_BBLOG_Warn_full(struct ADIOI_BBLOG_state *st, const char *why);
 /* Independent: appends [off, off+len) of buf to the log (or writes it through). */
 int ADIOI_BBLOG_Log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void *buf);

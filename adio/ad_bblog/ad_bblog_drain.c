@@ -21,6 +21,7 @@
  *    logs, and the error is returned on all processes.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -813,8 +814,12 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
         {
             struct bblog_log_stats ls;
             bblog_log_get_stats(st->ls->log, &ls);
-            if (ls.failures > 0)
-                ADIOI_BBLOG_Warn_full(st, bblog_strerror(ls.last_failure));
+            if (ls.failures > 0) {
+                char why[160];
+                snprintf(why, sizeof(why), "refused writes (%s; the drain wrote them from "
+                         "memory)", bblog_strerror(ls.last_failure));
+                ADIOI_BBLOG_Warn_full(st, why);
+            }
         }
     }
     if (!anyfail) {

@@ -1,10 +1,13 @@
 /*
  * bblog_* hints (man/bblog.7). Each comes from MPI_Info, else from the environment variable
  * BBLOG_<NAME> (the job-wide default), else from the built-in default. A value that does not
- * parse is an error naming the key (or variable) and the value, never a silent default.
+ * parse is an error naming the key (or variable) and the value, never a silent default. The
+ * tests' BBLOG_DEBUG_* variables are read at the same moment and refused the same way.
  */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +51,25 @@ static const struct hint_def hint_defs[] = {
     {"bblog_stats", "BBLOG_STATS", H_PATH, NULL},
 };
 #define NHINTS (sizeof(hint_defs) / sizeof(hint_defs[0]))
+
+/* Environment variables of the tests (bblog(7), ENVIRONMENT): whole numbers from 0 (off) to
+ * max, read at open with the hints, so that a drain never reads the environment. */
+struct knob_def {
+    const char *env;
+    int max;
+    size_t off;                 /* of the int in struct ADIOI_BBLOG_hints */
+};
+
+static const struct knob_def knob_defs[] = {
+    {"BBLOG_DEBUG_NODE_SIZE", INT_MAX, offsetof(struct ADIOI_BBLOG_hints, debug_node_size)},
+    {"BBLOG_DEBUG_STATIC_CHUNKS", 1, offsetof(struct ADIOI_BBLOG_hints, debug_static_chunks)},
+    {"BBLOG_DEBUG_NO_MAP", 1, offsetof(struct ADIOI_BBLOG_hints, debug_no_map)},
+};
+#define NKNOBS (sizeof(knob_defs) / sizeof(knob_defs[0]))
+
+/* Characters of a value shown in an error message: MPICH keeps 256 of a message's line, and
+ * the name and the reason must survive a long value. */
+#define SHOWN_VALUE 64
 
 /* Parses "123", "64k", "16M", "1g" (powers of 1024). Returns 0 on success. */
 static int parse_size(const char *s, ADIO_Offset * out)
@@ -102,14 +124,42 @@ static int enum_ok(const char *values, const char *v)
     return 0;
 }
 
-static int bad_value(const struct hint_def *d, int from_env, const char *v, const char *why)
+/* The error of a bad value: MPI_ERR_INFO_VALUE, naming the hint or variable first. */
+static int bad_setting(int from_env, const char *name, const char *v, const char *why)
 {
     static const char myname[] = "ADIOI_BBLOG_PARSE_HINTS";
 
     return ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_INFO_VALUE,
-                           "bblog: invalid value '%s' for %s %s: %s", v,
-                           from_env ? "environment variable" : "hint",
-                           from_env ? d->env : d->key, why);
+                           "bblog: invalid %s %s='%.*s%s': %s",
+                           from_env ? "environment variable" : "hint", name, SHOWN_VALUE, v,
+                           strlen(v) > SHOWN_VALUE ? "..." : "", why);
+}
+
+static int bad_value(const struct hint_def *d, int from_env, const char *v, const char *why)
+{
+    return bad_setting(from_env, from_env ? d->env : d->key, v, why);
+}
+
+/* Reads one BBLOG_DEBUG_* variable into h (unset: 0). */
+static int read_knob(const struct knob_def *k, struct ADIOI_BBLOG_hints *h)
+{
+    const char *v = getenv(k->env);
+    char *end, why[64];
+    long n;
+
+    if (!v)
+        return MPI_SUCCESS;
+    errno = 0;
+    n = strtol(v, &end, 10);
+    if (!isdigit((unsigned char) v[0]) || *end != '\0' || errno || n > k->max) {
+        if (k->max == 1)
+            snprintf(why, sizeof(why), "expected 0 or 1");
+        else
+            snprintf(why, sizeof(why), "expected a whole number from 0 to %d", k->max);
+        return bad_setting(1, k->env, v, why);
+    }
+    *(int *) ((char *) h + k->off) = (int) n;
+    return MPI_SUCCESS;
 }
 
 /* Applies one validated value to h. */
@@ -215,20 +265,14 @@ static void set_defaults(struct ADIOI_BBLOG_hints *h)
     h->posix_reads = 1;
 }
 
-int ADIOI_BBLOG_Parse_hints(MPI_Info info, struct ADIOI_BBLOG_hints *h)
+/* Applies the bblog_* keys of info to h; a bblog_ key that is no hint is MPI_ERR_INFO_KEY. */
+static int apply_info(MPI_Info info, struct ADIOI_BBLOG_hints *h)
 {
     static const char myname[] = "ADIOI_BBLOG_PARSE_HINTS";
     char value[MPI_MAX_INFO_VAL + 1];
     int flag, rc, nkeys, i;
     size_t k;
 
-    set_defaults(h);
-    /* Environment first (job-wide defaults), then MPI_Info on top. */
-    for (k = 0; k < NHINTS; k++) {
-        const char *v = getenv(hint_defs[k].env);
-        if (v && (rc = apply(&hint_defs[k], 1, v, h)) != MPI_SUCCESS)
-            return rc;
-    }
     if (info == MPI_INFO_NULL)
         return MPI_SUCCESS;
     for (k = 0; k < NHINTS; k++) {
@@ -251,6 +295,44 @@ int ADIOI_BBLOG_Parse_hints(MPI_Info info, struct ADIOI_BBLOG_hints *h)
                                    "bblog: unknown hint %s (see bblog(7) for the hints)", key);
     }
     return MPI_SUCCESS;
+}
+
+int ADIOI_BBLOG_Parse_hints(MPI_Info info, struct ADIOI_BBLOG_hints *h)
+{
+    int rc;
+    size_t k;
+
+    set_defaults(h);
+    /* Environment first (job-wide defaults), then MPI_Info on top. */
+    for (k = 0; k < NHINTS; k++) {
+        const char *v = getenv(hint_defs[k].env);
+        if (v && (rc = apply(&hint_defs[k], 1, v, h)) != MPI_SUCCESS)
+            return rc;
+    }
+    for (k = 0; k < NKNOBS; k++)
+        if ((rc = read_knob(&knob_defs[k], h)) != MPI_SUCCESS)
+            return rc;
+    return apply_info(info, h);
+}
+
+int ADIOI_BBLOG_Check_info(MPI_Info info)
+{
+    struct ADIOI_BBLOG_hints scratch;
+
+    set_defaults(&scratch);
+    return apply_info(info, &scratch);
+}
+
+void ADIOI_BBLOG_Note_hints(const struct ADIOI_BBLOG_state *st)
+{
+    static int said;            /* once per process */
+
+    if (said || st->rank != 0 || !st->hints.sync_bb)
+        return;
+    said = 1;
+    fprintf(stderr, "bblog: note: bblog_sync=bb (%s): MPI_File_sync keeps the data on the burst "
+            "buffer; sync-barrier-sync no longer shows it to other processes' reads of the PFS "
+            "file (bblog(7))\n", st->pfs_path);
 }
 
 void ADIOI_BBLOG_Publish_hints(ADIO_File fd, const struct ADIOI_BBLOG_hints *h)

@@ -67,14 +67,6 @@ struct ADIOI_BBLOG_node {
 
 #define CLAIM_SIZE 4096
 
-/* A BBLOG_DEBUG_* variable of the tests (the same in all processes): its value, 0 if unset. */
-static int debug_env(const char *name)
-{
-    const char *v = getenv(name);
-
-    return v ? atoi(v) : 0;
-}
-
 /* Removes a name this process made (the list file, the counter) once the others have opened
  * it; NULL: nothing (left) to remove. */
 static void drop_name(char **path)
@@ -173,7 +165,7 @@ static void claim_map(const struct ADIOI_BBLOG_state *st, struct ADIOI_BBLOG_nod
     void *m = MAP_FAILED;
 
     nd->claim = -1;
-    if (debug_env("BBLOG_DEBUG_STATIC_CHUNKS") > 0)
+    if (st->hints.debug_static_chunks)
         return;
     if (create && !(path = mine = claim_name(st)))
         return;
@@ -261,12 +253,12 @@ static struct ADIOI_BBLOG_node *node_new(ADIO_File fd, struct ADIOI_BBLOG_state 
 {
     struct ADIOI_BBLOG_node *nd = calloc(1, sizeof(*nd));
     MPI_Comm comm;
-    int i, own = 1, pseudo = debug_env("BBLOG_DEBUG_NODE_SIZE");
+    int i, own = 1, pseudo = st->hints.debug_node_size;
 
     /* Collective over fd->comm even when this process cannot allocate. The environment
-     * variable BBLOG_DEBUG_NODE_SIZE=N (the same in all processes) makes nodes of N
-     * consecutive ranks instead, so that tests on one machine cover the path of a cluster:
-     * several nodes, ROMIO's two-phase exchange between them. */
+     * variable BBLOG_DEBUG_NODE_SIZE=N (the same in all processes, read at open) makes nodes
+     * of N consecutive ranks instead, so that tests on one machine cover the path of a
+     * cluster: several nodes, ROMIO's two-phase exchange between them. */
     if (pseudo > 0)
         MPI_Comm_split(fd->comm, st->rank / pseudo, st->rank, &comm);
     else if (st->one_node)
@@ -407,7 +399,7 @@ int ADIOI_BBLOG_Node_prepare(ADIO_File fd)
     if (claim && nd->rank == 0)
         claim_map(st, nd, NULL);
     map = alone && st->inner->fns->ADIOI_xxx_WriteContig == ADIOI_GEN_WriteContig &&
-        debug_env("BBLOG_DEBUG_NO_MAP") <= 0;
+        !st->hints.debug_no_map;
     /* Each process's entry: "LOG\0LIST\0", and the first's "COUNTER\0" after them; an
      * empty string for what a process does not have. */
     put_str(&buf, &len, path);

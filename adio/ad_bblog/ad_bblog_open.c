@@ -95,7 +95,9 @@ void ADIOI_BBLOG_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
         fd->fs_ptr = st;
     } else if (st->inner != ADIO_FILE_NULL && users_info != MPI_INFO_NULL) {
         /* MPI_File_set_info / set_view: ROMIO hints reach the inner driver. bblog_* hints are
-         * fixed at open (bblog(7)). */
+         * fixed at open (bblog(7)), but a bad one is refused as at open. */
+        if (!st->passthrough && (*error_code = ADIOI_BBLOG_Check_info(users_info)) != MPI_SUCCESS)
+            return;
         ADIO_SetInfo(st->inner, users_info, error_code);
         if (*error_code != MPI_SUCCESS)
             return;
@@ -349,6 +351,8 @@ void ADIOI_BBLOG_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_co
     publish_inner_hints(fd, st->inner);
     if (!st->passthrough)
         ADIOI_BBLOG_Publish_hints(fd, &st->hints);
+    if (!st->passthrough && !(access_mode & ADIO_RDONLY))
+        ADIOI_BBLOG_Note_hints(st);
     if (st->passthrough || (access_mode & ADIO_RDONLY) ||
         (st->hints.drain == ADIOI_BBLOG_DRAIN_ON_DEMAND && !st->hints.close_bb))
         return;

@@ -81,7 +81,7 @@ static int through_from_log(ADIO_File fd, uint64_t off, uint64_t len, uint64_t d
                                   "cannot write through to", st->pfs_path);
     if (!st->vis_failed) {
         st->ls->log_failed = 1;
-        ADIOI_BBLOG_Warn_full(st, "is full or failing");
+        ADIOI_BBLOG_Warn_full(st, "is full or failing (a log write failed)");
     }
     while (err == MPI_SUCCESS && done < len) {
         uint64_t n = len - done < chunk ? len - done : chunk;
@@ -111,16 +111,6 @@ static int logged_overlap(struct ADIOI_BBLOG_state *st, ADIO_Offset off, ADIO_Of
     bblog_idx_iter_init(st->ls->idx, &it, (uint64_t) off, (uint64_t) len);
     return bblog_idx_iter_next(&it, &e) ||
         ADIOI_BBLOG_Bg_fenced(st->ls, (uint64_t) off, (uint64_t) len);
-}
-
-void ADIOI_BBLOG_Warn_full(struct ADIOI_BBLOG_state *st, const char *why)
-{
-    if (st->bb_full_warned)
-        return;
-    st->bb_full_warned = 1;
-    fprintf(stderr, "bblog: warning: rank %d: burst buffer %s %s; writing %s directly to the "
-            "parallel file system from now on where it is safe\n", st->rank, st->logdir, why,
-            st->pfs_path);
 }
 
 static int create_log(ADIO_File fd, struct ADIOI_BBLOG_state *st)
@@ -185,7 +175,8 @@ static int log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void
         return write_through(fd, off, len, buf);
     if (st->ls->log_failed || (st->hints.max_size > 0 && st->ls->log_bytes + len > st->hints.max_size)) {
         if (!logged_overlap(st, off, len)) {
-            ADIOI_BBLOG_Warn_full(st, st->ls->log_failed ? "failed" : "is full (bblog_max_size)");
+            ADIOI_BBLOG_Warn_full(st, st->ls->log_failed ? "is full or failing (a log write "
+                                  "failed)" : "is full (bblog_max_size reached)");
             return write_through(fd, off, len, buf);
         }
         if (st->ls->log_failed)
@@ -205,8 +196,10 @@ static int log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void
     st->st.t_append += ADIOI_BBLOG_Now() - t0;
     if (rc != 0) {
         /* The log refused the bytes (device full, I/O error): they are not stored there. */
+        char why[128];
         st->ls->log_failed = 1;
-        ADIOI_BBLOG_Warn_full(st, bblog_strerror(rc));
+        snprintf(why, sizeof(why), "refused a write (%s)", bblog_strerror(rc));
+        ADIOI_BBLOG_Warn_full(st, why);
         if (!logged_overlap(st, off, len))
             return write_through(fd, off, len, buf);
         return replace_through(fd, off, len, buf);

@@ -12,8 +12,9 @@
 #   adio/common/ad_fstype.c          the "bblog:" entry of the prefix table
 #   adio/Makefile.mk                 include of adio/ad_bblog/Makefile.mk
 #   mpi-io/set_view.c                for a bblog file: no MPI_Allreduce checking the info
-#                                    argument, no shared-pointer reset and no barrier; the
-#                                    driver counts views instead (ad_bblog_shfp.c)
+#                                    argument (the driver checks its bblog_* keys alone), no
+#                                    shared-pointer reset and no barrier; the driver counts
+#                                    views instead (ad_bblog_shfp.c)
 #   adio/common/ad_get_sh_fp.c,      for a bblog file: the driver's shared pointer, one slot
 #   adio/common/ad_set_sh_fp.c       per view (ad_bblog_shfp.c)
 #   adio/ad_bblog                    symlink to BBLOG_SRCDIR/adio/ad_bblog, so that editing a
@@ -186,8 +187,15 @@ def adio_makefile_mk(text, path):
 SET_VIEW_INFO = (
     "#ifdef ROMIO_BBLOG\n"
     "    /* bblog graft: a bblog file's set_view makes no collective call (ad_bblog_shfp.c);\n"
-    "     * the info is the driver's to check (ADIO_Set_view -> its SetInfo). */\n"
-    "    if (adio_fh->file_system != ADIO_BBLOG)\n"
+    "     * the driver checks the info alone, here, because ADIO_Set_view drops the error of\n"
+    "     * its SetInfo. */\n"
+    "    if (adio_fh->file_system == ADIO_BBLOG) {\n"
+    "        error_code = ADIOI_BBLOG_Check_info(info);\n"
+    "        if (error_code != MPI_SUCCESS) {\n"
+    "            error_code = MPIO_Err_return_file(adio_fh, error_code);\n"
+    "            goto fn_exit;\n"
+    "        }\n"
+    "    } else\n"
     "#endif\n")
 SET_VIEW_RESET = (
     "#ifdef ROMIO_BBLOG\n"
@@ -204,11 +212,13 @@ SET_VIEW_LABEL = (
     "#endif\n")
 BBLOG_PROTO = (
     "#ifdef ROMIO_BBLOG\n"
-    "/* bblog graft: set_view and the shared pointer of a bblog file (ad_bblog_shfp.c) */\n"
+    "/* bblog graft: set_view (ad_bblog_shfp.c, ad_bblog_hints.c) and the shared pointer of a\n"
+    " * bblog file (ad_bblog_shfp.c) */\n"
     "void ADIOI_BBLOG_View_changed(ADIO_File fd);\n"
     "void ADIOI_BBLOG_Get_shared_fp(ADIO_File fd, ADIO_Offset incr, ADIO_Offset * shared_fp,\n"
     "                               int *error_code);\n"
     "void ADIOI_BBLOG_Set_shared_fp(ADIO_File fd, ADIO_Offset offset, int *error_code);\n"
+    "int ADIOI_BBLOG_Check_info(MPI_Info info);\n"
     "#endif\n\n")
 
 

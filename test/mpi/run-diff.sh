@@ -11,7 +11,8 @@
 # program exits 0 (it checks what it can itself), its files equal the ufs leg's byte for byte
 # (cmp), the burst-buffer directory holds no file afterwards (logs go at close unless
 # bblog_keep_logs=true), and no hidden shared-file-pointer file is left next to the output.
-# Error-path cases (t_errors) run through bblog only; a subset runs under valgrind.
+# Error-path cases (t_errors) run through bblog only (by prefix and by ROMIO_FSTYPE_FORCE); a
+# subset runs under valgrind.
 #
 # Usage: run-diff.sh [PATTERN...]   only cases whose name matches one of the shell patterns
 #        (names as printed: t_raw, t_bigdata[max256k], ...; groups: t_errors, t_errors[env],
@@ -303,22 +304,30 @@ for o in objs:
 PY
 }
 
-# bblog_max_size below the data: "warns once on stderr naming the directory" (hint spec).
-# Prints the problem, if any.
+# bblog_max_size below the data: one warning on stderr for the whole job (one process, whichever
+# fills the burst buffer first), naming the directory by its absolute path and what bblog does
+# about it (bblog(7)). Prints the problem, if any.
 check_warning() {
-    local log=$1 bb=$2 n=$3 count
-    count=$(grep -i 'warn' "$log" | grep -c -F "$bb")
-    if [ "$count" -lt 1 ]; then
-        echo "no warning naming the burst buffer $bb on stderr"
-    elif [ "$count" -gt "$n" ]; then
-        echo "$count warnings naming the burst buffer for $n ranks (once each expected)"
-    fi
+    local log=$1 bb=$2 count
+    count=$(grep 'bblog: warning:' "$log" | grep -F "burst buffer $(realpath "$bb")/bblog-" |
+        grep -c 'straight to the parallel file system')
+    [ "$count" = 1 ] ||
+        echo "$count warnings naming the burst buffer $bb and what bblog does (1 expected)"
+}
+
+# bblog_sync=bb: one note on stderr for the whole job that sync-barrier-sync no longer shows the
+# data to other processes (bblog(7)); WANT 0: none (bblog_sync=pfs). Prints the problem, if any.
+check_syncnote() {
+    local log=$1 want=$2 count
+    count=$(grep -c 'bblog: note: bblog_sync=bb .*sync-barrier-sync' "$log")
+    [ "$count" = "$want" ] || echo "$count notes about bblog_sync=bb on stderr ($want expected)"
 }
 
 # A differential case: run_case NAME PROG N HINTS [OPTIONS]
 # OPTIONS, comma-separated: keep (bblog_keep_logs=true is in HINTS: logs must remain), stats=N
-# (bblog_stats to a file, N objects expected; N:peers, N:nopeers, see check_stats), warn (HINTS set bblog_max_size below the data:
-# each rank warns about the full burst buffer, naming it, at most once per file it writes),
+# (bblog_stats to a file, N objects expected; N:peers, N:nopeers, see check_stats), warn (HINTS
+# set bblog_max_size below the data: exactly one warning about the full burst buffer in the
+# job, see check_warning), syncnote=N (N notes about bblog_sync=bb, see check_syncnote),
 # valgrind (the bblog leg runs under valgrind, no force leg), nested (one more leg with the inner
 # driver named: bblog:ufs:PATH), noforce (no force leg: the mode under test is in the hints),
 # env=VAR=VALUE (set in the environment of the bblog legs), notrunc (in the bblog legs every
@@ -327,7 +336,8 @@ check_warning() {
 # that writes from the mapped logs reads none).
 run_case() {
     local name=$1 prog=$2 n=$3 hints=$4 opts=${5:-}
-    local dir=$work/$name.$n keep=0 stats= warn=0 vg=0 nested=0 noforce=0 ref_ok=0 mode target
+    local dir=$work/$name.$n keep=0 stats= warn=0 syncnote= vg=0 nested=0 noforce=0 ref_ok=0
+    local mode target
     local base why s
     local want got
     local hint_leg o
@@ -337,6 +347,7 @@ run_case() {
         keep) keep=1 ;;
         stats=*) stats=${o#stats=} ;;
         warn) warn=1 ;;
+        syncnote=*) syncnote=${o#syncnote=} ;;
         valgrind) vg=1 ;;
         nested) nested=1 ;;
         noforce) noforce=1 ;;
@@ -381,7 +392,8 @@ run_case() {
             local extra=
             [ "$keep" = 1 ] && extra=$(check_kept_logs "$leg_bb")
             [ -n "$stats" ] && extra="$extra$(check_stats "$dir/$mode.stats" "$stats")"
-            [ "$warn" = 1 ] && extra="$extra$(check_warning "$leg_log" "$leg_bb" "$n")"
+            [ "$warn" = 1 ] && extra="$extra$(check_warning "$leg_log" "$leg_bb")"
+            [ -n "$syncnote" ] && extra="$extra$(check_syncnote "$leg_log" "$syncnote")"
             [ -s "$dir/truncs.log" ] && extra="$extra the driver resized the file (it must not \
 here; bbfault made it fail): $(head -n 1 "$dir/truncs.log")"
             rm -f "$dir/truncs.log"
@@ -421,41 +433,54 @@ from their mappings (bbfault made the read fail): $(head -n 1 "$dir/reads.log")"
     done
 }
 
-# An error-path case, through bblog only: run_err NAME N EXPECT [ENV=VAL...]
+# An error-path case, through bblog only, by prefix (bblog leg) and by ROMIO_FSTYPE_FORCE=bblog:
+# (force leg): run_err NAME N EXPECT VAR [ENV=VAL...]
 # EXPECT empty: the built-in cases of t_errors (with a read-only directory if one can be made);
-# else an MPI error class name the open must fail with, because of the given BBLOG_* variables.
+# else an MPI error class name the open must fail with, because of the given BBLOG_* variables,
+# with a message naming the variable VAR and its value (VAR empty: nothing to name).
 run_err() {
-    local name=$1 n=$2 expect=$3
-    shift 3
+    local name=$1 n=$2 expect=$3 var=$4 mode base target tag
+    shift 4
     local dir=$work/$name.$n
-    local -a args=()
+    local -a args=() envs pre
     mkdir -p "$dir"
-    leg_ro=
-    if [ -z "$expect" ]; then
-        if [ -n "$ro_method" ]; then
-            leg_ro=$dir/ro
-            mkdir -p "$leg_ro"
-            [ "$ro_method" = chmod ] && chmod 0555 "$leg_ro"
-            set -- "$@" "TEST_RO_DIR=$leg_ro"
-        else
-            echo "NOTE $name $n: running as root without mount rights: read-only bblog_dir" \
-                "not checked"
+    [ -n "$expect" ] && args=("env:$expect" ${var:+"$var"})
+    for mode in bblog force; do
+        envs=("$@")
+        # Under MPITEST_VALGRIND=all the force leg runs plainly, as in run_case.
+        pre=() tag=
+        if [ -n "$vg_all" ] && { [ "$vg_all" = force ] || [ "$mode" = bblog ]; }; then
+            pre=("${vg_pre[@]}") tag=$vg_tag
         fi
-    else
-        args=("env:$expect")
-    fi
-    run_leg "$dir" "bblog$vg_tag" "$@" -- -n "$n" "${vg_pre[@]}" "$bin/t_errors" \
-        "bblog:$dir/bb.out" "${args[@]}"
-    leg_ro=
-    check_leg "$dir" bb.out 0
-    if [ -z "$leg_why" ]; then
-        report PASS "$name" "$n" "bblog$vg_tag"
-    else
-        report FAIL "$name" "$n" "bblog$vg_tag" "$leg_why"
-        show_log "$leg_log"
-    fi
-    grep -h '^t_errors: note' "$leg_log" | sed "s/^t_errors: note: /NOTE $name $n: /"
-    rm -rf "$leg_bb"
+        leg_ro=
+        if [ -z "$expect" ]; then
+            if [ -n "$ro_method" ]; then
+                leg_ro=$dir/ro
+                mkdir -p "$leg_ro"
+                [ "$ro_method" = chmod ] && chmod 0555 "$leg_ro"
+                envs+=("TEST_RO_DIR=$leg_ro")
+            elif [ "$mode" = bblog ]; then
+                echo "NOTE $name $n: running as root without mount rights: read-only bblog_dir" \
+                    "not checked"
+            fi
+        fi
+        case $mode in
+        bblog) base=bb.out target=bblog:$dir/bb.out ;;
+        force) base=force.out target=$dir/force.out envs+=(ROMIO_FSTYPE_FORCE=bblog:) ;;
+        esac
+        run_leg "$dir" "$mode$tag" "${envs[@]}" -- -n "$n" "${pre[@]}" "$bin/t_errors" \
+            "$target" "${args[@]}"
+        leg_ro=
+        check_leg "$dir" "$base" 0
+        if [ -z "$leg_why" ]; then
+            report PASS "$name" "$n" "$mode$tag"
+        else
+            report FAIL "$name" "$n" "$mode$tag" "$leg_why"
+            show_log "$leg_log"
+        fi
+        grep -h '^t_errors: note' "$leg_log" | sed "s/^t_errors: note: /NOTE $name $n $mode: /"
+        rm -rf "$leg_bb"
+    done
 }
 
 # Hints differing between ranks through the environment: MPMD launch, one rank per value.
@@ -575,9 +600,13 @@ selected "t_bigdata[node2,flush64k]" &&
 
 # Budgets smaller than the data: many drain rounds, burst buffer overflow, sync to the log only.
 selected "t_bigdata[flush64k]" && run_case "t_bigdata[flush64k]" t_bigdata 2 "$small"
-selected "t_bigdata[max256k]" && run_case "t_bigdata[max256k]" t_bigdata 3 "$tiny" warn
+selected "t_bigdata[max256k]" && run_case "t_bigdata[max256k]" t_bigdata 3 "$tiny" warn,syncnote=0
 selected "t_bigdata[flush64k,max256k,syncbb]" &&
-    run_case "t_bigdata[flush64k,max256k,syncbb]" t_bigdata 4 "$small;$tiny;bblog_sync=bb" warn
+    run_case "t_bigdata[flush64k,max256k,syncbb]" t_bigdata 4 "$small;$tiny;bblog_sync=bb" \
+        warn,syncnote=1
+# bblog_sync=bb from the environment: the note once for the job, whatever the files opened.
+selected "t_contig[syncbb-env]" &&
+    run_case "t_contig[syncbb-env]" t_contig 4 "" env=BBLOG_SYNC=bb,syncnote=1
 selected "t_strided[flush64k]" && run_case "t_strided[flush64k]" t_strided 4 "$small"
 # One node: the chunks of a round in equal runs per process, as without shared memory for the
 # chunk counter (ad_bblog_node.c), instead of taken in turn.
@@ -628,14 +657,26 @@ selected "t_selfgrow[notrunc]" && run_case "t_selfgrow[notrunc]" t_selfgrow 4 ""
 
 # Error paths.
 if selected t_errors; then
-    run_err t_errors 2 ""
-    run_err t_errors 3 ""
+    run_err t_errors 2 "" ""
+    run_err t_errors 3 "" ""
 fi
+# Bad values of BBLOG_* variables: hints' defaults and the tests' BBLOG_DEBUG_* switches alike
+# fail the open with MPI_ERR_INFO_VALUE naming the variable and the value (a long value is
+# shown cut short, after the name); valid ones as controls.
 if selected "t_errors[env]"; then
-    run_err "t_errors[env-flush-garbage]" 2 MPI_ERR_INFO_VALUE BBLOG_FLUSH_BUFFER_SIZE=12q
-    run_err "t_errors[env-sync-bogus]" 2 MPI_ERR_INFO_VALUE BBLOG_SYNC=bogus
-    run_err "t_errors[env-dir-missing]" 2 MPI_ERR_NO_SUCH_FILE "BBLOG_DIR=$work/no-such-dir"
-    run_err "t_errors[env-flush-valid]" 2 MPI_SUCCESS BBLOG_FLUSH_BUFFER_SIZE=64k
+    long=$(printf 'x%.0s' $(seq 300))
+    for c in "flush-garbage BBLOG_FLUSH_BUFFER_SIZE 12q" "sync-bogus BBLOG_SYNC bogus" \
+        "sync-long BBLOG_SYNC $long" "nodesize-word BBLOG_DEBUG_NODE_SIZE abc" \
+        "nodesize-neg BBLOG_DEBUG_NODE_SIZE -2" "nodesize-huge BBLOG_DEBUG_NODE_SIZE 99999999999" \
+        "static-2 BBLOG_DEBUG_STATIC_CHUNKS 2" "static-word BBLOG_DEBUG_STATIC_CHUNKS yes" \
+        "nomap-1x BBLOG_DEBUG_NO_MAP 1x" "nomap-empty BBLOG_DEBUG_NO_MAP ''"; do
+        eval "set -- $c"
+        run_err "t_errors[env-$1]" 2 MPI_ERR_INFO_VALUE "$2" "$2=$3"
+    done
+    run_err "t_errors[env-dir-missing]" 2 MPI_ERR_NO_SUCH_FILE "" "BBLOG_DIR=$work/no-such-dir"
+    run_err "t_errors[env-flush-valid]" 2 MPI_SUCCESS "" BBLOG_FLUSH_BUFFER_SIZE=64k
+    run_err "t_errors[env-debug-valid]" 2 MPI_SUCCESS "" BBLOG_DEBUG_NODE_SIZE=1 \
+        BBLOG_DEBUG_STATIC_CHUNKS=0 BBLOG_DEBUG_NO_MAP=1
     run_err_mpmd "t_errors[env-flush-differs]" BBLOG_FLUSH_BUFFER_SIZE 64k 128k MPI_ERR_NOT_SAME
 fi
 

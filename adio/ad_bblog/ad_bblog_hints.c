@@ -189,8 +189,8 @@ static int apply(const struct hint_def *d, int from_env, const char *v,
         if (strcmp(d->key, "bblog_mode") == 0) {
             /* bb: the logs drain in the background while the application computes, and
              * close returns with the data on the burst buffer (bblog(7)). Sync stays a
-             * drain to the PFS: with bblog_sync=bb under background drains, reads after
-             * sync-barrier-sync can return older bytes (bblog(7), BUGS). */
+             * drain to the PFS, so that what a sync publishes reaches readers of the PFS
+             * file that are not MPI processes of this job, as with plain ROMIO. */
             h->close_bb = strcmp(v, "bb") == 0;
             h->sync_bb = 0;
             h->drain = h->close_bb ? ADIOI_BBLOG_DRAIN_PROACTIVE : ADIOI_BBLOG_DRAIN_ON_DEMAND;

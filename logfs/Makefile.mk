@@ -22,3 +22,8 @@ test_unit_test_log_LDADD = $(UNIT_LIBS)
 test_unit_test_scan_SOURCES = test/unit/test_scan.c
 test_unit_test_scan_CFLAGS = $(UNIT_CFLAGS)
 test_unit_test_scan_LDADD = $(UNIT_LIBS)
+
+# bench/bench_logsync: the cost of one log sync (payload, record, sync mark), JSON, no asserts.
+noinst_PROGRAMS += bench/bench_logsync
+bench_bench_logsync_SOURCES = bench/bench_logsync.c
+bench_bench_logsync_LDADD = $(BBLOG_LIBS)

@@ -188,11 +188,9 @@ static int apply(const struct hint_def *d, int from_env, const char *v,
         }
         if (strcmp(d->key, "bblog_mode") == 0) {
             /* bb: the logs drain in the background while the application computes, and
-             * close returns with the data on the burst buffer (bblog(7)). Sync stays a
-             * drain to the PFS, so that what a sync publishes reaches readers of the PFS
-             * file that are not MPI processes of this job, as with plain ROMIO. */
+             * sync and close return with the data durable on the burst buffer (bblog(7)). */
             h->close_bb = strcmp(v, "bb") == 0;
-            h->sync_bb = 0;
+            h->sync_bb = h->close_bb;
             h->drain = h->close_bb ? ADIOI_BBLOG_DRAIN_PROACTIVE : ADIOI_BBLOG_DRAIN_ON_DEMAND;
         } else if (strcmp(d->key, "bblog_sync") == 0)
             h->sync_bb = strcmp(v, "bb") == 0;
@@ -339,7 +337,7 @@ void ADIOI_BBLOG_Publish_hints(ADIO_File fd, const struct ADIOI_BBLOG_hints *h)
 {
     char v[64];
 
-    ADIOI_Info_set(fd->info, "bblog_mode", !h->sync_bb && h->close_bb &&
+    ADIOI_Info_set(fd->info, "bblog_mode", h->sync_bb && h->close_bb &&
                    h->drain == ADIOI_BBLOG_DRAIN_PROACTIVE ? "bb" :
                    !h->sync_bb && !h->close_bb && h->drain == ADIOI_BBLOG_DRAIN_ON_DEMAND ?
                    "pfs" : "mixed");

@@ -4,8 +4,8 @@
  *  argv[1].cb1      cb_nodes=1, romio_cb_write=enable, cb_buffer_size=64k (many two-phase rounds);
  *  argv[1].cbwdis   romio_cb_write=disable (collective calls become independent);
  *  argv[1].ni1      romio_no_indep_rw=true and cb_nodes=1: only one process opens the file;
- *  argv[1].mode     bblog_mode=bb with bblog_close=pfs: the mode sets drain (and leaves sync
- *                   at pfs), the hint given apart wins for close.
+ *  argv[1].mode     bblog_mode=bb with bblog_close=pfs: the mode sets drain and sync, the
+ *                   hint given apart wins for close.
  * Each file: strided collective writes through a view, a contiguous collective write, collective
  * read-back. MPI_File_get_info must echo the ROMIO hints; on bblog it must also list every
  * bblog_* key of the hint specification with the value in force (TEST_HINTS, else BBLOG_*
@@ -122,8 +122,6 @@ static const char *from_mode(const char *key, const struct hint *own, int nown)
         return NULL;
     if (strcmp(key, "bblog_drain") == 0)
         return strcmp(mode, "bb") == 0 ? "proactive" : "on_demand";
-    if (strcmp(key, "bblog_sync") == 0)
-        return "pfs";
     return strcmp(mode, "bb") == 0 ? "bb" : "pfs";
 }
 

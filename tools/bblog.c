@@ -37,6 +37,10 @@ static const char usage_text[] =
     "  dump LOG             print a log's header and every record\n"
     "  check [-q] LOG...    verify every checksum; exit 0 clean, 1 torn tail, 2 corrupt,\n"
     "                       3 unreadable or not a log\n"
+    "  status DIR... [--file PFS_PATH] [--json] [--wait]\n"
+    "                       what is still on its way to the PFS: per file and run, the logs\n"
+    "                       a live process still drains and those a crash left; exit 0\n"
+    "                       nothing pending, 1 error, 2 draining, 3 replay needed\n"
     "  replay DIR... [--list] [--file PFS_PATH] [--job JOB_ID] [--set SET] [--salvage]\n"
     "                       [--output PATH] [--dry-run] [--buffer-size BYTES]\n"
     "                       apply the undrained data of the logs in the DIRs to their files;\n"
@@ -695,6 +699,173 @@ static int discover_all(char **dirs, int n, struct bblog_replay_list *out,
     return 0;
 }
 
+/* ---- status ------------------------------------------------------------------------------ */
+
+enum { STATUS_DRAINED = 0, STATUS_ERROR = 1, STATUS_DRAINING = 2, STATUS_REPLAY = 3 };
+
+struct set_status {
+    size_t live;                /* logs a process still holds: an open handle or its drain */
+    size_t damaged;             /* corrupt logs, and logs named after the set it can't read */
+    int state;
+};
+
+static const char *state_name(int state)
+{
+    return state == STATUS_DRAINING ? "draining" : state == STATUS_REPLAY ? "replay_needed"
+        : "drained";
+}
+
+static void json_str(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            printf("\\%c", *s);
+        else if ((unsigned char) *s < 0x20)
+            printf("\\u%04x", (unsigned char) *s);
+        else
+            putchar(*s);
+    }
+    putchar('"');
+}
+
+/* The state of each set of the list, as far as its logs tell. */
+static void set_states(const struct bblog_replay_list *list, const struct bblog_replay_set *sets,
+                       size_t nsets, struct set_status *out)
+{
+    for (size_t j = 0; j < nsets; j++) {
+        memset(&out[j], 0, sizeof out[j]);
+        out[j].damaged = sets[j].ncorrupt + sets[j].nunreadable;
+    }
+    for (size_t i = 0; i < list->n; i++) {
+        const struct bblog_replay_log *l = &list->logs[i];
+
+        for (size_t j = 0; j < nsets; j++)
+            if (l->open_rc == 0 && l->set_id == sets[j].set_id &&
+                strcmp(l->pfs_path, sets[j].pfs_path) == 0 &&
+                strcmp(l->job_id, sets[j].job_id) == 0 && bblog_log_live(l->meta_path))
+                out[j].live++;
+    }
+    for (size_t j = 0; j < nsets; j++)
+        out[j].state = out[j].live > 0 ? STATUS_DRAINING :
+            sets[j].undrained_bytes > 0 || out[j].damaged > 0 ? STATUS_REPLAY : STATUS_DRAINED;
+}
+
+static int cmd_status(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "help", no_argument, NULL, 'h' },
+        { "file", required_argument, NULL, 'f' },
+        { "json", no_argument, NULL, 'J' },
+        { "wait", no_argument, NULL, 'w' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *file = NULL;
+    int c, json = 0, wait = 0, worst, rc;
+
+    while ((c = getopt_long(argc, argv, "hf:Jw", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            printf("usage: bblog status DIR... [--file PFS_PATH] [--json] [--wait]\n"
+                   "Tells, for each file with logs in the DIRs (or only PFS_PATH) and each run\n"
+                   "that wrote it, whether its data is still on its way to the PFS: logs that a\n"
+                   "live process holds (an open file, or the background drain that goes on\n"
+                   "after close with bblog_close=bb) are draining; logs nobody holds with data\n"
+                   "in them were left by a crash and need 'bblog replay'.\n"
+                   "  -f, --file PFS_PATH   only this file (a file with no logs is drained)\n"
+                   "  -J, --json            one JSON object per run and file\n"
+                   "  -w, --wait            wait until no live process holds a log, then tell\n"
+                   "Exit status: 0 nothing pending, 1 error, 2 draining, 3 replay needed.\n");
+            return 0;
+        case 'f':
+            file = optarg;
+            break;
+        case 'J':
+            json = 1;
+            break;
+        case 'w':
+            wait = 1;
+            break;
+        default:
+            fprintf(stderr, "bblog status: try 'bblog status --help'\n");
+            return STATUS_ERROR;
+        }
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "bblog status: name the log directories, e.g. "
+                "'bblog status $BBLOG_DIR --file /pfs/out.dat'\n");
+        return STATUS_ERROR;
+    }
+    for (;;) {
+        struct bblog_replay_list list = { 0 };
+        struct bblog_replay_set *sets = NULL;
+        struct set_status *ss = NULL;
+        struct bblog_replay_err err;
+        size_t nsets = 0, shown = 0;
+
+        rc = discover_all(argv + optind, argc - optind, &list, &err);
+        if (rc != 0) {
+            fprintf(stderr, "bblog status: %s: %s\n", err.path, err.reason);
+            return STATUS_ERROR;
+        }
+        if (bblog_replay_sets(&list, &sets, &nsets) != 0 ||
+            !(ss = calloc(nsets ? nsets : 1, sizeof *ss))) {
+            oom();
+            free(sets);
+            bblog_replay_list_free(&list);
+            return STATUS_ERROR;
+        }
+        set_states(&list, sets, nsets, ss);
+        worst = STATUS_DRAINED;
+        for (size_t j = 0; j < nsets; j++)
+            if ((!file || strcmp(sets[j].pfs_path, file) == 0) && ss[j].state > worst)
+                worst = ss[j].state;
+        if (wait && worst == STATUS_DRAINING) {
+            free(ss);
+            free(sets);
+            bblog_replay_list_free(&list);
+            usleep(200000);     /* the tool's poll; a drain takes seconds */
+            continue;
+        }
+        for (size_t j = 0; j < nsets; j++) {
+            const struct bblog_replay_set *x = &sets[j];
+
+            if (file && strcmp(x->pfs_path, file) != 0)
+                continue;
+            shown++;
+            if (json) {
+                printf("{\"file\": ");
+                json_str(x->pfs_path);
+                printf(", \"job\": ");
+                json_str(x->job_id);
+                printf(", \"set\": \"%016" PRIx64 "\", \"nprocs\": %" PRIu32 ", \"logs\": %zu, "
+                       "\"live\": %zu, \"pending_bytes\": %" PRIu64 ", \"damaged\": %zu, "
+                       "\"state\": \"%s\"}\n", x->set_id, x->nprocs, x->nlogs + x->nunreadable,
+                       ss[j].live, x->undrained_bytes, ss[j].damaged, state_name(ss[j].state));
+                continue;
+            }
+            printf("%s: job %s set %016" PRIx64 ": %s: %zu logs", x->pfs_path,
+                   x->job_id[0] ? x->job_id : "-", x->set_id, state_name(ss[j].state),
+                   x->nlogs + x->nunreadable);
+            if (ss[j].live)
+                printf(", %zu held by live processes", ss[j].live);
+            printf(", %" PRIu64 " bytes logged and not marked drained", x->undrained_bytes);
+            if (ss[j].damaged)
+                printf(", %zu damaged", ss[j].damaged);
+            if (ss[j].state == STATUS_REPLAY)
+                printf("; no process holds them: run 'bblog replay %s --file %s'",
+                       argv[optind], x->pfs_path);
+            putchar('\n');
+        }
+        if (shown == 0 && !json)
+            printf("%s: no logs: nothing pending\n", file ? file : argv[optind]);
+        free(ss);
+        free(sets);
+        bblog_replay_list_free(&list);
+        return worst;
+    }
+}
+
 /* Of two exit statuses, the one to report: damage outranks an error elsewhere, since it
  * names data that is lost. */
 static int worse(int a, int b)
@@ -959,6 +1130,8 @@ int main(int argc, char **argv)
         status = cmd_check(argc, argv);
     else if (strcmp(cmd, "replay") == 0)
         status = cmd_replay(argc, argv);
+    else if (strcmp(cmd, "status") == 0)
+        status = cmd_status(argc, argv);
     else
         fprintf(stderr, "bblog: unknown command '%s'; try 'bblog --help'\n", cmd);
     /* A listing cut short by a full disk or a closed pipe must not look complete. */

@@ -101,6 +101,10 @@ struct ADIOI_BBLOG_logstate {
     struct ADIOI_BBLOG_bg *bg;          /* background drain (ad_bblog_bg.c), or NULL */
     /* write order across processes (ad_bblog_order.c) */
     int multi;                          /* a handle of several processes shares this log */
+    /* Durability (MPI_File_get_info's bblog_durable): writes made by this process, the count
+     * of those known to be in the PFS file and flushed there, and the count at its latest
+     * write straight to the PFS file. Atomic: the background drain reads and sets them. */
+    uint64_t wgen, flushed_wgen, through_wgen;
     uint32_t colls;                     /* collective calls made on the file */
     int in_coll;                        /* inside one now */
     uint32_t tick;                      /* the node's write clock at this process's last take */
@@ -260,6 +264,23 @@ void ADIOI_BBLOG_Coll_begin(ADIO_File fd);
 void ADIOI_BBLOG_Coll_end(ADIO_File fd, int began, int may_wait);
 /* Records the stamp of an append at log_off, or of bytes written through; 0 or ENOMEM. */
 int ADIOI_BBLOG_Note_append(struct ADIOI_BBLOG_logstate *ls, uint64_t log_off, uint64_t stamp);
+/* Counts a write of this process (logged or through); returns the new count. */
+static inline uint64_t ADIOI_BBLOG_Wrote(struct ADIOI_BBLOG_logstate *ls)
+{
+    return __atomic_add_fetch(&ls->wgen, 1, __ATOMIC_RELAXED);
+}
+
+/* The writes up to count w are in the PFS file and flushed there. */
+static inline void ADIOI_BBLOG_Flushed(struct ADIOI_BBLOG_logstate *ls, uint64_t w)
+{
+    uint64_t cur = __atomic_load_n(&ls->flushed_wgen, __ATOMIC_RELAXED);
+
+    while (w > cur && !__atomic_compare_exchange_n(&ls->flushed_wgen, &cur, w, 0,
+                                                   __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
+}
+
+void ADIOI_BBLOG_Refresh_info(ADIO_File fd);
 int ADIOI_BBLOG_Note_drained(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len,
                              uint64_t stamp);
 int ADIOI_BBLOG_Note_through(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len,

@@ -322,6 +322,24 @@ static void *bg_main(void *arg)
             for (i = 0; i < n; i++)
                 forget_current(ls, &picks[i]);
             bg->bytes += bytes;
+            /* All logged data is in the PFS file: flush it, so that get_info can say the
+             * writes up to here are durable there (unless some went straight to the PFS
+             * file through another descriptor, which a sync flushes). */
+            if (bblog_idx_count(ls->idx) == 0 && bg->pfs_fd >= 0) {
+                uint64_t w = __atomic_load_n(&ls->wgen, __ATOMIC_RELAXED);
+                int through = __atomic_load_n(&ls->through_wgen, __ATOMIC_RELAXED) >
+                    __atomic_load_n(&ls->flushed_wgen, __ATOMIC_RELAXED);
+
+                bg->busy = 1;
+                pthread_mutex_unlock(&ls->lock);
+                if (fdatasync(bg->pfs_fd) != 0)
+                    rc = errno;
+                pthread_mutex_lock(&ls->lock);
+                bg->busy = 0;
+                if (rc == 0 && !through)
+                    ADIOI_BBLOG_Flushed(ls, w);
+                rc = 0;
+            }
         } else {
             /* The bytes stay in the index and the log: the next collective drain writes them
              * (and reports the error if the PFS still refuses). */

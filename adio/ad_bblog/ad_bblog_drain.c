@@ -576,10 +576,13 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
     uint64_t start = 0, mm[2], mmin[2], end, budget = (uint64_t) st->hints.flush_buffer_size;
     uint64_t span, plan_budget = budget;
     int indep, exchange, partial, node_try, solo, rc = 0, err = MPI_SUCCESS, failed, anyfail;
+    int flushed;
+    uint64_t w0;
     double t0 = ADIOI_BBLOG_Now();
 
     memset(&r, 0, sizeof(r));
     *emptied = 0;
+    w0 = __atomic_load_n(&st->ls->wgen, __ATOMIC_RELAXED);   /* the writes this drain covers */
     rc = snapshot(st, &segs, &stamps, &n, &slo, &shi);
     /* A one-process handle of a file that a multi-process handle writes too (PnetCDF's
      * MPI_COMM_SELF handle, at its sync or close) cannot exchange with the other processes.
@@ -604,7 +607,14 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
         *emptied = 1;
         free(segs);
         free(stamps);
-        return MPI_SUCCESS;
+        /* Nothing logged anywhere, but bytes written straight to the PFS file (large
+         * writes) must be flushed by a sync all the same; every process is here. */
+        if (sync_inner && st->inner->is_open) {
+            ADIO_Flush(st->inner, &err);
+            if (err == MPI_SUCCESS)
+                ADIOI_BBLOG_Flushed(st->ls, w0);
+        }
+        return err;
     }
     /* Two-phase aggregation pays off for small pieces; extents of a megabyte or more are
      * already what the PFS wants, and funnelling them through the aggregators only serialises
@@ -776,6 +786,7 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
                                  st->ls->log ? bblog_log_data_path(st->ls->log) : st->logdir);
     if (err == MPI_SUCCESS && sync_inner && st->inner->is_open)
         ADIO_Flush(st->inner, &err);
+    flushed = err == MPI_SUCCESS && sync_inner && st->inner->is_open;
     failed = err != MPI_SUCCESS;
     MPI_Allreduce(&failed, &anyfail, 1, MPI_INT, MPI_MAX, fd->comm);
     /* Every process has read the node's logs: their mappings go before the truncation of the
@@ -828,6 +839,8 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
         st->ls->log_bytes = 0;
         st->ls->log_end = 0;
         *emptied = 1;
+        if (flushed)
+            ADIOI_BBLOG_Flushed(st->ls, w0);
     } else if (err == MPI_SUCCESS && !partial) {
         err = ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_IO, "bblog: draining %s failed on "
                               "another process; the data stays in the logs under %s",

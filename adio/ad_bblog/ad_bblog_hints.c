@@ -333,6 +333,29 @@ void ADIOI_BBLOG_Note_hints(const struct ADIOI_BBLOG_state *st)
             "file (bblog(7))\n", st->pfs_path);
 }
 
+/* MPI_File_get_info on a bblog file (graft: mpi-io/get_info.c) reports, for the calling
+ * process, the bytes it logged that are not yet in the PFS file, and whether everything it
+ * wrote is in the PFS file and flushed there (by a sync that drains, a close, or the
+ * background drain once it wrote everything). Local: no communication. */
+void ADIOI_BBLOG_Refresh_info(ADIO_File fd)
+{
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    struct ADIOI_BBLOG_logstate *ls = st ? st->ls : NULL;
+    uint64_t pending;
+    char v[32];
+
+    if (!ls || st->passthrough)
+        return;
+    ADIOI_BBLOG_Lock(ls);
+    pending = bblog_idx_bytes(ls->idx);
+    ADIOI_BBLOG_Unlock(ls);
+    snprintf(v, sizeof(v), "%llu", (unsigned long long) pending);
+    ADIOI_Info_set(fd->info, "bblog_pending_bytes", v);
+    ADIOI_Info_set(fd->info, "bblog_durable", pending == 0 &&
+                   __atomic_load_n(&ls->flushed_wgen, __ATOMIC_RELAXED) ==
+                   __atomic_load_n(&ls->wgen, __ATOMIC_RELAXED) ? "true" : "false");
+}
+
 void ADIOI_BBLOG_Publish_hints(ADIO_File fd, const struct ADIOI_BBLOG_hints *h)
 {
     char v[64];

@@ -23,6 +23,13 @@
 #include "adioi.h"
 
 /* Writes [off, off+len) of buf to the inner file, and remembers it for the drain's order. */
+/* A write that went straight to the PFS file: in no log, flushed only by the next sync. */
+static void wrote_through(struct ADIOI_BBLOG_state *st)
+{
+    if (st->ls)
+        __atomic_store_n(&st->ls->through_wgen, ADIOI_BBLOG_Wrote(st->ls), __ATOMIC_RELAXED);
+}
+
 static int write_inner(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void *buf)
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
@@ -42,6 +49,7 @@ static int write_inner(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const voi
     }
     st->st.writes_through++;
     st->through_unsynced = 1;
+    wrote_through(st);
     /* Newer than what other processes logged before the last collective call: the drain must
      * not put that back over these bytes. */
     if (err == MPI_SUCCESS && st->ls && st->ls->multi &&
@@ -217,6 +225,7 @@ static int log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void
     if (st->vis_failed && (rc = through_from_log(fd, (uint64_t) off, (uint64_t) len, data_off)))
         return rc;
     st->ls->log_bytes += len;
+    ADIOI_BBLOG_Wrote(st->ls);
     if (data_off + (uint64_t) len > st->ls->log_end)
         st->ls->log_end = data_off + (uint64_t) len;
     st->st.bytes_logged += len;
@@ -261,8 +270,10 @@ void ADIOI_BBLOG_WriteContig(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t 
         if (*error_code == MPI_SUCCESS)
             ADIO_WriteContig(st->inner, (void *) buf, count, datatype, ADIO_EXPLICIT_OFFSET, off,
                              status, error_code);
-        if (fd->atomicity)
+        if (fd->atomicity) {
             st->st.bytes_through += len;
+            wrote_through(st);
+        }
     } else {
         if (!st->vis_hold)
             ADIOI_BBLOG_Tick(st);
@@ -287,6 +298,8 @@ void ADIOI_BBLOG_WriteStrided(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t
         ADIOI_BBLOG_INNER_STRIDED(fd, st,
                                   ADIO_WriteStrided(st->inner, buf, count, datatype,
                                                     file_ptr_type, offset, status, error_code));
+        if (fd->atomicity)
+            wrote_through(st);
         return;
     }
     /* Contiguous in memory and in the file: one extent (ROMIO's naive code would take it
@@ -322,6 +335,8 @@ static void write_coll(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t count,
                                   ADIO_WriteStridedColl(st->inner, buf, count, datatype,
                                                         file_ptr_type, offset, status,
                                                         error_code));
+        if (fd->atomicity)
+            wrote_through(st);
         return;
     }
     if (st->hints.max_size > 0 && may_wait) {

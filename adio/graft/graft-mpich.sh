@@ -15,6 +15,8 @@
 #                                    argument (the driver checks its bblog_* keys alone), no
 #                                    shared-pointer reset and no barrier; the driver counts
 #                                    views instead (ad_bblog_shfp.c)
+#   mpi-io/get_info.c                for a bblog file: the driver refreshes its bblog_pending_bytes
+#                                    and bblog_durable keys first (ad_bblog_hints.c)
 #   adio/common/ad_get_sh_fp.c,      for a bblog file: the driver's shared pointer, one slot
 #   adio/common/ad_set_sh_fp.c       per view (ad_bblog_shfp.c)
 #   adio/ad_bblog                    symlink to BBLOG_SRCDIR/adio/ad_bblog, so that editing a
@@ -219,7 +221,14 @@ BBLOG_PROTO = (
     "                               int *error_code);\n"
     "void ADIOI_BBLOG_Set_shared_fp(ADIO_File fd, ADIO_Offset offset, int *error_code);\n"
     "int ADIOI_BBLOG_Check_info(MPI_Info info);\n"
+    "void ADIOI_BBLOG_Refresh_info(ADIO_File fd);\n"
     "#endif\n\n")
+GET_INFO = (
+    "#ifdef ROMIO_BBLOG\n"
+    "    /* bblog graft: what is still pending changes with every call (ad_bblog_hints.c) */\n"
+    "    if (adio_fh->file_system == ADIO_BBLOG)\n"
+    "        ADIOI_BBLOG_Refresh_info(adio_fh);\n"
+    "#endif\n")
 
 
 def fs_proto_h_shfp(text, path):
@@ -238,6 +247,13 @@ def set_view_c(text, path):
                          SET_VIEW_RESET, "the shared pointer reset")
     return insert_before(text, path, r"^\s*if \(strcmp\(datarep, \"external32\"\)",
                          SET_VIEW_LABEL, "the end of the shared pointer reset")
+
+
+def get_info_c(text, path):
+    if "bblog graft" in text:
+        return text
+    return insert_before(text, path, r"^\s*error_code = MPI_Info_dup\(adio_fh->info, info_used\);",
+                         GET_INFO, "the info duplication")
 
 
 def sh_fp_c(fn, args):
@@ -261,6 +277,7 @@ edit("adio/common/ad_fstype.c", fstype_c)
 edit("adio/Makefile.mk", adio_makefile_mk)
 edit("adio/include/adioi_fs_proto.h", fs_proto_h_shfp)
 edit("mpi-io/set_view.c", set_view_c)
+edit("mpi-io/get_info.c", get_info_c)
 edit("adio/common/ad_get_sh_fp.c", sh_fp_c("Get_shared_fp", "fd, incr, shared_fp, error_code"))
 edit("adio/common/ad_set_sh_fp.c", sh_fp_c("Set_shared_fp", "fd, offset, error_code"))
 for rel in changed:

@@ -66,6 +66,17 @@ if [ ! -r "$env_script" ]; then
 fi
 # shellcheck source=/dev/null
 . "$env_script"
+# The bblog tool of the build tree (make check runs from it), for t_durable's `bblog status`.
+BBLOG_TOOL=${BBLOG_TOOL:-$PWD/tools/bblog}
+if [ -x "$BBLOG_TOOL" ]; then
+    export BBLOG_TOOL
+elif [ -n "${CI:-}" ]; then
+    echo "run-diff: $BBLOG_TOOL not built (CI is set, so this fails)" >&2
+    exit 1
+else
+    echo "run-diff: NOTE $BBLOG_TOOL not built: t_durable does not run bblog status"
+    unset BBLOG_TOOL
+fi
 for tool in mpicc mpiexec cmp ${vg_all:+valgrind}; do
     if ! command -v "$tool" >/dev/null 2>&1; then
         echo "run-diff: $tool not found after sourcing $env_script" >&2
@@ -124,7 +135,8 @@ fi
 
 programs="t_contig t_strided t_noncontig t_view t_overlap t_raw t_size t_atomic t_shared
           t_nonblock t_manyfiles t_delete t_empty t_bigdata t_hints t_errors t_collread
-          t_twofh t_xorder t_bgdrain t_selfsync t_selfgrow t_peerread t_subcomm t_merge"
+          t_twofh t_xorder t_bgdrain t_selfsync t_selfgrow t_peerread t_subcomm t_merge
+          t_durable"
 cflags="-std=gnu11 -O2 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
         -Wno-unused-parameter -Werror"
 
@@ -536,6 +548,7 @@ cases=(
     "t_peerread      t_peerread   1 2 3 6"
     "t_subcomm       t_subcomm    1 2 4 6"
     "t_merge         t_merge      1 3 4"
+    "t_durable       t_durable    1 2 3"
 )
 for c in "${cases[@]}"; do
     read -r name prog ranks <<<"$c"

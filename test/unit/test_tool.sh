@@ -174,6 +174,44 @@ has "$OUT" "$T/pfs/m.dat: no log of rank 2 (of 4)"
 has "$OUT" "$T/pfs/m.dat: ignored 1 log with nothing undrained"
 same "$T/pfs/m.dat" "$T/m.dat"
 
+# ---- status: crashed logs need replay (3), logs a live process holds are draining (2), a file
+# without logs is drained (0); --wait returns once no process holds a log
+mkdir -p "$T/st"
+run 0 "$MKLOGS" --sync --job job-st --tag st "$T/st" "$T/pfs/st.dat" "$T/st.dat"
+S0=$(sed -n 's/^log //p' "$OUT" | sed -n 1p)
+run 3 "$BBLOG" status "$T/st"
+has "$OUT" "$T/pfs/st.dat: job job-st set "
+has "$OUT" ": replay_needed: 4 logs, "
+has "$OUT" "run 'bblog replay $T/st --file $T/pfs/st.dat'"
+run 3 "$BBLOG" status "$T/st" --json
+has "$OUT" "\"file\": \"$T/pfs/st.dat\", \"job\": \"job-st\""
+has "$OUT" "\"logs\": 4, \"live\": 0, "
+has "$OUT" "\"state\": \"replay_needed\"}"
+run 2 flock "$S0" "$BBLOG" status "$T/st" --file "$T/pfs/st.dat"
+has "$OUT" ": draining: 4 logs, 1 held by live processes, "
+run 0 "$BBLOG" status "$T/st" --file "$T/pfs/none.dat"
+has "$OUT" "$T/pfs/none.dat: no logs: nothing pending"
+# A holder that keeps rank 0's log locked until its fifo is closed; the status waits for it.
+mkfifo "$T/hold" "$T/held"
+flock "$S0" sh -c 'echo held >"$0"; cat "$1" >/dev/null' "$T/held" "$T/hold" &
+holder=$!
+read -r _ <"$T/held"
+"$BBLOG" status "$T/st" --wait >"$T/wait.out" 2>&1 &
+waiter=$!
+exec 3>"$T/hold"
+run 2 "$BBLOG" status "$T/st"
+exec 3>&-
+wait "$holder"
+wait "$waiter"
+got=$?
+checks=$((checks + 1))
+[ "$got" -eq 3 ] || fail "status --wait exited $got after the holder let go, expected 3"
+grep -qF ": replay_needed: 4 logs" "$T/wait.out" || fail "status --wait did not report the end"
+run 0 "$BBLOG" replay "$T/st"
+same "$T/pfs/st.dat" "$T/st.dat"
+run 1 "$BBLOG" status
+run 1 "$BBLOG" status "$T/st" --frob
+
 # ---- usage errors
 run 1 "$BBLOG"
 run 1 "$BBLOG" frobnicate

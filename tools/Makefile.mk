@@ -19,5 +19,5 @@ test_unit_mklogs_SOURCES = test/unit/mklogs.c test/unit/simlog.c test/unit/simlo
 test_unit_mklogs_LDADD = $(BBLOG_LIBS)
 
 # test_tool.sh runs from the build directory (as make check does) and finds its programs there.
-EXTRA_DIST += test/unit/test_tool.sh test/unit/test_damage.sh
+EXTRA_DIST += test/unit/test_tool.sh test/unit/test_damage.sh test/unit/toolcheck.sh
 dist_noinst_SCRIPTS += scripts/demo-core.sh

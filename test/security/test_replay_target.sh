@@ -7,16 +7,8 @@
 # the other-user case: as another user it skips (77) unless CI is set.
 set -u
 
-builddir=${BBLOG_BUILDDIR:-.}
-BBLOG=$builddir/tools/bblog
-MKLOGS=$builddir/test/unit/mklogs
-for p in "$BBLOG" "$MKLOGS"; do
-    if [ ! -x "$p" ]; then
-        echo "test_replay_target.sh: $p not built: run 'make check' in the build directory," \
-             "or set BBLOG_BUILDDIR to it" >&2
-        exit 99
-    fi
-done
+. "$(dirname "$0")/../unit/toolcheck.sh"
+toolcheck_programs test_replay_target.sh
 BBLOG=$(cd "$(dirname "$BBLOG")" && pwd -P)/bblog
 MKLOGS=$(cd "$(dirname "$MKLOGS")" && pwd -P)/mklogs
 if [ "$(id -u)" != 0 ]; then
@@ -36,29 +28,6 @@ trap 'rm -rf "$T" "$F"' EXIT
 chmod 755 "$T"
 OUT=$F/out
 ERR=$F/err
-failures=0
-checks=0
-
-fail() {
-    echo "FAIL: $*"
-    echo "--- stdout:"; cat "$OUT"
-    echo "--- stderr:"; cat "$ERR"
-    failures=$((failures + 1))
-}
-
-run() {
-    want=$1
-    shift
-    checks=$((checks + 1))
-    "$@" >"$OUT" 2>"$ERR"
-    got=$?
-    [ "$got" -eq "$want" ] || fail "'$*' exited $got, expected $want"
-}
-
-has() {
-    checks=$((checks + 1))
-    grep -qF -- "$2" "$1" || fail "no line with '$2' in the $(basename "$1") of the last command"
-}
 
 # Every file under $T with its type and checksum.
 fingerprint() {
@@ -165,5 +134,4 @@ has "$ERR" "$T/shared/bblog-65534/e.r0.meta"
 checks=$((checks + 1))
 [ ! -e "$T/pfs/evil.dat" ] || fail "--output replay of another user's logs wrote $T/pfs/evil.dat"
 
-echo "test_replay_target.sh: $((checks - failures)) passed, $failures failed"
-[ "$failures" -eq 0 ]
+toolcheck_end test_replay_target.sh

@@ -12,60 +12,14 @@
 # BBLOG_BUILDDIR.
 set -u
 
-builddir=${BBLOG_BUILDDIR:-.}
-BBLOG=$builddir/tools/bblog
-MKLOGS=$builddir/test/unit/mklogs
-for p in "$BBLOG" "$MKLOGS"; do
-    if [ ! -x "$p" ]; then
-        echo "test_damage.sh: $p not built: run 'make check' in the build directory," \
-             "or set BBLOG_BUILDDIR to it" >&2
-        exit 99
-    fi
-done
+. "$(dirname "$0")/toolcheck.sh"
+toolcheck_programs test_damage.sh
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/bblog-test-damage.XXXXXX") || exit 99
 trap 'rm -rf "$T"' EXIT
 OUT=$T/out
 ERR=$T/err
-failures=0
-checks=0
 row=
-
-fail() {
-    echo "FAIL [$row]: $*"
-    echo "--- stdout:"; cat "$OUT"
-    echo "--- stderr:"; cat "$ERR"
-    failures=$((failures + 1))
-}
-
-run() {
-    want=$1
-    shift
-    checks=$((checks + 1))
-    "$@" >"$OUT" 2>"$ERR"
-    got=$?
-    [ "$got" -eq "$want" ] || fail "'$*' exited $got, expected $want"
-}
-
-has() {
-    checks=$((checks + 1))
-    grep -qF -- "$2" "$1" || fail "no line with '$2' in the $(basename "$1") of the last command"
-}
-
-hasnt() {
-    checks=$((checks + 1))
-    grep -qF -- "$2" "$1" && fail "a line with '$2' in the $(basename "$1") of the last command"
-}
-
-same() {
-    checks=$((checks + 1))
-    cmp -s "$1" "$2" || fail "$1 differs from $2"
-}
-
-differs() {
-    checks=$((checks + 1))
-    cmp -s "$1" "$2" && fail "$1 is the same as $2"
-}
 
 # ---- byte surgery
 zero() {        # zero FILE OFFSET COUNT
@@ -288,5 +242,5 @@ row="duplicate log set: another run with the same job id"; {
     has "$ERR" "--set nothex"
 }
 
-echo "test_damage.sh: $((checks - failures)) passed, $failures failed"
-[ "$failures" -eq 0 ]
+row=
+toolcheck_end test_damage.sh

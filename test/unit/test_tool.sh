@@ -4,51 +4,13 @@
 # make check runs it from the build directory; elsewhere set BBLOG_BUILDDIR.
 set -u
 
-builddir=${BBLOG_BUILDDIR:-.}
-BBLOG=$builddir/tools/bblog
-MKLOGS=$builddir/test/unit/mklogs
-for p in "$BBLOG" "$MKLOGS"; do
-    if [ ! -x "$p" ]; then
-        echo "test_tool.sh: $p not built: run 'make check' in the build directory," \
-             "or set BBLOG_BUILDDIR to it" >&2
-        exit 99
-    fi
-done
+. "$(dirname "$0")/toolcheck.sh"
+toolcheck_programs test_tool.sh
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/bblog-test-tool.XXXXXX") || exit 99
 trap 'rm -rf "$T"' EXIT
 OUT=$T/out
 ERR=$T/err
-failures=0
-checks=0
-
-fail() {
-    echo "FAIL: $*"
-    echo "--- stdout:"; cat "$OUT"
-    echo "--- stderr:"; cat "$ERR"
-    failures=$((failures + 1))
-}
-
-# run WANT_STATUS CMD...: runs CMD with its output in $OUT and $ERR, checks the exit status.
-run() {
-    want=$1
-    shift
-    checks=$((checks + 1))
-    "$@" >"$OUT" 2>"$ERR"
-    got=$?
-    [ "$got" -eq "$want" ] || fail "'$*' exited $got, expected $want"
-}
-
-# has FILE PATTERN: FILE has a line matching the fixed string PATTERN.
-has() {
-    checks=$((checks + 1))
-    grep -qF -- "$2" "$1" || fail "no line with '$2' in the $(basename "$1") of the last command"
-}
-
-same() {
-    checks=$((checks + 1))
-    cmp -s "$1" "$2" || fail "$1 differs from $2"
-}
 
 mkdir -p "$T/pfs" "$T/logs" "$T/bad" "$T/two" "$T/multi" "$T/miss"
 
@@ -220,9 +182,4 @@ run 1 "$BBLOG" replay
 run 1 "$BBLOG" ls "$T/nonexistent"
 has "$ERR" "$T/nonexistent"
 
-if [ "$failures" -ne 0 ]; then
-    echo "test_tool.sh: $((checks - failures)) passed, $failures failed"
-    exit 1
-fi
-echo "test_tool.sh: $checks passed, 0 failed"
-exit 0
+toolcheck_end test_tool.sh

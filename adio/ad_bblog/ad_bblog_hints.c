@@ -278,12 +278,16 @@ static int apply_info(MPI_Info info, struct ADIOI_BBLOG_hints *h)
         if (flag && (rc = apply(&hint_defs[k], 0, value, h)) != MPI_SUCCESS)
             return rc;
     }
-    /* A misspelt bblog_ key would otherwise be ignored without a word. */
+    /* A misspelt bblog_ key would otherwise be ignored without a word. The keys get_info
+     * only reports are accepted and ignored: programs hand get_info's object back to
+     * set_info (mpi4py's tests do). */
     MPI_Info_get_nkeys(info, &nkeys);
     for (i = 0; i < nkeys; i++) {
+        static const char *const reported[] = { "bblog_pending_bytes", "bblog_durable" };
         char key[MPI_MAX_INFO_KEY + 1];
         MPI_Info_get_nthkey(info, i, key);
-        if (strncmp(key, "bblog_", 6) != 0)
+        if (strncmp(key, "bblog_", 6) != 0 || strcmp(key, reported[0]) == 0 ||
+            strcmp(key, reported[1]) == 0)
             continue;
         for (k = 0; k < NHINTS; k++)
             if (strcmp(key, hint_defs[k].key) == 0)

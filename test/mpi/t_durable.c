@@ -53,6 +53,18 @@ static int durable(MPI_File fh)
     return strcmp(v, "true") == 0;
 }
 
+/* What get_info returns, handed back to set_info, is accepted: the reported keys too. */
+static void info_roundtrip(MPI_File fh)
+{
+    MPI_Info info;
+    int rc;
+
+    CHECK_MPI(MPI_File_get_info(fh, &info));
+    rc = MPI_File_set_info(fh, info);
+    CHECK(rc == MPI_SUCCESS, "set_info of get_info's object: %s", tst_err_string(rc));
+    MPI_Info_free(&info);
+}
+
 static int hint_is(MPI_File fh, const char *key, const char *want)
 {
     char v[MPI_MAX_INFO_VAL + 1];
@@ -130,6 +142,7 @@ int main(int argc, char **argv)
         CHECK(pending(fh) == 0 && durable(fh), "after the sync of a write straight to the "
               "PFS: pending %lld, durable %d", pending(fh), durable(fh));
     CHECK_MPI(MPI_File_set_atomicity(fh, 0));
+    info_roundtrip(fh);
     CHECK_MPI(MPI_File_close(&fh));
 
     /* Closed with bblog_close=bb: the logs stay held by their drains until MPI_Finalize. */

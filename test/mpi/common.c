@@ -592,11 +592,14 @@ void tst_check_file(MPI_Comm comm, const char *name, const struct tst_image *img
 void tst_check_file_posix(MPI_Comm comm, const char *name, const struct tst_image *img)
 {
     const char *path = tst_plain_path(name);
-    const char *close_mode = tst_hint("bblog_close");
+    const char *close_mode = tst_hint("bblog_close"), *mode;
     int rank;
 
     if (!close_mode)
         close_mode = getenv("BBLOG_CLOSE");
+    /* bblog_mode=bb sets bblog_close=bb where close is not given itself. */
+    if (!close_mode && ((mode = tst_hint("bblog_mode")) || (mode = getenv("BBLOG_MODE"))))
+        close_mode = mode;
     if (tst_is_bblog(name) && close_mode && strcmp(close_mode, "bb") == 0) {
         /* bblog_close=bb: close returns with the data on the burst buffer and the drain thread
          * writes the PFS file afterwards; only a re-open (or MPI_File_delete, MPI_Finalize)

@@ -1,0 +1,315 @@
+#!/bin/bash
+# cluster.sh - an emulated cluster on this one machine: N compute nodes, a storage node serving a
+# GlusterFS volume as the parallel file system, MPI across the nodes over TCP. Needs root.
+#
+#   scripts/cluster.sh up N [--netem 'SPEC'] [--shared-bb]
+#                               build nodes n1..nN and the storage node, mount the PFS on every
+#                               node; --netem adds `tc qdisc ... netem SPEC` on every node's link
+#                               (e.g. 'delay 0.2ms rate 2gbit'); --shared-bb gives all nodes one
+#                               burst-buffer directory instead of one tmpfs each
+#   scripts/cluster.sh down     stop and remove everything `up` made (by PID and by name)
+#   scripts/cluster.sh status   what runs (exit 1 when no cluster is up)
+#   scripts/cluster.sh exec NODE CMD...
+#                               run CMD on NODE (its network, mounts and hostname; same working
+#                               directory and environment)
+#   scripts/cluster.sh mpiexec [-hosts n1:2,n2:2] [MPIEXEC ARGS...] PROG...
+#                               run hydra's mpiexec on n1 with this script as its ssh
+#                               (default -hosts: every node, 1 rank each)
+#   scripts/cluster.sh env      print CLUSTER_BB, CLUSTER_PFS and CLUSTER_NODES as shell lines
+#
+# Every node is a network namespace (`ip netns`, veth to a bridge in a switch namespace, addresses
+# in 10.213.0.0/24 inside these namespaces only), a mount namespace with its own /etc/hosts and
+# burst buffer (a tmpfs at $CLUSTER_ROOT/bb) and the GlusterFS FUSE mount at $CLUSTER_ROOT/pfs,
+# and a UTS namespace (hostname nI), held open by one sleeping process per node. The storage
+# node runs glusterd and its brick daemons in its own namespaces. hydra calls this script as
+# `ssh -x HOST COMMAND` (-launcher ssh -launcher-exec): it enters HOST's namespaces with nsenter.
+# Environment: CLUSTER_ROOT (state, mount points, logs; default /var/tmp/bblog-cluster).
+set -euo pipefail
+
+CLUSTER_ROOT=${CLUSTER_ROOT:-/var/tmp/bblog-cluster}
+NET=10.213.0
+STORE_IP=$NET.100
+VOL=bblogc
+PFX=bbc # name prefix of namespaces
+RUN=$CLUSTER_ROOT/run
+SELF=$(readlink -f "$0")
+
+say() { echo "cluster: $*" >&2; }
+die() {
+    echo "cluster: $*" >&2
+    exit 1
+}
+
+holder() { # NODE: PID of the process holding NODE's namespaces, or nothing
+    local p
+    [ -s "$RUN/$1.pid" ] || return 0
+    p=$(cat "$RUN/$1.pid")
+    # A recycled PID is not ours: the holder's command line names the cluster's root.
+    tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qF "bblog-cluster-holder $CLUSTER_ROOT" &&
+        echo "$p"
+    return 0
+}
+
+nodes() { [ -s "$RUN/nodes" ] && cat "$RUN/nodes"; }
+
+enter() { # NODE CMD...: run CMD in NODE's namespaces, in the caller's working directory
+    local node=$1 p
+    shift
+    p=$(holder "$node")
+    [ -n "$p" ] || die "no node '$node' (nodes: $(nodes | tr '\n' ' '))"
+    exec nsenter --target "$p" --net --mount --uts --wd="$PWD" -- "$@"
+}
+
+in_node() { # NODE CMD...: like enter, without replacing this shell
+    local p
+    p=$(holder "$1")
+    [ -n "$p" ] || die "no node '$1'"
+    shift
+    nsenter --target "$p" --net --mount --uts -- "$@"
+}
+
+# start_holder NODE HOSTNAME SETUP: a process in new network (`ip netns` NAME), mount and UTS
+# namespaces that runs SETUP (shell) and then sleeps until killed.
+start_holder() {
+    local node=$1 host=$2 setup=$3 i
+    rm -f "$RUN/$node.ready"
+    ip netns exec "$PFX-$node" unshare --mount --uts --propagation private -- \
+        /bin/bash -c "hostname $host && mount --bind $RUN/hosts /etc/hosts && $setup &&
+            touch $RUN/$node.ready && exec -a 'bblog-cluster-holder $CLUSTER_ROOT' sleep infinity" \
+        </dev/null >>"$CLUSTER_ROOT/log/$node.log" 2>&1 &
+    echo $! >"$RUN/$node.pid"
+    for i in $(seq 1 50); do
+        [ -e "$RUN/$node.ready" ] && return 0
+        kill -0 "$(cat "$RUN/$node.pid")" 2>/dev/null || break
+        sleep 0.1
+    done
+    die "node $node did not start: see $CLUSTER_ROOT/log/$node.log"
+}
+
+add_link() { # NODE IP: veth from NODE's namespace to the bridge
+    ip -n $PFX-sw link add "v-$1" type veth peer name eth0 netns "$PFX-$1"
+    ip -n $PFX-sw link set "v-$1" master br0 up
+    ip -n "$PFX-$1" addr add "$2/24" dev eth0
+    ip -n "$PFX-$1" link set eth0 up
+    ip -n "$PFX-$1" link set lo up
+}
+
+gluster_cli() { in_node st gluster --mode=script --glusterd-sock="$RUN/glusterd.socket" "$@"; }
+
+# PIDs of gluster processes whose command line names the fixed string $1.
+gluster_pids() {
+    local p exe
+    for p in /proc/[0-9]*; do
+        exe=$(readlink "$p/exe" 2>/dev/null) || continue
+        case $exe in
+        /usr/sbin/glusterfsd | /usr/sbin/glusterd | /usr/sbin/glusterfs) ;;
+        *) continue ;;
+        esac
+        tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -qF -- "$1" && echo "${p#/proc/}"
+    done
+    return 0
+}
+
+stop_pid() { # PID
+    kill -0 "$1" 2>/dev/null || return 0
+    kill -TERM "$1" 2>/dev/null || return 0
+    for _ in $(seq 1 40); do
+        kill -0 "$1" 2>/dev/null || return 0
+        sleep 0.25
+    done
+    kill -KILL "$1" 2>/dev/null || true
+}
+
+up() {
+    local n=${1:-} netem= shared=0 i
+    [[ $n =~ ^[1-9][0-9]*$ ]] && [ "$n" -le 32 ] || die "up N: N nodes, 1 to 32 (got '${n}')"
+    shift
+    while [ $# -gt 0 ]; do
+        case $1 in
+        --netem) netem=${2:?--netem needs a netem spec}; shift ;;
+        --shared-bb) shared=1 ;;
+        *) die "up: unknown option '$1'" ;;
+        esac
+        shift
+    done
+    [ "$(id -u)" = 0 ] || die "needs root (network, mount and UTS namespaces, FUSE mounts)"
+    ip netns list >/dev/null 2>&1 || die "'ip netns' does not work here (iproute2, kernel netns)"
+    command -v nsenter >/dev/null && command -v unshare >/dev/null ||
+        die "nsenter and unshare (util-linux) are needed"
+    command -v glusterd >/dev/null && command -v mount.glusterfs >/dev/null ||
+        die "glusterd or mount.glusterfs missing: apt-get install glusterfs-server glusterfs-client"
+    [ -c /dev/fuse ] || die "/dev/fuse is missing: FUSE is needed for the GlusterFS client"
+    [ -n "$netem" ] && ! command -v tc >/dev/null && die "--netem needs tc (iproute2)"
+    [ -z "$(nodes 2>/dev/null)" ] || die "a cluster is up already ($CLUSTER_ROOT): down first"
+    ip netns list | grep -q "^$PFX-" && die "namespaces $PFX-* exist: scripts/cluster.sh down"
+
+    mkdir -p "$RUN" "$CLUSTER_ROOT"/{log,bb,pfs,bricks,wd}
+    {
+        echo "127.0.0.1 localhost"
+        echo "$STORE_IP st"
+        for i in $(seq 1 "$n"); do echo "$NET.$i n$i"; done
+    } >"$RUN/hosts"
+    : >"$RUN/nodes"
+    trap 'say "up failed: tearing down"; down' ERR
+
+    ip netns add $PFX-sw
+    ip -n $PFX-sw link add br0 type bridge
+    ip -n $PFX-sw link set br0 up
+
+    # Storage node: glusterd's sockets, runtime state and logs on tmpfs of its own.
+    ip netns add $PFX-st
+    add_link st "$STORE_IP"
+    start_holder st st "mount -t tmpfs none /var/run/gluster 2>/dev/null ||
+        { mkdir -p /var/run/gluster && mount -t tmpfs none /var/run/gluster; } &&
+        mkdir -p /var/log/glusterfs && mount -t tmpfs none /var/log/glusterfs"
+    cat >"$RUN/glusterd.vol" <<EOF
+volume management
+    type mgmt/glusterd
+    option working-directory $CLUSTER_ROOT/wd
+    option transport-type socket
+    option transport.address-family inet
+    option transport.socket.bind-address $STORE_IP
+    option transport.socket.listen-port 24007
+    option glusterd-sockfile $RUN/glusterd.socket
+    option event-threads 1
+    option ping-timeout 0
+end-volume
+EOF
+    in_node st glusterd -f "$RUN/glusterd.vol" -p "$RUN/glusterd.pid" \
+        -l "$CLUSTER_ROOT/log/glusterd.log"
+    local ok=0
+    for _ in $(seq 1 60); do
+        gluster_cli volume list >/dev/null 2>&1 && { ok=1; break; }
+        sleep 0.5
+    done
+    [ $ok = 1 ] || die "glusterd did not answer within 30 s: see $CLUSTER_ROOT/log/glusterd.log"
+    local bricks=()
+    for i in 1 2; do
+        mkdir -p "$CLUSTER_ROOT/bricks/b$i"
+        bricks+=("$STORE_IP:$CLUSTER_ROOT/bricks/b$i")
+    done
+    gluster_cli volume create $VOL transport tcp "${bricks[@]}" force >/dev/null
+    # Whole files on one brick of the two (no sharding: writes to one sharded file from several
+    # clients at once left it twice its size here, the shard translator's size accounting).
+    # Coherent across clients, as Lustre and GPFS are with their locks: no client-side caching
+    # of data or attributes (write-behind would make one node's write invisible to another's
+    # read after MPI_File_sync and a barrier).
+    for i in write-behind io-cache quick-read stat-prefetch read-ahead open-behind \
+        readdir-ahead; do
+        gluster_cli volume set $VOL performance.$i off >/dev/null
+    done
+    gluster_cli volume start $VOL >/dev/null
+
+    # Compute nodes.
+    local bbsetup="mount -t tmpfs -o size=4g,mode=1777 bblog-bb $CLUSTER_ROOT/bb"
+    [ $shared = 0 ] || bbsetup="mount --bind $CLUSTER_ROOT/sharedbb $CLUSTER_ROOT/bb"
+    [ $shared = 0 ] || { mkdir -p "$CLUSTER_ROOT/sharedbb" &&
+        mount -t tmpfs -o size=4g,mode=1777 bblog-sharedbb "$CLUSTER_ROOT/sharedbb"; }
+    for i in $(seq 1 "$n"); do
+        ip netns add "$PFX-n$i"
+        add_link "n$i" "$NET.$i"
+        [ -z "$netem" ] || ip netns exec "$PFX-n$i" tc qdisc add dev eth0 root netem $netem
+        start_holder "n$i" "n$i" "$bbsetup && mount -t glusterfs \
+            -o log-file=$CLUSTER_ROOT/log/client-n$i.log,direct-io-mode=enable,attribute-timeout=0,entry-timeout=0,negative-timeout=0 $STORE_IP:/$VOL $CLUSTER_ROOT/pfs"
+        echo "n$i" >>"$RUN/nodes"
+    done
+    for i in $(seq 1 "$n"); do
+        ok=0
+        for _ in $(seq 1 40); do
+            in_node "n$i" sh -c "echo x >$CLUSTER_ROOT/pfs/.probe-n$i" 2>/dev/null && { ok=1; break; }
+            sleep 0.25
+        done
+        [ $ok = 1 ] || die "n$i: PFS not writable: see $CLUSTER_ROOT/log/client-n$i.log"
+        in_node "n$i" rm -f "$CLUSTER_ROOT/pfs/.probe-n$i"
+    done
+    echo "$([ $shared = 1 ] && echo shared || echo node-local)" >"$RUN/bbkind"
+    trap - ERR
+    status
+}
+
+down() {
+    local node p
+    for node in $(nodes 2>/dev/null) st; do
+        p=$(holder "$node")
+        if [ -n "$p" ] && [ "$node" != st ]; then
+            in_node "$node" umount "$CLUSTER_ROOT/pfs" 2>/dev/null ||
+                in_node "$node" umount -l "$CLUSTER_ROOT/pfs" 2>/dev/null || true
+        fi
+    done
+    if [ -s "$RUN/glusterd.pid" ] && [ -n "$(holder st)" ]; then
+        gluster_cli volume stop $VOL force >/dev/null 2>&1 || true
+        gluster_cli volume delete $VOL >/dev/null 2>&1 || true
+    fi
+    # FUSE clients, brick daemons and glusterd name the cluster's root on their command lines.
+    for p in $(gluster_pids "$CLUSTER_ROOT"); do stop_pid "$p"; done
+    for node in $(nodes 2>/dev/null) st; do
+        p=$(holder "$node")
+        [ -z "$p" ] || stop_pid "$p"
+        rm -f "$RUN/$node.pid" "$RUN/$node.ready"
+    done
+    for node in $(ip netns list | awk '{print $1}' | grep "^$PFX-" || true); do
+        ip netns del "$node"
+    done
+    if mountpoint -q "$CLUSTER_ROOT/sharedbb" 2>/dev/null; then
+        umount "$CLUSTER_ROOT/sharedbb" || umount -l "$CLUSTER_ROOT/sharedbb"
+    fi
+    p=$(gluster_pids "$CLUSTER_ROOT")
+    [ -z "$p" ] || die "still running after down: $p"
+    rm -rf "$CLUSTER_ROOT"
+    say "down"
+}
+
+status() {
+    local node p
+    [ -n "$(nodes 2>/dev/null)" ] || { echo "cluster: not up ($CLUSTER_ROOT)"; return 1; }
+    for node in st $(nodes); do
+        p=$(holder "$node")
+        [ -n "$p" ] || { echo "cluster: $node: holder gone"; return 1; }
+        echo "cluster: $node: pid $p, $(in_node "$node" hostname)," \
+            "$(ip -n "$PFX-$node" -4 -o addr show dev eth0 | awk '{print $4}')" \
+            "$([ "$node" = st ] || in_node "$node" sh -c \
+                "grep -q ' $CLUSTER_ROOT/pfs fuse.glusterfs ' /proc/mounts && echo pfs mounted ||
+                 echo PFS NOT MOUNTED")"
+    done
+    echo "cluster: burst buffer $(cat "$RUN/bbkind") at $CLUSTER_ROOT/bb, PFS at $CLUSTER_ROOT/pfs"
+}
+
+# hydra's ssh: `cluster.sh -x HOST WORD...` runs the words as one shell command line on HOST,
+# as ssh does.
+if [ "${1:-}" = -x ] || [ "${1:-}" = -X ]; then
+    shift
+    host=${1:?no host}
+    shift
+    enter "$host" /bin/sh -c "$*"
+fi
+
+case ${1:-} in
+up) shift; up "$@" ;;
+down) down ;;
+status) status ;;
+exec)
+    [ $# -ge 3 ] || die "exec NODE CMD..."
+    node=$2
+    shift 2
+    enter "$node" "$@"
+    ;;
+mpiexec)
+    shift
+    hosts=$(nodes | sed 's/$/:1/' | paste -sd,)
+    [ -n "$hosts" ] || die "no cluster is up"
+    if [ "${1:-}" = -hosts ]; then
+        hosts=$2
+        shift 2
+    fi
+    enter n1 mpiexec -launcher ssh -launcher-exec "$SELF" -hosts "$hosts" "$@"
+    ;;
+env)
+    echo "CLUSTER_BB=$CLUSTER_ROOT/bb"
+    echo "CLUSTER_PFS=$CLUSTER_ROOT/pfs"
+    echo "CLUSTER_NODES='$(nodes | paste -sd' ')'"
+    ;;
+*)
+    sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
+    exit 2
+    ;;
+esac

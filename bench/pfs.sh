@@ -15,9 +15,9 @@
 # Lustre file is striped over OSTs. PFS_LAYOUT=dist turns sharding off.
 # Environment: PFS_ROOT (state, bricks, logs; default /var/tmp/bblog-pfs), PFS_MNT (/mnt/pfs),
 # PFS_VOL (bblogpfs). Needs root, /dev/fuse and Debian's glusterfs-server and glusterfs-client
-# (not in scripts/install-deps.sh on purpose: on a machine with systemd, installing
-# glusterfs-server starts Debian's own glusterd on all interfaces; stop it with
-# `systemctl disable --now glusterd` before `setup`, which refuses a busy port 24007).
+# (scripts/install-deps.sh installs them without starting Debian's own glusterd; where another
+# install started it on all interfaces, stop it with `systemctl disable --now glusterd` before
+# `setup`, which refuses a busy port 24007).
 set -euo pipefail
 
 PFS_ROOT=${PFS_ROOT:-/var/tmp/bblog-pfs}

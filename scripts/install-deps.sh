@@ -14,6 +14,10 @@ pkgs="autoconf automake libtool pkg-config make gcc libaio-dev libcmocka-dev
 pkgs="$pkgs clang libclang-rt-14-dev"
 # python3 -m venv and Python's headers: scripts/build-mpi4py.sh builds mpi4py in a venv.
 pkgs="$pkgs python3-venv python3-dev"
+# The emulated cluster (scripts/cluster.sh, test/cluster) and the benchmarks' PFS
+# (bench/pfs.sh): namespaces, GlusterFS. Debian's own glusterd is not started (policy-rc.d
+# below): the scripts run their own, on loopback or inside the cluster's namespaces.
+pkgs="$pkgs iproute2 util-linux glusterfs-server glusterfs-client"
 # --ompi: also what scripts/build-ompi.sh and test/ompi/run-ompi.sh need (Open MPI's build
 # dependencies, Debian's Open MPI parallel I/O stack). They co-install with the MPICH packages,
 # but Open MPI's alternatives (mpicc, mpirun, mpi.h, h5pcc) have the higher priority: MPICH is
@@ -36,7 +40,16 @@ if [ "$(id -u)" != 0 ]; then
 fi
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
-apt-get install -y -q --no-install-recommends $missing
+# No service may start during the install (glusterfs-server would start glusterd on every
+# interface); a policy-rc.d of the machine's own is left as it is.
+policy=
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+    policy=/usr/sbin/policy-rc.d
+    printf '#!/bin/sh\nexit 101\n' >"$policy"
+    chmod 755 "$policy"
+fi
+apt-get install -y -q --no-install-recommends $missing || { [ -z "$policy" ] || rm -f "$policy"; exit 1; }
+[ -z "$policy" ] || rm -f "$policy"
 if [ "$ompi" = yes ]; then
     ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
     for alt in mpi:/usr/bin/mpicc.mpich mpirun:/usr/bin/mpirun.mpich \

@@ -23,6 +23,12 @@
 # 0 marked its own: replay must not put rank 1's older bytes back over what other ranks wrote
 # later and the completed drain put on the PFS.
 #
+# On the emulated cluster (MPITEST_CLUSTER=HOSTS, test/cluster-lib.sh): the job runs across the
+# nodes, the file and the side directory on the cluster's PFS, each node's logs on its own burst
+# buffer; the kill of one rank becomes the kill of one node's ranks (those of the last node), and
+# after each kill `bblog replay` runs on every node that holds logs. drain-commit[bb] needs its
+# two ranks on one node and runs off the cluster only.
+#
 # Usage: run-crash.sh [--runs N] [--seed S] [--steps N] [--keep]
 #   --runs N   killed runs (default 24); --seed S: random seed (default: time; printed);
 #   --steps N  steps per job (default 32 with bblog_sync=pfs, whose syncs drain, and 96 with
@@ -34,8 +40,11 @@
 #   CI                when set, a missing MPI or tool is a failure, not a skip
 #   CRASH_WORK        where the work directory goes (default /dev/shm, else TMPDIR)
 #   CRASH_TIMEOUT     seconds a job may take before it counts as hung (default 120)
+#   MPITEST_CLUSTER   HOSTS: run on the emulated cluster (above)
 # Exit: 0 all passed; 1 something failed; 77 skipped (no MPI and CI unset).
 set -u
+# shellcheck source=../cluster-lib.sh
+. "$(dirname "$0")/../cluster-lib.sh"
 
 runs=24
 seed=$(date +%s)
@@ -90,13 +99,17 @@ else
     src=$(cd "$(dirname "$0")" && pwd)
 fi
 root=${CRASH_WORK:-/dev/shm}
+[ -n "$cl_nodes" ] && root=$CLUSTER_PFS
 [ -d "$root" ] && [ -w "$root" ] || root=${TMPDIR:-/tmp}
 work=$(mktemp -d "$root/bblog-crash.XXXXXX") || exit 1
+bb=$work/bb                 # the burst buffer; on the cluster, a directory on every node's own
+[ -n "$cl_nodes" ] && bb=$CLUSTER_BB/${work##*/}
 cleanup() {
     if [ -n "$keep" ] || [ "$failed" -gt 0 ]; then
-        echo "run-crash: work directory kept: $work"
+        echo "run-crash: work directory kept: $work${cl_nodes:+ (logs in $bb on each node)}"
     else
         rm -rf "$work"
+        all_nodes rm -rf "$bb"
     fi
 }
 passed=0
@@ -133,11 +146,13 @@ mkdir -p "$work/pfs" "$work/prev"
 # with fresh side and burst-buffer directories; sets job_pid, steps.
 launch() {
     local mode=$1 id=$2
-    rm -rf "$work/side" "$work/bb" "$pfs" "$pfs".*
-    mkdir -p "$work/side" "$work/bb"
+    rm -rf "$work/side" "$pfs" "$pfs".*
+    mkdir -p "$work/side"
+    all_nodes rm -rf "$bb"
+    all_nodes mkdir -p "$bb"
     steps=${nsteps[$mode]}
-    BBLOG_DIR=$work/bb BBLOG_SYNC=$mode BBLOG_FLUSH_BUFFER_SIZE=64k BBLOG_JOB_ID=$id \
-        setsid mpiexec -launcher fork -n $nprocs "$work/crashwrite" "bblog:$pfs" "$work/side" \
+    BBLOG_DIR=$bb BBLOG_SYNC=$mode BBLOG_FLUSH_BUFFER_SIZE=64k BBLOG_JOB_ID=$id \
+        setsid mpiexec "${cl_launch[@]}" -n $nprocs "$work/crashwrite" "bblog:$pfs" "$work/side" \
         "$steps" >"$work/job.log" 2>&1 &
     job_pid=$!
 }
@@ -196,8 +211,9 @@ result() { # NAME WHY... (empty WHY: pass)
         sed 's/^/    | /' "$work/check.log" 2>/dev/null | head -n 30
         tail -n 8 "$work/job.log" | sed 's/^/    job| /'
         mkdir -p "$work/failed/$name"
-        cp -a "$work/side" "$work/bb" "$work/job.log" "$work/check.log" "$work/failed/$name/" \
-            2>/dev/null
+        cp -a "$work/side" "$work/job.log" "$work/check.log" "$work/failed/$name/" 2>/dev/null
+        all_nodes sh -c "mkdir -p '$work/failed/$name/bb.\$(hostname)' &&
+            cp -a '$bb/.' '$work/failed/$name/bb.\$(hostname)/'" 2>/dev/null
         cp "$pfs" "$work/failed/$name/" 2>/dev/null
     fi
 }
@@ -220,17 +236,36 @@ for mode in pfs bb; do
         [ "$mode" = bb ] && why="$why (with bblog_sync=bb every byte reaches the PFS in the \
 close drain: where ranks' writes overlap, the write with the highest stamp must win)"
     fi
-    left=$(find "$work/bb" -type f | head -n 3)
+    left=$(all_nodes find "$bb" -type f | head -n 3)
     [ -n "$left" ] && why="${why:+$why; }logs left after a clean close: $(echo $left)"
     result "$name" "$why"
     echo "run-crash: complete run, bblog_sync=$mode: ${t_full[$mode]} ms from ready to the end"
 done
 
+# replay_nodes ARGS...: `bblog replay BB ARGS` on every node whose burst buffer holds a log, into
+# check.log; fails when one fails.
+replay_nodes() {
+    local node rc=0
+    for node in ${cl_nodes:-here}; do
+        if [ "$node" = here ] || [ "$node" = n1 ]; then
+            [ -z "$(find "$bb" -name '*.meta' | head -n 1)" ] ||
+                "$tool" replay "$bb" "$@" >>"$work/check.log" 2>&1 || rc=1
+        else
+            "$cluster_sh" exec "$node" sh -c '[ -z "$(find "$1" -name "*.meta" | head -n 1)" ] ||
+                exec "$0" replay "$@"' "$tool" "$bb" "$@" >>"$work/check.log" 2>&1 || rc=1
+        fi
+    done
+    return $rc
+}
+
 # drain-commit[bb]: the kill between two ranks' marks of the close drain (see the top).
 name="drain-commit[bb]"
+if [ -n "$cl_nodes" ]; then
+    echo "NOTE $name: not on the cluster (its two ranks must share a node)"
+else
 steps=${nsteps[bb]}
-rm -rf "$work/side" "$work/bb" "$pfs"
-mkdir -p "$work/side" "$work/bb"
+rm -rf "$work/side" "$bb" "$pfs"
+mkdir -p "$work/side" "$bb"
 BBLOG_DIR=$work/bb BBLOG_SYNC=bb BBLOG_FLUSH_BUFFER_SIZE=64k BBLOG_JOB_ID=crash-commit-$$ \
     timeout -k 5 "$tmo" mpiexec -launcher fork -n $nprocs -genv LD_PRELOAD "$work/bbfault.so" \
     -genv BBFAULT_OP pwrite -genv BBFAULT_PATH .meta -genv BBFAULT_OFF 0 -genv BBFAULT_SKIP 1 \
@@ -243,7 +278,7 @@ if ! grep -q 'after the peer marked its log drained' "$work/commit.faults" 2>/de
     why="the kill did not happen between the two marks: $(cat "$work/commit.faults" 2>/dev/null)"
 else
     cp "$pfs" "$work/before" 2>/dev/null || : >"$work/before"
-    "$tool" replay "$work/bb" --file "$pfs" >>"$work/check.log" 2>&1 ||
+    "$tool" replay "$bb" --file "$pfs" >>"$work/check.log" 2>&1 ||
         why="bblog replay failed"
     if ! "$work/crashcheck" "$pfs" $nprocs "$steps" bb "$work/side" "$work/before" \
         >>"$work/check.log" 2>&1; then
@@ -255,6 +290,7 @@ else
     fi
 fi
 result "$name" "$why"
+fi
 
 prev_log=       # a log with undrained data of an earlier killed job of the same file
 for ((i = 1; i <= runs; i++)); do
@@ -262,6 +298,7 @@ for ((i = 1; i <= runs; i++)); do
     [ $((i % 2)) = 0 ] && mode=bb
     kind=job
     [ $(((i - 1) / 2 % 2)) = 1 ] && kind=rank
+    [ "$kind" = rank ] && [ -n "$cl_nodes" ] && kind=node
     id="crash-$i-$$"
     victim=
     launch "$mode" "$id"
@@ -282,6 +319,12 @@ for ((i = 1; i <= runs; i++)); do
     sleep "$(printf '%d.%03d' $((delay / 1000)) $((delay % 1000)))"
     if [ "$kind" = job ]; then
         kill -KILL -- "-$job_pid" 2>/dev/null
+    elif [ "$kind" = node ]; then
+        victim=${cl_nodes##* }
+        for ((r = 0; r < nprocs; r++)); do
+            [ "$(node_of_rank $r $nprocs)" = "$victim" ] &&
+                kill -KILL "$(cat "$work/side/pid.$r" 2>/dev/null)" 2>/dev/null
+        done
     else
         victim=$(rnd $nprocs)
         kill -KILL "$(cat "$work/side/pid.$victim" 2>/dev/null)" 2>/dev/null
@@ -300,9 +343,9 @@ for ((i = 1; i <= runs; i++)); do
     [ "$done_ranks" = "$nprocs" ] && ended=1 && name="$name(after the end)"
     [ "$job_hung" = 1 ] && [ "$kind" = job ] && why="processes left 30 s after SIGKILL of the job"
     : >"$work/check.log"
-    nlogs=$(find "$work/bb" -name '*.meta' | wc -l)
+    nlogs=$(all_nodes find "$bb" -name '*.meta' | wc -l)
     if [ "$nlogs" -gt 0 ]; then
-        if ! "$tool" replay "$work/bb" --file "$pfs" >>"$work/check.log" 2>&1; then
+        if ! replay_nodes --file "$pfs"; then
             why="${why:+$why; }bblog replay failed"
         fi
     fi
@@ -316,20 +359,20 @@ the kill and left no logs: the close drain, not a replay, left these bytes; see 
     if [ "$nlogs" -gt 0 ]; then
         # Idempotence.
         cp "$pfs" "$work/snap" 2>/dev/null || : >"$work/snap"
-        if ! "$tool" replay "$work/bb" --file "$pfs" >>"$work/check.log" 2>&1; then
+        if ! replay_nodes --file "$pfs"; then
             why="${why:+$why; }second replay failed"
         elif ! cmp -s "$work/snap" "$pfs"; then
             why="${why:+$why; }the second replay changed the file"
         fi
         # Another file: refused, nothing created.
-        if "$tool" replay "$work/bb" --file "$pfs.other" >"$work/refuse.log" 2>&1; then
+        if "$tool" replay "$bb" --file "$pfs.other" >"$work/refuse.log" 2>&1; then
             why="${why:+$why; }replay --file of a file without logs succeeded"
         elif ! grep -q -F "$pfs.other" "$work/refuse.log" || [ -e "$pfs.other" ]; then
             why="${why:+$why; }replay --file of another file: no message naming it, or it"
             why="$why was created"
         fi
         # Another job: refused, the file untouched.
-        if "$tool" replay "$work/bb" --file "$pfs" --job "not-$id" >"$work/refuse.log" 2>&1; then
+        if "$tool" replay "$bb" --file "$pfs" --job "not-$id" >"$work/refuse.log" 2>&1; then
             why="${why:+$why; }replay --job of another job succeeded"
         elif ! grep -q -F "not-$id" "$work/refuse.log" || ! cmp -s "$work/snap" "$pfs"; then
             why="${why:+$why; }replay --job of another job: no message naming it, or the"
@@ -337,12 +380,12 @@ the kill and left no logs: the close drain, not a replay, left these bytes; see 
         fi
         cat "$work/refuse.log" >>"$work/check.log"
         # Logs of two jobs of the same file side by side: refused without --job.
-        undrained=$("$tool" ls "$work/bb" | sed -n 's/^file .* \([0-9]*\) bytes undrained.*/\1/p' |
+        undrained=$("$tool" ls "$bb" | sed -n 's/^file .* \([0-9]*\) bytes undrained.*/\1/p' |
                     head -n 1)
         if [ -n "$prev_log" ] && [ "${undrained:-0}" -gt 0 ]; then
             rm -rf "$work/mix"
             mkdir -p "$work/mix"
-            cp -a "$work/bb/." "$work/mix/"
+            cp -a "$bb/." "$work/mix/"
             cp "$prev_log".meta "$prev_log".data "$work/mix/bblog-$(id -u)/"
             if "$tool" replay "$work/mix" --file "$pfs" --output "$work/mix.out" \
                 >"$work/refuse.log" 2>&1; then
@@ -355,7 +398,7 @@ the kill and left no logs: the close drain, not a replay, left these bytes; see 
             rm -rf "$work/mix" "$work/mix.out"
         fi
         if [ "${undrained:-0}" -gt 0 ]; then
-            m=$("$tool" ls "$work/bb" | grep -v 'undrained=0 bytes' |
+            m=$("$tool" ls "$bb" | grep -v 'undrained=0 bytes' |
                 sed -n 's/\.meta: file=.*//p' | head -n 1)
             if [ -n "$m" ]; then
                 cp "$m.meta" "$work/prev/log.meta" && cp "$m.data" "$work/prev/log.data" &&

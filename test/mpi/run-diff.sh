@@ -26,6 +26,11 @@
 #                     run by make check, else a temporary directory)
 #   MPITEST_KEEP=1    keep the work directory even when everything passed
 #   MPITEST_TIMEOUT   seconds per mpiexec (default 120; 900 with MPITEST_VALGRIND=all)
+#   MPITEST_CLUSTER   HOSTS, e.g. n1:2,n2:2: run on the emulated cluster of scripts/cluster.sh
+#                     (which must be up): mpiexec in node n1 (the script re-runs itself there)
+#                     with -hosts HOSTS and the cluster as hydra's ssh, the work directory on
+#                     the cluster's PFS, each leg's burst-buffer directory on every node's own
+#                     burst buffer (checked and removed on every node)
 #   MPITEST_VALGRIND  "all": every leg through the driver by prefix (bblog, nested, t_errors)
 #                     runs under valgrind memcheck with test/mpi/valgrind.supp, definite leaks
 #                     counted as errors; the files must still equal the ufs leg's. "all+force":
@@ -37,6 +42,8 @@
 # a tree configured without --with-bblog-mpi.
 set -u
 
+# shellcheck source=../cluster-lib.sh
+. "$(dirname "$0")/../cluster-lib.sh"
 env_script=${BBLOG_ENV_SCRIPT:-/var/cache/bblog/current/bin/bblog-env.sh}
 tmo=${MPITEST_TIMEOUT:-120}
 vg_all=
@@ -87,8 +94,12 @@ done
 # mpiexec has no -launcher (it starts local processes itself), needs consent for more ranks than
 # cores and, as root, to run at all; bblog lives in its ROMIO component, not in its default
 # MPI-IO component (OMPIO).
-launch=(-launcher fork)
+launch=("${cl_launch[@]}")
 ompi=no
+if [ -n "$cl_nodes" ]; then
+    export TMPDIR=$CLUSTER_PFS
+    echo "run-diff: on the emulated cluster, -hosts $MPITEST_CLUSTER, nodes $cl_nodes"
+fi
 if mpiexec --version 2>&1 | grep -qE 'Open MPI|OpenRTE'; then
     ompi=yes
     launch=()
@@ -183,12 +194,15 @@ describe_diff() {
 # else into the work directory.
 bbroot=/dev/shm
 [ -d "$bbroot" ] && [ -w "$bbroot" ] || bbroot=$work
+[ -z "$cl_nodes" ] || bbroot=$CLUSTER_BB
 
 # Whether a read-only directory can be prepared for t_errors: "mount" (root, in a private mount
 # namespace), "chmod" (non-root: permissions apply), or "" (cannot: root without CAP_SYS_ADMIN).
 ro_method=
 if [ "$(id -u)" != 0 ]; then
     ro_method=chmod
+elif [ -n "$cl_nodes" ]; then
+    ro_method= # a private mount namespace would hold the ranks of this node only
 elif command -v unshare >/dev/null 2>&1 &&
     unshare -m sh -c "mount -t tmpfs -o ro,size=64k bblog-ro '$work' && umount '$work'" \
         >/dev/null 2>&1; then
@@ -209,6 +223,7 @@ run_leg() {
     done
     shift
     leg_bb=$(mktemp -d "$bbroot/bblog-bb.XXXXXX") || return 1
+    on_nodes mkdir -p "$leg_bb" || return 1
     leg_log=$dir/$mode.log
     local -a wrap=()
     if [ -n "${leg_ro:-}" ] && [ "$ro_method" = mount ]; then
@@ -229,6 +244,11 @@ run_leg() {
     echo "$(( ($(date +%s%N) - t0) / 1000000 )) $dir $mode" >>"$work/timings"
 }
 
+# Removes the leg's burst-buffer directory, on every node.
+remove_bb() {
+    all_nodes rm -rf "$leg_bb"
+}
+
 # Files of a leg, named by their suffix after the base name: "OUT" for the base file itself,
 # "OUT.00" for base.00 and so on; one per line, sorted.
 suffixes() {
@@ -246,7 +266,7 @@ check_leg() {
     elif [ "$leg_rc" != 0 ]; then
         why="exit status $leg_rc"
     fi
-    left=$(find "$leg_bb" -type f 2>/dev/null | head -n 5)
+    left=$({ find "$leg_bb" -type f; on_nodes find "$leg_bb" -type f; } 2>/dev/null | head -n 5)
     if [ "$keep" = 0 ] && [ -n "$left" ]; then
         why="${why:+$why; }log files left in the burst buffer: $(echo $left)"
     fi
@@ -441,7 +461,7 @@ from their mappings (bbfault made the read fail): $(head -n 1 "$dir/reads.log")"
             [ -s "$dir/$mode.diff" ] && head -n 40 "$dir/$mode.diff"
             show_log "$leg_log"
         fi
-        rm -rf "$leg_bb"
+        remove_bb
     done
 }
 
@@ -491,7 +511,7 @@ run_err() {
             show_log "$leg_log"
         fi
         grep -h '^t_errors: note' "$leg_log" | sed "s/^t_errors: note: /NOTE $name $n $mode: /"
-        rm -rf "$leg_bb"
+        remove_bb
     done
 }
 
@@ -517,7 +537,7 @@ run_err_mpmd() {
         report FAIL "$name" 2 "bblog$vg_tag" "$leg_why"
         show_log "$leg_log"
     fi
-    rm -rf "$leg_bb"
+    remove_bb
 }
 
 patterns=("$@")

@@ -62,12 +62,17 @@
 #   --work DIR        where the leg directories go (default a new directory under
 #                     ${TMPDIR:-/var/tmp}; large_array and large_file write 4 GiB per leg)
 #   --keep            keep every leg directory (default: only those of failed legs)
+# With MPITEST_CLUSTER=HOSTS (test/cluster-lib.sh) the programs run across the emulated cluster's
+# nodes: the legs on its PFS (unless --work), each leg's BBLOG_DIR on every node's own burst
+# buffer, checked for files left on every node.
 # Prints one table row per program as it finishes, the first lines of the output of each
 # failed leg, the wall time of each mode, and last "romio-tests: N passed, M failed" (legs).
 # Exit: 0 all passed; 1 a bblog or force leg failed where the ufs leg passed, or a harness
 # error; 2 usage or a missing prerequisite. A program failing through ufs too is counted and
 # shown, but does not make the exit status non-zero (it says nothing about bblog).
 set -u
+# shellcheck source=../cluster-lib.sh
+. "$(dirname "$0")/../cluster-lib.sh"
 
 prog=run-romio-tests
 build_dir=${BBLOG_BUILD:-/var/tmp/bblog-build}
@@ -223,7 +228,7 @@ if [ -n "$only_programs" ]; then
 fi
 
 if [ -z "$work" ]; then
-    work=$(mktemp -d "${TMPDIR:-/var/tmp}/romio-tests.XXXXXX") || die "cannot make a work directory"
+    work=$(mktemp -d "${cl_nodes:+$CLUSTER_PFS}${cl_nodes:-${TMPDIR:-/var/tmp}}/romio-tests.XXXXXX") || die "cannot make a work directory"
 else
     mkdir -p "$work" || die "cannot create $work"
 fi
@@ -293,12 +298,16 @@ build() {
 # leg P MODE: runs P one way; sets leg_status (PASS, FAIL, TIMEOUT, ERROR), leg_why, leg_dir,
 # leg_ms.
 leg() {
-    local p=$1 mode=$2 d name n_ok want attempt=0 cwd left outf stats
+    local p=$1 mode=$2 d name n_ok want attempt=0 cwd left outf stats bbd
     local -a args=() envs=()
     while :; do
         d=$work/$p.$mode
         rm -rf "$d"
-        mkdir -p "$d/bb" "$d/out" "$d/run"
+        mkdir -p "$d/out" "$d/run"
+        bbd=$d/bb
+        [ -z "$cl_nodes" ] || bbd=$CLUSTER_BB/${work##*/}.$p.$mode
+        all_nodes rm -rf "$bbd"
+        all_nodes mkdir -p "$bbd"
         leg_dir=$d
         stats=$d/stats.json
         case $mode in
@@ -323,9 +332,9 @@ leg() {
         (
             cd "$cwd" || exit 1
             unset ROMIO_FSTYPE_FORCE ROMIO_HINTS
-            export BBLOG_DIR="$d/bb" BBLOG_STATS="$stats"
+            export BBLOG_DIR="$bbd" BBLOG_STATS="$stats"
             for e in "${envs[@]}"; do export "${e?}"; done
-            exec timeout -k 10 "$tmo" mpiexec -launcher fork -n "${ranks[$p]}" "$bin/$p" \
+            exec timeout -k 10 "$tmo" mpiexec "${cl_launch[@]}" -n "${ranks[$p]}" "$bin/$p" \
                 "${args[@]}"
         ) >"$outf" 2>&1
         leg_rc=$?
@@ -372,7 +381,7 @@ leg() {
     esac
     if [ "$mode" != ufs ]; then
         grep -q '^bblog:' "$outf" && fail "bblog diagnostic: $(grep -m1 '^bblog:' "$outf")"
-        left=$(cd "$d/bb" && find . -type f | head -n 5)
+        left=$(all_nodes find "$bbd" -type f | head -n 5)
         [ -z "$left" ] || fail "files left in BBLOG_DIR: $(echo $left)"
         grep -q "\"file\": \"$d/out/" "$stats" 2>/dev/null ||
             harness_error "no bblog stats line for a file under $d/out: the file did not go through bblog"
@@ -381,6 +390,7 @@ leg() {
     fi
     left=$(cd "$d/run" && find . -mindepth 1 | head -n 5)
     [ -z "$left" ] || harness_error "files in the program's current directory (wrong arguments?): $(echo $left)"
+    [ -z "$cl_nodes" ] || all_nodes rm -rf "$bbd"
 }
 
 na_reason() { # P MODE: why a leg cannot run, or nothing

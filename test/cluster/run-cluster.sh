@@ -1,0 +1,89 @@
+#!/bin/bash
+# run-cluster.sh - bblog's MPI tests across the nodes of the emulated cluster (scripts/cluster.sh),
+# at two shapes: 2 nodes x 2 ranks (-hosts n1:2,n2:2) and 4 nodes x 1 rank (n1:1,...,n4:1).
+# For each shape it brings a cluster up, runs
+#   - the MPI differential suite (test/mpi/run-diff.sh): a fixed part of it, or all with --all;
+#   - ROMIO's own test programs (test/romio/run-romio-tests.sh --quick): a fixed part, or all
+#     with --all;
+#   - crash recovery across nodes (test/crash/run-crash.sh): a complete run per sync mode, then
+#     killed runs, the whole job or one node's ranks, `bblog replay` on every node after each;
+# and takes the cluster down again, also when something failed. Files are compared with the ufs
+# run's on the same cluster, and every node's burst buffer must be empty after a clean close.
+#
+# Usage: run-cluster.sh [--all] [--shapes "2x2 4x1"] [--crash-runs N] [--keep-up]
+#   --all           every case of the differential suite and every ROMIO program (about an
+#                   hour per shape on 2 cores)
+#   --shapes        which shapes (NODESxRANKS), default "2x2 4x1"
+#   --crash-runs N  killed runs per shape (default 4)
+#   --keep-up       leave the last cluster up (scripts/cluster.sh down takes it away)
+# Environment: BBLOG_ENV_SCRIPT (the bblog MPI's environment script; default
+# /var/cache/bblog/current/bin/bblog-env.sh), BBLOG_TOOL (the bblog command: default
+# tools/bblog of the build directory, $PWD), CLUSTER_ROOT (scripts/cluster.sh).
+# Needs root, iproute2, util-linux's nsenter and unshare, GlusterFS (scripts/install-deps.sh).
+# Exit: 0 all passed; 1 something failed or the cluster could not be built.
+set -u
+
+here=$(cd "$(dirname "$0")/../.." && pwd)
+cluster=$here/scripts/cluster.sh
+all=0
+shapes="2x2 4x1"
+crash_runs=4
+keep_up=0
+while [ $# -gt 0 ]; do
+    case $1 in
+    --all) all=1; shift ;;
+    --shapes) shapes=$2; shift 2 ;;
+    --crash-runs) crash_runs=$2; shift 2 ;;
+    --keep-up) keep_up=1; shift ;;
+    *) echo "run-cluster: unknown argument $1" >&2; exit 1 ;;
+    esac
+done
+export BBLOG_ENV_SCRIPT=${BBLOG_ENV_SCRIPT:-/var/cache/bblog/current/bin/bblog-env.sh}
+export BBLOG_TOOL=${BBLOG_TOOL:-$PWD/tools/bblog}
+[ -r "$BBLOG_ENV_SCRIPT" ] || { echo "run-cluster: no bblog MPI: $BBLOG_ENV_SCRIPT" >&2; exit 1; }
+[ -x "$BBLOG_TOOL" ] || { echo "run-cluster: no bblog tool: $BBLOG_TOOL (set BBLOG_TOOL)" >&2; exit 1; }
+
+# The fixed part of the differential suite: every program once at its rank counts (4 ranks at
+# most fill both shapes), and the background modes and the node exchange where ranks of one
+# node share logs and the drain crosses nodes.
+diff_cases=(t_contig t_strided t_noncontig t_overlap t_raw t_size t_atomic t_shared t_nonblock
+    t_manyfiles t_delete t_empty t_hints t_collread t_twofh t_xorder t_selfsync t_selfgrow
+    t_subcomm t_merge t_durable 't_bgdrain?proactive?' 't_strided?*?' 't_bigdata?flush64k?'
+    't_merge?stats*?')
+romio_programs="simple async atomicity coll_test noncontig_coll2 shared_fp ordered_fp split_coll
+    aggregation1 aggregation2 hindexed darray_read i_noncontig noncontig noncontig_coll"
+[ "$all" = 1 ] && diff_cases=() romio_programs=
+
+failed=0
+summary=
+trap '[ "$keep_up" = 1 ] || "$cluster" down >/dev/null 2>&1' EXIT
+for shape in $shapes; do
+    nodes=${shape%x*} per=${shape#*x}
+    case $nodes$per in *[!0-9]*|'') echo "run-cluster: bad shape $shape" >&2; exit 1 ;; esac
+    hosts=
+    for ((i = 1; i <= nodes; i++)); do hosts=${hosts:+$hosts,}n$i:$per; done
+    echo "==== run-cluster: $nodes nodes x $per ranks (-hosts $hosts)"
+    "$cluster" down >/dev/null 2>&1
+    if ! "$cluster" up "$nodes"; then
+        echo "run-cluster: FAIL: the cluster of $nodes nodes did not come up" >&2
+        exit 1
+    fi
+    export MPITEST_CLUSTER=$hosts
+    for t in diff romio crash; do
+        case $t in
+        diff) "$here/test/mpi/run-diff.sh" "${diff_cases[@]}" ;;
+        romio) "$here/test/romio/run-romio-tests.sh" --quick ${romio_programs:+--programs \
+            "$romio_programs"} ;;
+        crash) "$here/test/crash/run-crash.sh" --runs "$crash_runs" ;;
+        esac 2>&1 | tee "/tmp/run-cluster.$t.$shape.log" | grep -E '^(FAIL|ERROR)|passed, '
+        rc=${PIPESTATUS[0]}
+        line=$(grep -E 'passed, [0-9]+ failed' "/tmp/run-cluster.$t.$shape.log" | tail -n 1)
+        summary="$summary
+  $shape $t: ${line:-no result line} (exit $rc)"
+        [ "$rc" = 0 ] || { failed=1; echo "run-cluster: $t at $shape failed: /tmp/run-cluster.$t.$shape.log"; }
+    done
+    unset MPITEST_CLUSTER
+    [ "$keep_up" = 1 ] && [ "$shape" = "${shapes##* }" ] || "$cluster" down
+done
+echo "run-cluster:$summary"
+[ "$failed" = 0 ]

@@ -10,11 +10,13 @@
 # and takes the cluster down again, also when something failed. Files are compared with the ufs
 # run's on the same cluster, and every node's burst buffer must be empty after a clean close.
 #
-# Usage: run-cluster.sh [--all] [--shapes "2x2 4x1"] [--crash-runs N] [--keep-up]
+# Usage: run-cluster.sh [--all] [--shapes "2x2 4x1"] [--crash-runs N] [--logs DIR] [--keep-up]
 #   --all           every case of the differential suite and every ROMIO program (about an
 #                   hour per shape on 2 cores)
 #   --shapes        which shapes (NODESxRANKS), default "2x2 4x1"
 #   --crash-runs N  killed runs per shape (default 4)
+#   --logs DIR      where each runner's output goes, as TEST.SHAPE.log (default
+#                   /tmp/run-cluster); the last line of each is its "N passed, M failed"
 #   --keep-up       leave the last cluster up (scripts/cluster.sh down takes it away)
 # Environment: BBLOG_ENV_SCRIPT (the bblog MPI's environment script; default
 # /var/cache/bblog/current/bin/bblog-env.sh), BBLOG_TOOL (the bblog command: default
@@ -29,12 +31,14 @@ all=0
 shapes="2x2 4x1"
 crash_runs=4
 keep_up=0
+logs=/tmp/run-cluster
 while [ $# -gt 0 ]; do
     case $1 in
     --all) all=1; shift ;;
     --shapes) shapes=$2; shift 2 ;;
     --crash-runs) crash_runs=$2; shift 2 ;;
     --keep-up) keep_up=1; shift ;;
+    --logs) logs=$2; shift 2 ;;
     *) echo "run-cluster: unknown argument $1" >&2; exit 1 ;;
     esac
 done
@@ -54,6 +58,7 @@ romio_programs="simple async atomicity coll_test noncontig_coll2 shared_fp order
     aggregation1 aggregation2 hindexed darray_read i_noncontig noncontig noncontig_coll"
 [ "$all" = 1 ] && diff_cases=() romio_programs=
 
+mkdir -p "$logs" || exit 1
 failed=0
 summary=
 trap '[ "$keep_up" = 1 ] || "$cluster" down >/dev/null 2>&1' EXIT
@@ -72,15 +77,15 @@ for shape in $shapes; do
     for t in diff romio crash; do
         case $t in
         diff) "$here/test/mpi/run-diff.sh" "${diff_cases[@]}" ;;
-        romio) "$here/test/romio/run-romio-tests.sh" --quick ${romio_programs:+--programs \
-            "$romio_programs"} ;;
+        romio) "$here/test/romio/run-romio-tests.sh" --mpi-env "$BBLOG_ENV_SCRIPT" --quick \
+            ${romio_programs:+--programs "$romio_programs"} ;;
         crash) "$here/test/crash/run-crash.sh" --runs "$crash_runs" ;;
-        esac 2>&1 | tee "/tmp/run-cluster.$t.$shape.log" | grep -E '^(FAIL|ERROR)|passed, '
+        esac 2>&1 | tee "$logs/$t.$shape.log" | grep -E '^(FAIL|ERROR)|passed, '
         rc=${PIPESTATUS[0]}
-        line=$(grep -E 'passed, [0-9]+ failed' "/tmp/run-cluster.$t.$shape.log" | tail -n 1)
+        line=$(grep -E 'passed, [0-9]+ failed' "$logs/$t.$shape.log" | tail -n 1)
         summary="$summary
   $shape $t: ${line:-no result line} (exit $rc)"
-        [ "$rc" = 0 ] || { failed=1; echo "run-cluster: $t at $shape failed: /tmp/run-cluster.$t.$shape.log"; }
+        [ "$rc" = 0 ] || { failed=1; echo "run-cluster: $t at $shape failed: $logs/$t.$shape.log"; }
     done
     unset MPITEST_CLUSTER
     [ "$keep_up" = 1 ] && [ "$shape" = "${shapes##* }" ] || "$cluster" down

@@ -197,6 +197,16 @@ reap() {
         kill -KILL -- "-$job_pid" 2>/dev/null
         sleep 0.01
     done
+    # hydra's proxies run in sessions of their own (on the cluster, on other nodes): each rank,
+    # by the pid it recorded, while it is still a crashwrite.
+    local f p
+    for f in "$work"/side/pid.*; do
+        p=$(cat "$f" 2>/dev/null) || continue
+        while tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q crashwrite; do
+            kill -KILL "$p" 2>/dev/null
+            sleep 0.01
+        done
+    done
 }
 
 result() { # NAME WHY... (empty WHY: pass)

@@ -611,7 +611,8 @@ static void replay_summary(const struct bblog_replay_list *list, const char *pat
         else
             printf("bblog replay: %s: no logs of ranks %" PRIu32 "-%" PRIu32, path,
                    rep->missing[i].first, rep->missing[i].last);
-        printf(" (of %" PRIu32 "): nothing logged, or drained and removed\n", rep->nprocs);
+        printf(" (of %" PRIu32 "): nothing logged, drained and removed, or on another node's"
+               " burst buffer (replay the logs of all nodes together: bblog(1))\n", rep->nprocs);
     }
     if (rep->records == 0) {
         printf("bblog replay: %s: nothing to replay: its %zu logs hold no undrained data; "

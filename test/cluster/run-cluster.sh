@@ -47,13 +47,17 @@ export BBLOG_TOOL=${BBLOG_TOOL:-$PWD/tools/bblog}
 [ -r "$BBLOG_ENV_SCRIPT" ] || { echo "run-cluster: no bblog MPI: $BBLOG_ENV_SCRIPT" >&2; exit 1; }
 [ -x "$BBLOG_TOOL" ] || { echo "run-cluster: no bblog tool: $BBLOG_TOOL (set BBLOG_TOOL)" >&2; exit 1; }
 
-# The fixed part of the differential suite: every program once at its rank counts (4 ranks at
-# most fill both shapes), and the background modes and the node exchange where ranks of one
-# node share logs and the drain crosses nodes.
+# The fixed part of the differential suite: the programs at their rank counts (4 at most fill
+# both shapes), and the background modes, small drain buffers and the node exchange where the
+# ranks of a node share logs and the drain crosses nodes. Not here, and why (issue notes):
+# t_peerread and t_subcomm read, within one open and with no sync, bytes that a process of
+# another node logged (reads see only their own node's logs: bblog(7)); t_strided[noread] is
+# a one-node case (the drain writes from the node's mapped logs).
 diff_cases=(t_contig t_strided t_noncontig t_overlap t_raw t_size t_atomic t_shared t_nonblock
     t_manyfiles t_delete t_empty t_hints t_collread t_twofh t_xorder t_selfsync t_selfgrow
-    t_subcomm t_merge t_durable 't_bgdrain?proactive?' 't_strided?*?' 't_bigdata?flush64k?'
-    't_merge?stats*?')
+    t_merge t_durable 't_bgdrain?proactive?' 't_strided?flush64k?' 't_strided?stats?'
+    't_strided?nodempi?' 't_strided?proactive?' 't_strided?modebb?' 't_bigdata?flush64k?'
+    't_merge?stats?')
 romio_programs="simple async atomicity coll_test noncontig_coll2 shared_fp ordered_fp split_coll
     aggregation1 aggregation2 hindexed darray_read i_noncontig noncontig noncontig_coll"
 [ "$all" = 1 ] && diff_cases=() romio_programs=

@@ -26,8 +26,9 @@
 # On the emulated cluster (MPITEST_CLUSTER=HOSTS, test/cluster-lib.sh): the job runs across the
 # nodes, the file and the side directory on the cluster's PFS, each node's logs on its own burst
 # buffer; the kill of one rank becomes the kill of one node's ranks (those of the last node), and
-# after each kill `bblog replay` runs on every node that holds logs. drain-commit[bb] needs its
-# two ranks on one node and runs off the cluster only.
+# after each kill every node's logs are copied into one directory on the PFS and replayed there
+# at once (bblog(1): a replay per node can order overlapping writes of two nodes wrongly).
+# drain-commit[bb] needs its two ranks on one node and runs off the cluster only.
 #
 # Usage: run-crash.sh [--runs N] [--seed S] [--steps N] [--keep]
 #   --runs N   killed runs (default 24); --seed S: random seed (default: time; printed);
@@ -252,20 +253,19 @@ close drain: where ranks' writes overlap, the write with the highest stamp must 
     echo "run-crash: complete run, bblog_sync=$mode: ${t_full[$mode]} ms from ready to the end"
 done
 
-# replay_nodes ARGS...: `bblog replay BB ARGS` on every node whose burst buffer holds a log, into
-# check.log; fails when one fails.
-replay_nodes() {
-    local node rc=0
-    for node in ${cl_nodes:-here}; do
-        if [ "$node" = here ] || [ "$node" = n1 ]; then
-            [ -z "$(find "$bb" -name '*.meta' | head -n 1)" ] ||
-                "$tool" replay "$bb" "$@" >>"$work/check.log" 2>&1 || rc=1
-        else
-            "$cluster_sh" exec "$node" sh -c '[ -z "$(find "$1" -name "*.meta" | head -n 1)" ] ||
-                exec "$0" replay "$@"' "$tool" "$bb" "$@" >>"$work/check.log" 2>&1 || rc=1
-        fi
-    done
-    return $rc
+# replay_all ARGS...: `bblog replay ... ARGS` over every log the job left, into check.log. On the
+# cluster the logs of every node are first copied into one directory on the PFS (a replay per
+# node would order each node's records among themselves only, and could put one node's older
+# bytes over another's newer ones where their ranks wrote the same bytes): one replay there.
+replay_all() {
+    local from=$bb
+    if [ -n "$cl_nodes" ]; then
+        from=$work/gathered
+        rm -rf "$from"
+        mkdir -p "$from"
+        all_nodes cp -a "$bb/." "$from/" || return 1
+    fi
+    "$tool" replay "$from" "$@" >>"$work/check.log" 2>&1
 }
 
 # drain-commit[bb]: the kill between two ranks' marks of the close drain (see the top).
@@ -355,7 +355,7 @@ for ((i = 1; i <= runs; i++)); do
     : >"$work/check.log"
     nlogs=$(all_nodes find "$bb" -name '*.meta' | wc -l)
     if [ "$nlogs" -gt 0 ]; then
-        if ! replay_nodes --file "$pfs"; then
+        if ! replay_all --file "$pfs"; then
             why="${why:+$why; }bblog replay failed"
         fi
     fi
@@ -369,7 +369,7 @@ the kill and left no logs: the close drain, not a replay, left these bytes; see 
     if [ "$nlogs" -gt 0 ]; then
         # Idempotence.
         cp "$pfs" "$work/snap" 2>/dev/null || : >"$work/snap"
-        if ! replay_nodes --file "$pfs"; then
+        if ! replay_all --file "$pfs"; then
             why="${why:+$why; }second replay failed"
         elif ! cmp -s "$work/snap" "$pfs"; then
             why="${why:+$why; }the second replay changed the file"

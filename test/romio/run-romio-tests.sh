@@ -228,7 +228,9 @@ if [ -n "$only_programs" ]; then
 fi
 
 if [ -z "$work" ]; then
-    work=$(mktemp -d "${cl_nodes:+$CLUSTER_PFS}${cl_nodes:-${TMPDIR:-/var/tmp}}/romio-tests.XXXXXX") || die "cannot make a work directory"
+    wroot=${TMPDIR:-/var/tmp}
+    [ -z "$cl_nodes" ] || wroot=$CLUSTER_PFS
+    work=$(mktemp -d "$wroot/romio-tests.XXXXXX") || die "cannot make a work directory"
 else
     mkdir -p "$work" || die "cannot create $work"
 fi

@@ -49,9 +49,30 @@
 #   --timeout S      seconds per program run (default 600)
 #   --work DIR       logs and scratch directories (default a new directory under /var/tmp); the
 #                    scratch directories are removed when nothing failed, unless --keep
+# With MPITEST_CLUSTER=HOSTS (e.g. n1:3,n2:3; scripts/cluster.sh up first) the programs run
+# across the emulated cluster's nodes: the script re-runs itself in node n1, mpiexec goes through
+# the cluster (hydra's ssh), the work directory is on the cluster's PFS (unless --work) and each
+# run's BBLOG_DIR on every node's own burst buffer, checked for logs left on every node.
 # Exit: 0 when no program fails through bblog that passes through ufs (one mode: none fails);
 # 1 otherwise; 2 usage or missing prerequisite.
 set -eu
+
+cluster_sh=$(cd "$(dirname "$0")/../../scripts" && pwd)/cluster.sh
+if [ -n "${MPITEST_CLUSTER:-}" ] && [ "$(ip netns identify $$ 2>/dev/null)" != bbc-n1 ]; then
+    exec "$cluster_sh" exec n1 "$0" "$@"
+fi
+CLUSTER_NODES= CLUSTER_BB= CLUSTER_PFS=
+launch="-launcher fork"
+if [ -n "${MPITEST_CLUSTER:-}" ]; then
+    eval "$("$cluster_sh" env)"
+    launch="-launcher ssh -launcher-exec $cluster_sh -hosts $MPITEST_CLUSTER"
+fi
+on_all() { # CMD...: here and, on the cluster, on every other node
+    "$@" || return 1
+    for n in $CLUSTER_NODES; do
+        [ "$n" = n1 ] || "$cluster_sh" exec "$n" "$@" || return 1
+    done
+}
 
 prog=hdf5-testpar
 cache=${BBLOG_CACHE:-/var/cache/bblog}
@@ -143,7 +164,7 @@ for p in $known; do
     case " $programs " in *" $p "*) list="$list $p" ;; esac
 done
 
-work=${work:-$(mktemp -d /var/tmp/bblog-h5testpar.XXXXXX)}
+work=${work:-$(mktemp -d "${CLUSTER_PFS:-/var/tmp}/bblog-h5testpar.XXXXXX")}
 mkdir -p "$work"
 : >"$work/results"
 unset HDF5_DRIVER HDF5_NOCLEANUP HDF5_PARAPREFIX BBLOG_DIR HDF5TestExpress
@@ -179,16 +200,20 @@ run_one() {
     p=$1 mode=$2
     case $p in t_pflush2) group=t_pflush1 ;; t_prestart) group=t_pshutdown ;; *) group=$p ;; esac
     s=$work/$mode/$group
+    bbd=$s/bb
+    [ -z "$CLUSTER_BB" ] || bbd=$CLUSTER_BB/${work##*/}.$mode.$group
     if [ "$group" = "$p" ]; then
         rm -rf "$s"
-        mkdir -p "$s/cwd" "$s/pfs" "$s/bb"
+        mkdir -p "$s/cwd" "$s/pfs"
+        on_all rm -rf "$bbd"
+        on_all mkdir -p "$bbd"
     fi
     log=$work/$mode-$p.log
     a=$(args_of "$p")
     t=$(now_ms)
     rc=0
-    (cd "$s/cwd" && HDF5_PARAPREFIX=$s/pfs ROMIO_FSTYPE_FORCE=$mode: BBLOG_DIR=$s/bb \
-        srcdir=$bin timeout -k 10 "$tmo" "$mpiexec" -launcher fork -n "$np" \
+    (cd "$s/cwd" && HDF5_PARAPREFIX=$s/pfs ROMIO_FSTYPE_FORCE=$mode: BBLOG_DIR=$bbd \
+        srcdir=$bin timeout -k 10 "$tmo" "$mpiexec" $launch -n "$np" \
         stdbuf -oL "$bin/$p" $a) \
         >"$log" 2>&1 || rc=$?
     t=$(($(now_ms) - t))
@@ -204,10 +229,10 @@ run_one() {
     else
         res=FAIL
     fi
-    if [ "$mode" = bblog ] && [ "$res" = PASS ] && [ -n "$(find "$s/bb" -type f | head -n 1)" ]
-    then
+    if [ "$mode" = bblog ] && [ "$res" = PASS ] &&
+        [ -n "$(on_all find "$bbd" -type f | head -n 1)" ]; then
         res=LEFT-LOGS
-        find "$s/bb" -type f | head -n 10 | sed 's/^/    left in the burst buffer: /' >>"$log"
+        on_all find "$bbd" -type f | head -n 10 | sed 's/^/    left in the burst buffer: /' >>"$log"
     fi
     echo "$p $mode $res $secs" >>"$work/results"
     printf '%s: %-20s %-6s %-9s %6s s (exit %s)\n' "$prog" "$p" "$mode" "$res" "$secs" "$rc"

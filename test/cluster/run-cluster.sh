@@ -58,8 +58,13 @@ diff_cases=(t_contig t_strided t_noncontig t_overlap t_raw t_size t_atomic t_sha
     t_merge t_durable 't_bgdrain?proactive?' 't_strided?flush64k?' 't_strided?stats?'
     't_strided?nodempi?' 't_strided?proactive?' 't_strided?modebb?' 't_bigdata?flush64k?'
     't_merge?stats?')
-romio_programs="simple async atomicity coll_test noncontig_coll2 shared_fp ordered_fp split_coll
-    aggregation1 aggregation2 hindexed darray_read i_noncontig noncontig noncontig_coll"
+# ROMIO's programs but the 4 GiB ones (large_array, large_file: the single-node run has them) and
+# shared_fp, which reads with read_shared what other processes wrote with write_shared, after a
+# barrier and no sync (the same cross-node read as t_peerread).
+romio_programs="simple async async-multiple atomicity coll_test excl file_info misc
+    noncontig_coll2 ordered_fp split_coll psimple creat_excl perf i_noncontig noncontig
+    noncontig_coll error status aggregation2 hindexed darray_read big_extents types_with_zeros
+    aggregation1 syshints external32 coll_perf"
 [ "$all" = 1 ] && diff_cases=() romio_programs=
 
 mkdir -p "$logs" || exit 1

@@ -274,6 +274,13 @@ void ADIOI_BBLOG_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_co
     st->rank = rank;
     MPI_Comm_size(fd->comm, &st->nprocs);
     st->passthrough = is_shared_fp_file(fd, access_mode);
+    /* fd->comm is the file's own duplicate of the user's communicator, used by the drain and by
+     * ROMIO's two-phase writes under it, neither of which can go on from a collective call that
+     * failed (a process of the file died): with MPI_ERRORS_RETURN inherited from the user's
+     * communicator the survivors went on with what the failed call left in their buffers and
+     * wrote terabytes past the end of the file. Such a failure ends the job instead, as MPI's
+     * default error handler does; the file's own error handler is not changed. */
+    MPI_Comm_set_errhandler(fd->comm, MPI_ERRORS_ARE_FATAL);
 
     err = ADIOI_BBLOG_Inner_resolve(fd->filename, &inner_name, &fstype, &ops);
     if (err == MPI_SUCCESS && !st->passthrough) {

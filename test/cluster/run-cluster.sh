@@ -51,11 +51,14 @@ export BBLOG_TOOL=${BBLOG_TOOL:-$PWD/tools/bblog}
 # both shapes), and the background modes, small drain buffers and the node exchange where the
 # ranks of a node share logs and the drain crosses nodes. Not here, and why (issue notes):
 # t_peerread and t_subcomm read, within one open and with no sync, bytes that a process of
-# another node logged (reads see only their own node's logs: bblog(7)); t_strided[noread] is
-# a one-node case (the drain writes from the node's mapped logs).
+# another node logged (reads see only their own node's logs: bblog(7)); t_delete expects
+# MPI_File_delete, which one process calls, to remove kept logs on every node (it removes
+# those of its own node); t_strided[noread] and t_strided[stats] are one-node cases (the drain
+# writes from the node's mapped logs; it reads other processes' logs, with one rank a node
+# there are none).
 diff_cases=(t_contig t_strided t_noncontig t_overlap t_raw t_size t_atomic t_shared t_nonblock
-    t_manyfiles t_delete t_empty t_hints t_collread t_twofh t_xorder t_selfsync t_selfgrow
-    t_merge t_durable 't_bgdrain?proactive?' 't_strided?flush64k?' 't_strided?stats?'
+    t_manyfiles t_empty t_hints t_collread t_twofh t_xorder t_selfsync t_selfgrow
+    t_merge t_durable 't_bgdrain?proactive?' 't_strided?flush64k?'
     't_strided?nodempi?' 't_strided?proactive?' 't_strided?modebb?' 't_bigdata?flush64k?'
     't_merge?stats?')
 # ROMIO's programs but the 4 GiB ones (large_array, large_file: the single-node run has them) and

@@ -203,7 +203,7 @@ reap() {
     local f p
     for f in "$work"/side/pid.*; do
         p=$(cat "$f" 2>/dev/null) || continue
-        while tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q crashwrite; do
+        while tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" | grep -q crashwrite; do
             kill -KILL "$p" 2>/dev/null
             sleep 0.01
         done

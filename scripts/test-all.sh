@@ -20,9 +20,9 @@
 #      and HDF5's own parallel tests (its testpar programs, 6 processes) through ufs: and
 #      through bblog: (test/apps/run-hdf5-testpar.sh, CI subset; its --all runs every program);
 #      BBLOG_HDF5_TESTPAR=0 skips the step;
-#   3d. the tests across nodes of an emulated cluster (scripts/cluster.sh; test/cluster/run-cluster.sh:
-#      a fixed part of the differential suite, ROMIO's test programs and crash recovery, at 2
-#      nodes x 2 ranks and 4 x 1); BBLOG_CLUSTER=0 skips the step;
+#   3d. the tests across nodes of an emulated cluster (scripts/cluster.sh): a fixed part of the
+#      differential suite, ROMIO's test programs and crash recovery, at 2 nodes x 2 ranks and
+#      4 x 1 (test/cluster/run-cluster.sh --quick); BBLOG_CLUSTER=0 skips the step;
 #   4. the core again under AddressSanitizer + UBSan: `make check` of the unit tests, the
 #      fuzz corpus replay (test/fuzz) and the log security tests (test/security);
 #   5. `make distcheck` (the tarball builds and passes its checks).
@@ -116,7 +116,7 @@ if [ "${BBLOG_CLUSTER:-1}" != 0 ]; then
     # Each runner's log goes under a tree the summary reads (run-cluster --logs).
     mkdir -p "$build/cluster/test"
     { BBLOG_ENV_SCRIPT=$mpi_env BBLOG_TOOL=$build/werror/tools/bblog \
-        "$here/test/cluster/run-cluster.sh" --logs "$build/cluster/test" 2>&1
+        "$here/test/cluster/run-cluster.sh" --quick --logs "$build/cluster/test" 2>&1
       echo $? >"$build/cluster/rc"; } | tee "$build/cluster/run-cluster.log"
     [ "$(cat "$build/cluster/rc")" = 0 ] || exit 1
 fi

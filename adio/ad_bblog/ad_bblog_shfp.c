@@ -52,13 +52,22 @@ static ADIO_Offset slot_lock(ADIO_File fd, struct slot *s, int *error_code)
     MPI_Comm self;
 
     *error_code = MPI_SUCCESS;
-    if (fd->shared_fp_fd == ADIO_FILE_NULL) {
+    /* Every process creates the file on its first use, without O_EXCL. On a FUSE file system
+     * (GlusterFS) a create that loses the race with another node's create fails with EEXIST
+     * all the same: the file exists then, so open it again. */
+    for (int tries = 0; fd->shared_fp_fd == ADIO_FILE_NULL; tries++) {
+        int cls = MPI_SUCCESS;
+
         MPI_Comm_dup(MPI_COMM_SELF, &self);
         fd->shared_fp_fd = ADIO_Open(MPI_COMM_SELF, self, fd->shared_fp_fname, fd->file_system,
                                      fd->fns, ADIO_CREATE | ADIO_RDWR | ADIO_DELETE_ON_CLOSE, 0,
                                      MPI_BYTE, MPI_BYTE, MPI_INFO_NULL, ADIO_PERM_NULL,
                                      error_code);
-        if (*error_code != MPI_SUCCESS)
+        if (*error_code == MPI_SUCCESS)
+            break;
+        MPI_Comm_free(&self);   /* a failed ADIO_Open leaves the communicator to its caller */
+        MPI_Error_class(*error_code, &cls);
+        if (cls != MPI_ERR_FILE_EXISTS || tries == 3)
             return -1;
     }
     memset(s, 0, sizeof(*s));

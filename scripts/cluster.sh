@@ -2,11 +2,13 @@
 # cluster.sh - an emulated cluster on this one machine: N compute nodes, a storage node serving a
 # GlusterFS volume as the parallel file system, MPI across the nodes over TCP. Needs root.
 #
-#   scripts/cluster.sh up N [--netem 'SPEC'] [--shared-bb]
+#   scripts/cluster.sh up N [--netem 'SPEC' | --rate RATE] [--shared-bb]
 #                               build nodes n1..nN and the storage node, mount the PFS on every
 #                               node; --netem adds `tc qdisc ... netem SPEC` on every node's link
-#                               (e.g. 'delay 0.2ms rate 2gbit'); --shared-bb gives all nodes one
-#                               burst-buffer directory instead of one tmpfs each
+#                               (e.g. 'delay 0.2ms rate 2gbit'; needs the kernel's sch_netem),
+#                               --rate a token bucket (tbf) of RATE (e.g. 1gbit) instead;
+#                               --shared-bb gives all nodes one burst-buffer directory instead
+#                               of one tmpfs each
 #   scripts/cluster.sh down     stop and remove everything `up` made (by PID and by name)
 #   scripts/cluster.sh status   what runs (exit 1 when no cluster is up)
 #   scripts/cluster.sh exec NODE CMD...
@@ -121,12 +123,13 @@ stop_pid() { # PID
 }
 
 up() {
-    local n=${1:-} netem= shared=0 i
+    local n=${1:-} netem= rate= shared=0 i
     [[ $n =~ ^[1-9][0-9]*$ ]] && [ "$n" -le 32 ] || die "up N: N nodes, 1 to 32 (got '${n}')"
     shift
     while [ $# -gt 0 ]; do
         case $1 in
         --netem) netem=${2:?--netem needs a netem spec}; shift ;;
+        --rate) rate=${2:?--rate needs a rate, e.g. 1gbit}; shift ;;
         --shared-bb) shared=1 ;;
         *) die "up: unknown option '$1'" ;;
         esac
@@ -139,7 +142,16 @@ up() {
     command -v glusterd >/dev/null && command -v mount.glusterfs >/dev/null ||
         die "glusterd or mount.glusterfs missing: apt-get install glusterfs-server glusterfs-client"
     [ -c /dev/fuse ] || die "/dev/fuse is missing: FUSE is needed for the GlusterFS client"
-    [ -n "$netem" ] && ! command -v tc >/dev/null && die "--netem needs tc (iproute2)"
+    [ -n "$netem$rate" ] && ! command -v tc >/dev/null && die "--netem and --rate need tc (iproute2)"
+    if [ -n "$netem" ]; then
+        # Tried on a namespace's loopback first: a kernel without sch_netem refuses the qdisc.
+        ip netns add $PFX-probe
+        if ! ip netns exec $PFX-probe tc qdisc add dev lo root netem delay 0ms 2>/dev/null; then
+            ip netns del $PFX-probe
+            die "--netem: this kernel has no netem qdisc (sch_netem); --rate (tbf) limits the links' bandwidth without it"
+        fi
+        ip netns del $PFX-probe
+    fi
     [ -z "$(nodes 2>/dev/null)" ] || die "a cluster is up already ($CLUSTER_ROOT): down first"
     ip netns list | grep -q "^$PFX-" && die "namespaces $PFX-* exist: scripts/cluster.sh down"
 
@@ -209,6 +221,8 @@ EOF
         ip netns add "$PFX-n$i"
         add_link "n$i" "$NET.$i"
         [ -z "$netem" ] || ip netns exec "$PFX-n$i" tc qdisc add dev eth0 root netem $netem
+        [ -z "$rate" ] || ip netns exec "$PFX-n$i" tc qdisc add dev eth0 root tbf rate "$rate" \
+            burst 256kb latency 50ms
         start_holder "n$i" "n$i" "$bbsetup && mount -t glusterfs \
             -o log-file=$CLUSTER_ROOT/log/client-n$i.log,direct-io-mode=enable,attribute-timeout=0,entry-timeout=0,negative-timeout=0 $STORE_IP:/$VOL $CLUSTER_ROOT/pfs"
         echo "n$i" >>"$RUN/nodes"

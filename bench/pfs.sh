@@ -35,32 +35,9 @@ die() {
     exit 1
 }
 
-# PIDs of gluster processes (glusterd, glusterfsd bricks, glusterfs clients) whose command line
-# names the fixed string $1. Never matches by process name alone.
-pids_naming() {
-    local p exe
-    for p in /proc/[0-9]*; do
-        exe=$(readlink "$p/exe" 2>/dev/null) || continue
-        case $exe in
-        /usr/sbin/glusterfsd | /usr/sbin/glusterd | /usr/sbin/glusterfs) ;;
-        *) continue ;;
-        esac
-        tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -qF -- "$1" && echo "${p#/proc/}"
-    done
-    return 0
-}
-
-stop_pid() { # PID WHAT
-    kill -0 "$1" 2>/dev/null || return 0
-    say "stopping $2 (pid $1)"
-    kill -TERM "$1" 2>/dev/null || return 0
-    for _ in $(seq 1 40); do
-        kill -0 "$1" 2>/dev/null || return 0
-        sleep 0.25
-    done
-    say "pid $1 ignored SIGTERM for 10 s: SIGKILL"
-    kill -KILL "$1" 2>/dev/null || true
-}
+prog=pfs
+# shellcheck source=../scripts/gluster-lib.sh
+. "$(dirname "$0")/../scripts/gluster-lib.sh"
 
 gluster_cli() { gluster --mode=script --glusterd-sock="$PFS_ROOT/run/glusterd.socket" "$@"; }
 
@@ -156,7 +133,7 @@ check_loopback() {
 
 status() {
     local pids
-    pids=$(pids_naming "$PFS_ROOT")
+    pids=$(gluster_pids "$PFS_ROOT")
     echo "pfs: state $PFS_ROOT, volume $PFS_VOL, mount $PFS_MNT"
     echo "pfs: processes: ${pids:-none}" | tr '\n' ' '
     echo
@@ -172,8 +149,8 @@ status() {
 teardown() {
     local p client
     if grep -q " $PFS_MNT fuse.glusterfs " /proc/mounts; then
-        client=$(pids_naming "--volfile-id=/$PFS_VOL $PFS_MNT")
-        [ -n "$client" ] || client=$(pids_naming "$PFS_MNT")
+        client=$(gluster_pids "--volfile-id=/$PFS_VOL $PFS_MNT")
+        [ -n "$client" ] || client=$(gluster_pids "$PFS_MNT")
         say "unmounting $PFS_MNT"
         umount "$PFS_MNT" || umount -l "$PFS_MNT"
         for p in $client; do stop_pid "$p" "FUSE client"; done
@@ -185,8 +162,8 @@ teardown() {
         stop_pid "$(cat "$PIDFILE")" glusterd
     fi
     # Brick and self-heal daemons left behind name our state directory or volume.
-    for p in $(pids_naming "$PFS_ROOT") $(pids_naming "shd/$PFS_VOL ") \
-        $(pids_naming "--volfile-id=/$PFS_VOL "); do
+    for p in $(gluster_pids "$PFS_ROOT") $(gluster_pids "shd/$PFS_VOL ") \
+        $(gluster_pids "--volfile-id=/$PFS_VOL "); do
         stop_pid "$p" "gluster daemon of this setup"
     done
     rm -rf "/var/run/gluster/vols/$PFS_VOL" "/var/run/gluster/shd/$PFS_VOL"
@@ -194,7 +171,7 @@ teardown() {
     rm -rf "$PFS_ROOT"
     sed -i "/[[:space:]]$HOSTALIAS\$/d" /etc/hosts
     mountpoint -q "$PFS_MNT" 2>/dev/null || rmdir "$PFS_MNT" 2>/dev/null || true
-    p=$(pids_naming "$PFS_ROOT")
+    p=$(gluster_pids "$PFS_ROOT")
     [ -z "$p" ] || die "still running after teardown: $p"
     say "torn down"
 }

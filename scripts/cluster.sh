@@ -98,29 +98,8 @@ add_link() { # NODE IP: veth from NODE's namespace to the bridge
 
 gluster_cli() { in_node st gluster --mode=script --glusterd-sock="$RUN/glusterd.socket" "$@"; }
 
-# PIDs of gluster processes whose command line names the fixed string $1.
-gluster_pids() {
-    local p exe
-    for p in /proc/[0-9]*; do
-        exe=$(readlink "$p/exe" 2>/dev/null) || continue
-        case $exe in
-        /usr/sbin/glusterfsd | /usr/sbin/glusterd | /usr/sbin/glusterfs) ;;
-        *) continue ;;
-        esac
-        tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -qF -- "$1" && echo "${p#/proc/}"
-    done
-    return 0
-}
-
-stop_pid() { # PID
-    kill -0 "$1" 2>/dev/null || return 0
-    kill -TERM "$1" 2>/dev/null || return 0
-    for _ in $(seq 1 40); do
-        kill -0 "$1" 2>/dev/null || return 0
-        sleep 0.25
-    done
-    kill -KILL "$1" 2>/dev/null || true
-}
+# shellcheck source=gluster-lib.sh
+. "$(dirname "$SELF")/gluster-lib.sh"
 
 up() {
     local n=${1:-} netem= rate= shared=0 i

@@ -137,6 +137,7 @@ struct ADIOI_BBLOG_state {
     char log_name[256];                 /* JOB.FILEID.PID.N.rRANK: unique per job, file, rank */
     char job[BBLOG_JOB_ID_MAX];
     uint64_t set_id;                    /* the same in the log headers of all ranks of this open */
+    uint64_t drain_seq;                 /* drains of this handle: alike on every process */
     char pfs_path[PATH_MAX];            /* absolute path of the inner file */
     struct ADIOI_BBLOG_node *node;      /* node exchange of the drain, from the first drain */
     int one_node;                       /* all processes on one host (agreed at open) */

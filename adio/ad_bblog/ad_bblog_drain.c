@@ -491,6 +491,33 @@ static int grow_to_logged_end(ADIO_File fd, struct ADIOI_BBLOG_state *st, uint64
     return err;
 }
 
+/*
+ * A drain's agreements carry a check word from every process. MPI does not always fail a
+ * collective call on the survivors when a process of the file dies during it: under MPICH's
+ * ch3 device, with the processes of one node killed in the middle of a drain, the drain's last
+ * MPI_Allreduce returned MPI_SUCCESS on the other node's processes, which had never heard from
+ * them, and ROMIO's two-phase write before it had gone on without their data; the survivors
+ * marked their logs drained and MPI_File_sync succeeded over bytes that never reached the PFS
+ * (run-crash.sh on the emulated cluster). The word of a process depends on the open (its set
+ * id), the drain (drain_seq, which every process counts alike: drains are collective), the
+ * agreement (phase) and the rank, so an agreement that missed a process, or took a word sent
+ * for another call, does not add up to what every process can compute alone.
+ */
+static uint64_t check_word(const struct ADIOI_BBLOG_state *st, int phase, int rank)
+{
+    uint64_t x = st->set_id ^ (st->drain_seq * 4 + (uint64_t) phase) * UINT64_C(0x9E3779B97F4A7C15)
+        ^ ((uint64_t) rank + 1) * UINT64_C(0xC2B2AE3D27D4EB4F);
+
+    /* splitmix64's finaliser: unrelated words for neighbouring inputs */
+    x ^= x >> 30;
+    x *= UINT64_C(0xBF58476D1CE4E5B9);
+    x ^= x >> 27;
+    x *= UINT64_C(0x94D049BB133111EB);
+    return x ^ (x >> 31);
+}
+
+enum { CHECK_START, CHECK_END };
+
 /* What the processes agree on at the start of a drain, from one MPI_Allgather. */
 struct agreed {
     uint64_t bytes, count;      /* logged bytes and index extents, summed */
@@ -498,9 +525,10 @@ struct agreed {
     uint64_t slo, shi;          /* least and greatest ordering stamp */
     uint64_t end;               /* greatest end of logged data */
     int disjoint;               /* no two processes' pieces can overlap */
+    int lost;                   /* a process's check word is missing: nothing above holds */
 };
 
-enum { G_BYTES, G_COUNT, G_FAILED, G_SLO, G_SHI, G_END, G_LO, G_HI, G_N };
+enum { G_BYTES, G_COUNT, G_FAILED, G_SLO, G_SHI, G_END, G_LO, G_HI, G_CHECK, G_N };
 
 static int by_lo(const void *a, const void *b)
 {
@@ -531,6 +559,7 @@ static void agree_start(ADIO_File fd, struct ADIOI_BBLOG_state *st, int rc,
     mine[G_END] = bblog_idx_end(st->ls->idx);
     mine[G_LO] = UINT64_MAX;
     mine[G_HI] = 0;
+    mine[G_CHECK] = check_word(st, CHECK_START, st->rank);
     for (i = 0; rc == 0 && i < n + st->ls->nthrough; i++) {
         uint64_t off = i < n ? segs[i].off : st->ls->through[i - n].off;
         uint64_t end = off + (i < n ? segs[i].len : st->ls->through[i - n].len);
@@ -548,6 +577,18 @@ static void agree_start(ADIO_File fd, struct ADIOI_BBLOG_state *st, int rc,
         ag->slo = g[G_SLO] < ag->slo ? g[G_SLO] : ag->slo;
         ag->shi = g[G_SHI] > ag->shi ? g[G_SHI] : ag->shi;
         ag->end = g[G_END] > ag->end ? g[G_END] : ag->end;
+        ag->lost |= g[G_CHECK] != check_word(st, CHECK_START, p);
+    }
+    if (ag->lost) {
+        /* Plan nothing from such sums (a size to grow the file to, above all), and fail as
+         * after a failed snapshot: every process still takes part, with nothing. */
+        memset(ag, 0, sizeof(*ag));
+        ag->count = 1;
+        ag->failed = 1;
+        ag->lost = 1;
+        ag->disjoint = 1;
+        ADIOI_Free(all);
+        return;
     }
     qsort(all, (size_t) st->nprocs, sizeof(mine), by_lo);
     ag->disjoint = 1;
@@ -576,12 +617,14 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
     uint64_t start = 0, mm[2], mmin[2], end, budget = (uint64_t) st->hints.flush_buffer_size;
     uint64_t span, plan_budget = budget;
     int indep, exchange, partial, node_try, solo, rc = 0, err = MPI_SUCCESS, failed, anyfail;
+    int lost;
     int flushed;
     uint64_t w0;
     double t0 = ADIOI_BBLOG_Now();
 
     memset(&r, 0, sizeof(r));
     *emptied = 0;
+    st->drain_seq++;
     w0 = __atomic_load_n(&st->ls->wgen, __ATOMIC_RELAXED);   /* the writes this drain covers */
     rc = snapshot(st, &segs, &stamps, &n, &slo, &shi);
     /* A one-process handle of a file that a multi-process handle writes too (PnetCDF's
@@ -656,9 +699,13 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
         if (rc == 0)
             rc = ENOMEM;        /* another process failed: nothing drains anywhere */
         n = 0;
-        err = err == MPI_SUCCESS ?
-            ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_NO_MEM, "bblog: out of memory "
-                            "planning the drain of %s", st->pfs_path) : err;
+        if (err == MPI_SUCCESS && ag.lost)
+            err = ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_OTHER, "bblog: a process of %s "
+                                  "did not take part in its drain (did it die?); the data "
+                                  "stays in the logs under %s", st->pfs_path, st->logdir);
+        else if (err == MPI_SUCCESS)
+            err = ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_NO_MEM, "bblog: out of memory "
+                                  "planning the drain of %s", st->pfs_path);
     }
     solo = r.collect && ADIOI_BBLOG_Node_size(st) == st->nprocs &&
         st->inner->hints->cb_write != ADIOI_HINT_ENABLE;
@@ -788,7 +835,18 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
         ADIO_Flush(st->inner, &err);
     flushed = err == MPI_SUCCESS && sync_inner && st->inner->is_open;
     failed = err != MPI_SUCCESS;
-    MPI_Allreduce(&failed, &anyfail, 1, MPI_INT, MPI_MAX, fd->comm);
+    {
+        /* The commit point: every process wrote and flushed its share, and says so with its
+         * check word (above); without every word, nothing is marked drained. */
+        uint64_t v[2] = { (uint64_t) failed, check_word(st, CHECK_END, st->rank) }, sum[2];
+        uint64_t want = 0;
+        int p;
+        for (p = 0; p < st->nprocs; p++)
+            want += check_word(st, CHECK_END, p);
+        MPI_Allreduce(v, sum, 2, MPI_UINT64_T, MPI_SUM, fd->comm);
+        lost = sum[1] != want;
+        anyfail = sum[0] != 0 || lost;
+    }
     /* Every process has read the node's logs: their mappings go before the truncation of the
      * logs below, which would otherwise have to unmap the pages from all of them. */
     ADIOI_BBLOG_Node_end(st);
@@ -842,9 +900,13 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
         if (flushed)
             ADIOI_BBLOG_Flushed(st->ls, w0);
     } else if (err == MPI_SUCCESS && !partial) {
-        err = ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_IO, "bblog: draining %s failed on "
-                              "another process; the data stays in the logs under %s",
-                              st->pfs_path, st->logdir);
+        err = lost ?
+            ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_OTHER, "bblog: a process of %s did not "
+                            "finish its drain (did it die?); the data stays in the logs under "
+                            "%s", st->pfs_path, st->logdir) :
+            ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_IO, "bblog: draining %s failed on "
+                            "another process; the data stays in the logs under %s",
+                            st->pfs_path, st->logdir);
     }
     st->st.drains++;
     st->st.t_drain += ADIOI_BBLOG_Now() - t0;

@@ -28,7 +28,11 @@
 # buffer; the kill of one rank becomes the kill of one node's ranks (those of the last node), and
 # after each kill every node's logs are copied into one directory on the PFS and replayed there
 # at once (bblog(1): a replay per node can order overlapping writes of two nodes wrongly).
-# drain-commit[bb] needs its two ranks on one node and runs off the cluster only.
+# drain-commit[bb] needs its two ranks on one node and runs off the cluster only. One case runs
+# on the cluster only, drain-death[pfs]: rank 2, an aggregator of ROMIO's two-phase write on a
+# node of its own, dies at its first write to the PFS file (the drain of the first sync); no
+# other rank may return from that sync with success, and the replay must leave every
+# acknowledged byte right.
 #
 # Usage: run-crash.sh [--runs N] [--seed S] [--steps N] [--keep]
 #   --runs N   killed runs (default 24); --seed S: random seed (default: time; printed);
@@ -223,8 +227,8 @@ result() { # NAME WHY... (empty WHY: pass)
         tail -n 8 "$work/job.log" | sed 's/^/    job| /'
         mkdir -p "$work/failed/$name"
         cp -a "$work/side" "$work/job.log" "$work/check.log" "$work/failed/$name/" 2>/dev/null
-        all_nodes sh -c "mkdir -p '$work/failed/$name/bb.\$(hostname)' &&
-            cp -a '$bb/.' '$work/failed/$name/bb.\$(hostname)/'" 2>/dev/null
+        all_nodes sh -c "d='$work/failed/$name/bb.'\$(hostname) && mkdir -p \"\$d\" &&
+            cp -a '$bb/.' \"\$d/\"" 2>/dev/null
         cp "$pfs" "$work/failed/$name/" 2>/dev/null
     fi
 }
@@ -298,6 +302,46 @@ else
         why="$why bytes that were right before it: replay applied a dead rank's drained"
         why="$why records, see drained_gen in logfs/bblog_format.h)"
     fi
+fi
+result "$name" "$why"
+fi
+
+# drain-death[pfs]: on the cluster, rank 2 (an aggregator of ROMIO's two-phase write on a node
+# of its own) dies at its first write to the PFS file, in the drain of the first sync. The
+# other processes must not return from that sync with success: MPI may complete their
+# collective calls without the dead process (MPICH's ch3 did, and its two-phase exchange went
+# on without its data), and a sync that succeeded there acknowledged bytes that never reached
+# the PFS (ad_bblog_drain.c, check_word).
+name="drain-death[pfs]"
+if [ -z "$cl_nodes" ]; then
+    echo "NOTE $name: only on the cluster (off it the drain of one node writes no aggregator's domain)"
+else
+steps=${nsteps[pfs]}
+rm -rf "$work/side" "$pfs" "$work/death.faults"
+mkdir -p "$work/side"
+all_nodes rm -rf "$bb"
+all_nodes mkdir -p "$bb"
+BBLOG_DIR=$bb BBLOG_SYNC=pfs BBLOG_FLUSH_BUFFER_SIZE=64k BBLOG_JOB_ID=crash-death-$$ \
+    timeout -k 5 "$tmo" mpiexec "${cl_launch[@]}" -n $nprocs -genv LD_PRELOAD "$work/bbfault.so" \
+    -genv BBFAULT_OP pwrite -genv BBFAULT_PATH "${pfs##*/}" -genv BBFAULT_ERR kill \
+    -genv BBFAULT_RANK 2 -genv BBFAULT_LOG "$work/death.faults" "$work/crashwrite" \
+    "bblog:$pfs" "$work/side" "$steps" >"$work/job.log" 2>&1
+why=
+: >"$work/check.log"
+if [ ! -s "$work/death.faults" ]; then
+    why="rank 2 made no write to the PFS file: no fault was injected"
+else
+    acked=
+    for ((r = 0; r < nprocs; r++)); do
+        [ "$(ack_of "$r")" -ge 1 ] && acked="$acked $r"
+    done
+    [ -n "$acked" ] && why="the first sync succeeded on rank(s)$acked although rank 2 died in its drain"
+    nlogs=$(all_nodes find "$bb" -name '*.meta' | wc -l)
+    if [ "$nlogs" -gt 0 ] && ! replay_all --file "$pfs"; then
+        why="${why:+$why; }bblog replay failed"
+    fi
+    "$work/crashcheck" "$pfs" $nprocs "$steps" pfs "$work/side" >>"$work/check.log" 2>&1 ||
+        why="${why:+$why; }acknowledged data lost or garbage after replay"
 fi
 result "$name" "$why"
 fi

@@ -2,13 +2,16 @@
 # cluster.sh - an emulated cluster on this one machine: N compute nodes, a storage node serving a
 # GlusterFS volume as the parallel file system, MPI across the nodes over TCP. Needs root.
 #
-#   scripts/cluster.sh up N [--netem 'SPEC' | --rate RATE] [--shared-bb]
+#   scripts/cluster.sh up N [--netem 'SPEC' | --rate RATE] [--shared-bb] [--slurm]
 #                               build nodes n1..nN and the storage node, mount the PFS on every
 #                               node; --netem adds `tc qdisc ... netem SPEC` on every node's link
 #                               (e.g. 'delay 0.2ms rate 2gbit'; needs the kernel's sch_netem),
 #                               --rate a token bucket (tbf) of RATE (e.g. 1gbit) instead;
 #                               --shared-bb gives all nodes one burst-buffer directory instead
-#                               of one tmpfs each
+#                               of one tmpfs each; --slurm runs Slurm: munged and slurmctld
+#                               on the storage node, slurmd on every node, partition "bb" of
+#                               all nodes (SLURM_CONF from `env`); its Epilog runs every
+#                               executable in $CLUSTER_ROOT/slurm/epilog.d, in name order
 #   scripts/cluster.sh down     stop and remove everything `up` made (by PID and by name)
 #   scripts/cluster.sh status   what runs (exit 1 when no cluster is up)
 #   scripts/cluster.sh exec NODE CMD...
@@ -17,7 +20,9 @@
 #   scripts/cluster.sh mpiexec [-hosts n1:2,n2:2] [MPIEXEC ARGS...] PROG...
 #                               run hydra's mpiexec on n1 with this script as its ssh
 #                               (default -hosts: every node, 1 rank each)
-#   scripts/cluster.sh env      print CLUSTER_BB, CLUSTER_PFS and CLUSTER_NODES as shell lines
+#   scripts/cluster.sh env      print CLUSTER_BB, CLUSTER_PFS, CLUSTER_NODES, CLUSTER_BB_KIND
+#                               (node-local or shared) and, with --slurm, SLURM_CONF as shell
+#                               lines
 #
 # Every node is a network namespace (`ip netns`, veth to a bridge in a switch namespace, addresses
 # in 10.213.0.0/24 inside these namespaces only), a mount namespace with its own /etc/hosts and
@@ -25,14 +30,16 @@
 # and a UTS namespace (hostname nI), held open by one sleeping process per node. The storage
 # node runs glusterd and its brick daemons in its own namespaces. hydra calls this script as
 # `ssh -x HOST COMMAND` (-launcher ssh -launcher-exec): it enters HOST's namespaces with nsenter.
-# Environment: CLUSTER_ROOT (state, mount points, logs; default /var/tmp/bblog-cluster).
+# Environment: CLUSTER_ROOT (state, mount points, logs; default /var/tmp/bblog-cluster) and
+# CLUSTER_PFX (the namespaces' name prefix; default bbc): a second cluster beside the first
+# (a developer's beside CI's) needs both of its own.
 set -euo pipefail
 
 CLUSTER_ROOT=${CLUSTER_ROOT:-/var/tmp/bblog-cluster}
 NET=10.213.0
 STORE_IP=$NET.100
 VOL=bblogc
-PFX=bbc # name prefix of namespaces
+PFX=${CLUSTER_PFX:-bbc} # name prefix of namespaces: two clusters at once need two
 RUN=$CLUSTER_ROOT/run
 SELF=$(readlink -f "$0")
 
@@ -102,7 +109,7 @@ gluster_cli() { in_node st gluster --mode=script --glusterd-sock="$RUN/glusterd.
 . "$(dirname "$SELF")/gluster-lib.sh"
 
 up() {
-    local n=${1:-} netem= rate= shared=0 i
+    local n=${1:-} netem= rate= shared=0 slurm=0 i
     [[ $n =~ ^[1-9][0-9]*$ ]] && [ "$n" -le 32 ] || die "up N: N nodes, 1 to 32 (got '${n}')"
     shift
     while [ $# -gt 0 ]; do
@@ -110,6 +117,7 @@ up() {
         --netem) netem=${2:?--netem needs a netem spec}; shift ;;
         --rate) rate=${2:?--rate needs a rate, e.g. 1gbit}; shift ;;
         --shared-bb) shared=1 ;;
+        --slurm) slurm=1 ;;
         *) die "up: unknown option '$1'" ;;
         esac
         shift
@@ -122,6 +130,9 @@ up() {
         die "glusterd or mount.glusterfs missing: apt-get install glusterfs-server glusterfs-client"
     [ -c /dev/fuse ] || die "/dev/fuse is missing: FUSE is needed for the GlusterFS client"
     [ -n "$netem$rate" ] && ! command -v tc >/dev/null && die "--netem and --rate need tc (iproute2)"
+    [ $slurm = 0 ] || { command -v slurmctld && command -v slurmd && command -v munged &&
+        command -v sbatch; } >/dev/null ||
+        die "--slurm: slurmctld, slurmd, munged or sbatch missing: apt-get install slurmd slurmctld slurm-client munge"
     if [ -n "$netem" ]; then
         # Tried on a namespace's loopback first: a kernel without sch_netem refuses the qdisc.
         ip netns add $PFX-probe
@@ -216,12 +227,96 @@ EOF
         in_node "n$i" rm -f "$CLUSTER_ROOT/pfs/.probe-n$i"
     done
     echo "$([ $shared = 1 ] && echo shared || echo node-local)" >"$RUN/bbkind"
+    [ $slurm = 0 ] || slurm_up "$n"
     trap - ERR
     status
 }
 
+# Slurm on the cluster: a munge key and daemon of its own (its socket under $SLURM_DIR, which
+# every namespace sees), slurmctld on the storage node, one slurmd per node, found by its node
+# name (the UTS hostname). No accounting, no cgroups (proctrack/linuxproc, task/none).
+SLURM_DIR=$CLUSTER_ROOT/slurm
+slurm_up() {
+    local n=$1 i s=$SLURM_DIR ok=0
+    mkdir -p "$s"/{state,spool,epilog.d} "$s/munge"
+    chmod 700 "$s/munge"
+    head -c 1024 /dev/urandom >"$s/munge/munge.key"
+    chmod 400 "$s/munge/munge.key"
+    in_node st munged --force --key-file="$s/munge/munge.key" --socket="$s/munge/socket" \
+        --pid-file="$s/munge/munged.pid" --log-file="$s/munge/munged.log" \
+        --seed-file="$s/munge/munged.seed" || die "munged did not start: see $s/munge/munged.log"
+    # The Epilog: every executable of epilog.d in name order; the first failure is its status.
+    printf '%s\n' '#!/bin/sh' "for f in $s/epilog.d/*; do" \
+        '    [ -x "$f" ] || continue' '    "$f" || exit $?' 'done' 'exit 0' >"$s/epilog"
+    chmod 755 "$s/epilog"
+    {
+        echo "ClusterName=bblogc"
+        echo "SlurmctldHost=st($STORE_IP)"
+        echo "AuthType=auth/munge"
+        echo "AuthInfo=socket=$s/munge/socket"
+        echo "CredType=cred/munge"
+        echo "SlurmUser=root"
+        echo "SlurmdUser=root"
+        echo "StateSaveLocation=$s/state"
+        echo "SlurmdSpoolDir=$s/spool/%n"
+        echo "SlurmctldPidFile=$s/slurmctld.pid"
+        echo "SlurmdPidFile=$s/slurmd.%n.pid"
+        echo "SlurmctldLogFile=$CLUSTER_ROOT/log/slurmctld.log"
+        echo "SlurmdLogFile=$CLUSTER_ROOT/log/slurmd.%n.log"
+        echo "ProctrackType=proctrack/linuxproc"
+        echo "TaskPlugin=task/none"
+        echo "JobAcctGatherType=jobacct_gather/none"
+        echo "AccountingStorageType=accounting_storage/none"
+        echo "JobCompType=jobcomp/none"
+        echo "SchedulerType=sched/builtin"
+        echo "SelectType=select/linear"
+        echo "MpiDefault=none"
+        echo "ReturnToService=2"
+        echo "SlurmdParameters=config_overrides"
+        echo "KillWait=5"
+        echo "Epilog=$s/epilog"
+        for i in $(seq 1 "$n"); do
+            echo "NodeName=n$i NodeAddr=$NET.$i CPUs=8 RealMemory=1000 State=UNKNOWN"
+        done
+        echo "PartitionName=bb Nodes=ALL Default=YES MaxTime=INFINITE State=UP"
+    } >"$s/slurm.conf"
+    # slurmd initialises its cgroup plugin whatever the others are, and a node's /sys (sysfs of
+    # its own network namespace) has no cgroup mount: an empty tmpfs there, per node, and the
+    # v1 plugin (which finds nothing to mount, uses nothing, and touches no host cgroup).
+    printf '%s\n' "CgroupPlugin=cgroup/v1" "CgroupMountpoint=/sys/fs/cgroup" >"$s/cgroup.conf"
+    in_node st env SLURM_CONF="$s/slurm.conf" slurmctld -f "$s/slurm.conf" ||
+        die "slurmctld did not start: see $CLUSTER_ROOT/log/slurmctld.log"
+    for i in $(seq 1 "$n"); do
+        mkdir -p "$s/spool/n$i"
+        in_node "n$i" mount -t tmpfs bblog-cgroup /sys/fs/cgroup
+        in_node "n$i" env SLURM_CONF="$s/slurm.conf" slurmd -f "$s/slurm.conf" ||
+            die "slurmd on n$i did not start: see $CLUSTER_ROOT/log/slurmd.n$i.log"
+    done
+    for _ in $(seq 1 60); do
+        [ "$(in_node n1 env SLURM_CONF="$s/slurm.conf" sinfo -h -N -o '%T' 2>/dev/null |
+             grep -c '^idle')" = "$n" ] && { ok=1; break; }
+        sleep 0.5
+    done
+    [ $ok = 1 ] || die "Slurm: the nodes did not come up idle: see $CLUSTER_ROOT/log/slurm*.log"
+    say "slurm: slurmctld on st, slurmd on n1..n$n, SLURM_CONF=$s/slurm.conf"
+}
+
+# Slurm's daemons name $SLURM_DIR on their command lines; job steps run under slurmstepd, ours
+# in the nodes' network namespaces.
+slurm_pids() {
+    local p c
+    for p in $(pgrep -f -- "$SLURM_DIR/" 2>/dev/null); do
+        c=$(cat "/proc/$p/comm" 2>/dev/null) || continue
+        case $c in munged|slurmctld|slurmd) echo "$p" ;; esac
+    done
+    for p in $(pgrep -x slurmstepd 2>/dev/null); do
+        case $(ip netns identify "$p" 2>/dev/null) in $PFX-*) echo "$p" ;; esac
+    done
+}
+
 down() {
     local node p
+    for p in $(slurm_pids); do stop_pid "$p"; done
     for node in $(nodes 2>/dev/null) st; do
         p=$(holder "$node")
         if [ -n "$p" ] && [ "$node" != st ]; then
@@ -265,6 +360,8 @@ status() {
                  echo PFS NOT MOUNTED")"
     done
     echo "cluster: burst buffer $(cat "$RUN/bbkind") at $CLUSTER_ROOT/bb, PFS at $CLUSTER_ROOT/pfs"
+    [ ! -s "$SLURM_DIR/slurm.conf" ] || echo "cluster: slurm: $(in_node n1 env \
+        SLURM_CONF="$SLURM_DIR/slurm.conf" sinfo -h -o '%P %D nodes %T' 2>&1 | paste -sd' ')"
 }
 
 # hydra's ssh: `cluster.sh -x HOST WORD...` runs the words as one shell command line on HOST,
@@ -300,6 +397,8 @@ env)
     echo "CLUSTER_BB=$CLUSTER_ROOT/bb"
     echo "CLUSTER_PFS=$CLUSTER_ROOT/pfs"
     echo "CLUSTER_NODES='$(nodes | paste -sd' ')'"
+    echo "CLUSTER_BB_KIND=$(cat "$RUN/bbkind" 2>/dev/null)"
+    [ ! -s "$SLURM_DIR/slurm.conf" ] || echo "SLURM_CONF=$SLURM_DIR/slurm.conf"
     ;;
 *)
     sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2

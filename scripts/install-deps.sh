@@ -18,6 +18,9 @@ pkgs="$pkgs python3-venv python3-dev"
 # (bench/pfs.sh): namespaces, GlusterFS. Debian's own glusterd is not started (policy-rc.d
 # below): the scripts run their own, on loopback or inside the cluster's namespaces.
 pkgs="$pkgs iproute2 util-linux glusterfs-server glusterfs-client"
+# Slurm on the emulated cluster (scripts/cluster.sh up --slurm, test/cluster/run-slurm.sh); its
+# daemons are not started either: the cluster runs its own, inside its namespaces.
+pkgs="$pkgs slurmd slurmctld slurm-client munge"
 # --ompi: also what scripts/build-ompi.sh and test/ompi/run-ompi.sh need (Open MPI's build
 # dependencies, Debian's Open MPI parallel I/O stack). They co-install with the MPICH packages,
 # but Open MPI's alternatives (mpicc, mpirun, mpi.h, h5pcc) have the higher priority: MPICH is

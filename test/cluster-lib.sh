@@ -13,7 +13,7 @@ cluster_sh=$(cd "$(dirname "${BASH_SOURCE[0]}")/../scripts" && pwd)/cluster.sh
 cl_nodes=
 cl_launch=(-launcher fork)
 if [ -n "${MPITEST_CLUSTER:-}" ]; then
-    if [ "$(ip netns identify $$ 2>/dev/null)" != bbc-n1 ]; then
+    if [ "$(ip netns identify $$ 2>/dev/null)" != "${CLUSTER_PFX:-bbc}-n1" ]; then
         exec "$cluster_sh" exec n1 "$0" "$@"
     fi
     eval "$("$cluster_sh" env)" || exit 1

@@ -21,3 +21,7 @@ test_unit_mklogs_LDADD = $(BBLOG_LIBS)
 # test_tool.sh runs from the build directory (as make check does) and finds its programs there.
 EXTRA_DIST += test/unit/test_tool.sh test/unit/test_damage.sh test/unit/toolcheck.sh
 dist_noinst_SCRIPTS += scripts/demo-core.sh
+
+# The Slurm node epilog that recovers the files of a job killed with logs left on the burst
+# buffers (bblog(1), SLURM): installed as $(pkglibexecdir)/bblog-slurm-epilog.
+dist_pkglibexec_SCRIPTS = tools/bblog-slurm-epilog

@@ -58,7 +58,7 @@
 set -eu
 
 cluster_sh=$(cd "$(dirname "$0")/../../scripts" && pwd)/cluster.sh
-if [ -n "${MPITEST_CLUSTER:-}" ] && [ "$(ip netns identify $$ 2>/dev/null)" != bbc-n1 ]; then
+if [ -n "${MPITEST_CLUSTER:-}" ] && [ "$(ip netns identify $$ 2>/dev/null)" != "${CLUSTER_PFX:-bbc}-n1" ]; then
     exec "$cluster_sh" exec n1 "$0" "$@"
 fi
 CLUSTER_NODES= CLUSTER_BB= CLUSTER_PFS=

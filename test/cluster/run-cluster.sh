@@ -7,6 +7,9 @@
 #     with --all;
 #   - crash recovery across nodes (test/crash/run-crash.sh): a complete run per sync mode, then
 #     killed runs, the whole job or one node's ranks, `bblog replay` on every node after each;
+#   - at the first shape, Slurm (test/cluster/run-slurm.sh): jobs submitted with sbatch, one
+#     run to its end and one killed with scancel, recovered by tools/bblog-slurm-epilog; and
+#     again on 2 nodes that share one burst buffer (the epilog's other configuration);
 # and takes the cluster down again, also when something failed. Files are compared with the ufs
 # run's on the same cluster, and every node's burst buffer must be empty after a clean close.
 #
@@ -26,7 +29,8 @@
 # Environment: BBLOG_ENV_SCRIPT (the bblog MPI's environment script; default
 # /var/cache/bblog/current/bin/bblog-env.sh), BBLOG_TOOL (the bblog command: default
 # tools/bblog of the build directory, $PWD), CLUSTER_ROOT (scripts/cluster.sh).
-# Needs root, iproute2, util-linux's nsenter and unshare, GlusterFS (scripts/install-deps.sh).
+# Needs root, iproute2, util-linux's nsenter and unshare, GlusterFS, Slurm and munge
+# (scripts/install-deps.sh).
 # Exit: 0 all passed; 1 something failed or the cluster could not be built.
 set -u
 
@@ -94,7 +98,9 @@ for shape in $shapes; do
     for ((i = 1; i <= nodes; i++)); do hosts=${hosts:+$hosts,}n$i:$per; done
     echo "==== run-cluster: $nodes nodes x $per ranks (-hosts $hosts)"
     "$cluster" down >/dev/null 2>&1
-    if ! "$cluster" up "$nodes"; then
+    slurm=
+    [ "$shape" = "${shapes%% *}" ] && slurm=--slurm
+    if ! "$cluster" up "$nodes" $slurm; then
         echo "run-cluster: FAIL: the cluster of $nodes nodes did not come up" >&2
         exit 1
     fi
@@ -103,12 +109,13 @@ for shape in $shapes; do
     if [ "$quick" = 1 ] && [ "$shape" != "${shapes%% *}" ]; then
         cases=("${quick_cases[@]}") runs=$(((crash_runs + 1) / 2))
     fi
-    for t in diff romio crash; do
+    for t in diff romio crash ${slurm:+slurm}; do
         case $t in
         diff) "$here/test/mpi/run-diff.sh" "${cases[@]}" ;;
         romio) "$here/test/romio/run-romio-tests.sh" --mpi-env "$BBLOG_ENV_SCRIPT" --quick \
             ${romio_programs:+--programs "$romio_programs"} ;;
         crash) "$here/test/crash/run-crash.sh" --runs "$runs" ;;
+        slurm) "$here/test/cluster/run-slurm.sh" ;;
         esac 2>&1 | tee "$logs/$t.$shape.log" | grep -E '^(FAIL|ERROR)|passed, '
         rc=${PIPESTATUS[0]}
         line=$(grep -E 'passed, [0-9]+ failed' "$logs/$t.$shape.log" | tail -n 1)
@@ -119,5 +126,22 @@ for shape in $shapes; do
     unset MPITEST_CLUSTER
     [ "$keep_up" = 1 ] && [ "$shape" = "${shapes##* }" ] || "$cluster" down
 done
+# The Slurm epilog's other configuration: one burst buffer that all nodes share.
+if [ "$keep_up" = 0 ]; then
+    echo "==== run-cluster: Slurm with one burst buffer for 2 nodes"
+    "$cluster" down >/dev/null 2>&1
+    if "$cluster" up 2 --shared-bb --slurm; then
+        "$here/test/cluster/run-slurm.sh" 2>&1 | tee "$logs/slurm.shared.log" |
+            grep -E '^(FAIL|ERROR)|passed, '
+        rc=${PIPESTATUS[0]}
+    else
+        rc=1
+    fi
+    line=$(grep -E 'passed, [0-9]+ failed' "$logs/slurm.shared.log" 2>/dev/null | tail -n 1)
+    summary="$summary
+  2x2 shared-bb slurm: ${line:-no result line} (exit $rc)"
+    [ "$rc" = 0 ] || { failed=1; echo "run-cluster: slurm with a shared burst buffer failed"; }
+    "$cluster" down
+fi
 echo "run-cluster:$summary"
 [ "$failed" = 0 ]

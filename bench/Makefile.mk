@@ -16,3 +16,6 @@ EXTRA_DIST += bench/ckpt.c bench/run-pacing-bench.sh bench/pfs-sampler.py bench/
 # The soak benchmark (issue 8, bench/README.md): run-soak.sh builds soak.c with the bblog
 # MPI's mpicc, runs it and fails on memory growth, descriptor leaks, logs left or wrong bytes.
 EXTRA_DIST += bench/soak.c bench/run-soak.sh
+# The scaling figures (doc/scaling.md): run-scaling.sh builds scaling.c with the bblog MPI's
+# mpicc and runs it on the emulated cluster; run-cluster-bench.sh the IOR-like cases there.
+EXTRA_DIST += bench/scaling.c bench/run-scaling.sh bench/run-cluster-bench.sh doc/scaling.md

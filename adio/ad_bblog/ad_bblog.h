@@ -67,6 +67,11 @@ struct ADIOI_BBLOG_stats {
     uint64_t read_calls, bytes_overlaid;
     uint64_t bytes_from_peers;          /* drained from other processes' logs (node exchange) */
     uint64_t bytes_from_others;         /* read from other processes' logs (ad_bblog_vis.c) */
+    /* What grows with the job (the scaling notes in bench/results/cluster.md): */
+    uint64_t max_index_bytes;           /* the index's memory, at its largest (a drain's start) */
+    uint64_t max_plan_bytes;            /* a drain's list of this process's pieces */
+    uint64_t max_exchange_bytes;        /* one exchange's buffer: every process's pieces */
+    uint64_t exchange_bytes;            /* received in the drains' piece exchanges, in all */
     double t_append, t_drain, t_sync;   /* seconds */
 };
 
@@ -151,6 +156,7 @@ struct ADIOI_BBLOG_state {
 };
 
 #define ADIOI_BBLOG_STATE(fd) ((struct ADIOI_BBLOG_state *) (fd)->fs_ptr)
+#define ADIOI_BBLOG_MAX(var, v) do { if ((v) > (var)) (var) = (v); } while (0)
 
 /* ---- ROMIO operations ---- */
 void ADIOI_BBLOG_Open(ADIO_File fd, int *error_code);

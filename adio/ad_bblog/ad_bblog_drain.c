@@ -626,7 +626,9 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
     *emptied = 0;
     st->drain_seq++;
     w0 = __atomic_load_n(&st->ls->wgen, __ATOMIC_RELAXED);   /* the writes this drain covers */
+    ADIOI_BBLOG_MAX(st->st.max_index_bytes, (uint64_t) bblog_idx_memory(st->ls->idx));
     rc = snapshot(st, &segs, &stamps, &n, &slo, &shi);
+    ADIOI_BBLOG_MAX(st->st.max_plan_bytes, (uint64_t) n * (sizeof(*segs) + sizeof(*stamps)));
     /* A one-process handle of a file that a multi-process handle writes too (PnetCDF's
      * MPI_COMM_SELF handle, at its sync or close) cannot exchange with the other processes.
      * It drains only what this process wrote since the file's last collective call: no other

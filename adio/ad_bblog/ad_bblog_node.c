@@ -520,6 +520,8 @@ int ADIOI_BBLOG_Node_share(ADIO_File fd, const uint64_t *mine, int n, int whole,
         total += nd->counts[w];
     }
     ne = (size_t) total / 4;
+    st->st.exchange_bytes += (uint64_t) total * sizeof(*all);
+    ADIOI_BBLOG_MAX(st->st.max_exchange_bytes, (uint64_t) total * sizeof(*all));
     /* ROMIO's allocator, which aborts rather than return NULL: a process without the
      * buffer could not take part in the exchange below, and agreeing on that first would
      * cost one more collective per round (the logs stay for `bblog replay`). */

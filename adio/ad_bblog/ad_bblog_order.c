@@ -306,6 +306,8 @@ static int gather(ADIO_File fd, struct ADIOI_BBLOG_order *o, const uint64_t *min
         return ENOMEM;
     }
     MPI_Allgatherv(mine, n, MPI_UINT64_T, *all, counts, displs, MPI_UINT64_T, fd->comm);
+    st->st.exchange_bytes += (uint64_t) total * sizeof(**all);
+    ADIOI_BBLOG_MAX(st->st.max_exchange_bytes, (uint64_t) total * sizeof(**all));
     return 0;
 }
 

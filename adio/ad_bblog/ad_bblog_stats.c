@@ -2,7 +2,12 @@
  * bblog_stats (BBLOG_STATS): at close, rank 0 writes one JSON object per file, on one line,
  * to stderr or appended to the named file. Counters are summed over processes; times are the
  * maximum over processes (the slowest one is what the application waits for); drains and
- * rounds are collective, the same count on every process.
+ * rounds are collective, the same count on every process. The memory and exchange figures are
+ * each process's largest, and the maximum over processes: max_index_bytes (the index at a
+ * drain's start), max_plan_bytes (a drain's list of the process's own pieces), and
+ * max_exchange_buffer_bytes / max_exchange_bytes (the pieces every process received in one
+ * exchange round, and in all: the Order exchange across the file's processes, the node
+ * exchange within a node).
  */
 #include <stdio.h>
 #include <string.h>
@@ -24,7 +29,8 @@ void ADIOI_BBLOG_Stats_report(ADIO_File fd)
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
     unsigned long long c[C_NCOUNTERS], csum[C_NCOUNTERS], inner_calls;
-    unsigned long long coll[2] = { st->st.drains, st->st.rounds }, collmax[2];
+    unsigned long long coll[6] = { st->st.drains, st->st.rounds, st->st.max_index_bytes,
+        st->st.max_plan_bytes, st->st.max_exchange_bytes, st->st.exchange_bytes }, collmax[6];
     double t[T_NTIMES], tmax[T_NTIMES];
     struct bblog_log_stats ls;
     FILE *out;
@@ -54,7 +60,7 @@ void ADIOI_BBLOG_Stats_report(ADIO_File fd)
     t[T_SYNC] = st->st.t_sync;
     t[T_LOG_SYNC] = ls.sync_seconds;
     MPI_Reduce(c, csum, C_NCOUNTERS, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, fd->comm);
-    MPI_Reduce(coll, collmax, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, 0, fd->comm);
+    MPI_Reduce(coll, collmax, 6, MPI_UNSIGNED_LONG_LONG, MPI_MAX, 0, fd->comm);
     MPI_Reduce(t, tmax, T_NTIMES, MPI_DOUBLE, MPI_MAX, 0, fd->comm);
     if (st->rank != 0)
         return;
@@ -80,7 +86,9 @@ void ADIOI_BBLOG_Stats_report(ADIO_File fd)
             "\"bytes_read_from_others\": %llu, "
             "\"aio_submits\": %llu, \"pwrite_flushes\": %llu, \"staging_waits\": %llu, "
             "\"max_time_append_s\": %.6f, \"max_time_drain_s\": %.6f, \"max_time_sync_s\": %.6f, "
-            "\"max_time_log_fsync_s\": %.6f, \"direct_io\": %d, \"libaio\": %d}\n",
+            "\"max_time_log_fsync_s\": %.6f, \"direct_io\": %d, \"libaio\": %d, "
+            "\"max_index_bytes\": %llu, \"max_plan_bytes\": %llu, "
+            "\"max_exchange_buffer_bytes\": %llu, \"max_exchange_bytes\": %llu}\n",
             st->pfs_path, st->nprocs, st->logdir, (long long) st->hints.flush_buffer_size,
             csum[C_WRITE_CALLS], csum[C_BYTES_LOGGED], csum[C_RECORDS], collmax[0],
             collmax[1], csum[C_EXTENTS_DRAINED], csum[C_BYTES_DRAINED],
@@ -89,7 +97,8 @@ void ADIOI_BBLOG_Stats_report(ADIO_File fd)
             inner_calls ? (csum[C_BYTES_DRAINED] + csum[C_BYTES_THROUGH]) / inner_calls : 0ULL,
             csum[C_WRITES_THROUGH], csum[C_READ_CALLS],
             csum[C_BYTES_OVERLAID], csum[C_BYTES_FROM_OTHERS], csum[C_AIO_SUBMITS], csum[C_SYNC_WRITES], csum[C_WAITS],
-            tmax[T_APPEND], tmax[T_DRAIN], tmax[T_SYNC], tmax[T_LOG_SYNC], ls.direct, ls.aio);
+            tmax[T_APPEND], tmax[T_DRAIN], tmax[T_SYNC], tmax[T_LOG_SYNC], ls.direct, ls.aio,
+            collmax[2], collmax[3], collmax[4], collmax[5]);
     if (out != stderr)
         fclose(out);
 }

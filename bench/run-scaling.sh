@@ -1,0 +1,94 @@
+#!/bin/bash
+# run-scaling.sh - the figures behind the scaling notes (bench/results/cluster.md): bench/scaling.c
+# on the emulated cluster (scripts/cluster.sh) at 1, 2 and 4 nodes, with bblog_stats, one
+# Markdown row per run: burst-buffer files per node while the file is open, and the largest
+# per-process index, drain piece list and piece exchange (one round, and in all), drains,
+# rounds, and the sync's time. Then, per shape, the recovery of a job that died after a
+# bblog_sync=bb sync (scaling --crash): each node's logs copied to the PFS (as
+# tools/bblog-slurm-epilog does) and one `bblog replay` there, both timed.
+#
+# Usage: bench/run-scaling.sh [--shapes "1x4 2x2 4x1 1x8 2x4 4x2"] [--pieces N] [--size BYTES]
+#                             [--shared-bb]
+#   every rank writes N pieces (default 1024) of BYTES (default 4096), strided across ranks,
+#   collectively and, in a second run, independently; --shared-bb: one burst buffer for all
+#   nodes (its files are then counted once, for all nodes)
+# Environment: BBLOG_ENV_SCRIPT (default /var/cache/bblog/current/bin/bblog-env.sh), BBLOG_TOOL
+# (the bblog command; default tools/bblog of the build directory, $PWD),
+# CLUSTER_ROOT and CLUSTER_PFX as for scripts/cluster.sh.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+cluster=$here/scripts/cluster.sh
+shapes="1x4 2x2 4x1 1x8 2x4 4x2"
+pieces=1024
+size=4096
+shared=
+while [ $# -gt 0 ]; do
+    case $1 in
+    --shapes) shapes=$2; shift 2 ;;
+    --pieces) pieces=$2; shift 2 ;;
+    --size) size=$2; shift 2 ;;
+    --shared-bb) shared=--shared-bb; shift ;;
+    *) echo "run-scaling: unknown argument $1" >&2; exit 2 ;;
+    esac
+done
+# shellcheck source=/dev/null
+. "${BBLOG_ENV_SCRIPT:-/var/cache/bblog/current/bin/bblog-env.sh}"
+BBLOG_TOOL=${BBLOG_TOOL:-$PWD/tools/bblog}
+[ -x "$BBLOG_TOOL" ] || { echo "run-scaling: no bblog tool: $BBLOG_TOOL (set BBLOG_TOOL)" >&2; exit 1; }
+bin=$(mktemp -d /var/tmp/bblog-scaling.XXXXXX)
+mpicc -O2 -o "$bin/scaling" "$here/bench/scaling.c"
+trap '"$cluster" down >/dev/null 2>&1 || true; rm -rf "$bin"' EXIT
+echo "| nodes x ranks | writes | BB files per node | index B | piece list B | exchange B (round) | exchange B (all) | drains | rounds | sync s |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+up=
+for shape in $shapes; do
+    nodes=${shape%x*} per=${shape#*x}
+    hosts=
+    for ((i = 1; i <= nodes; i++)); do hosts=${hosts:+$hosts,}n$i:$per; done
+    if [ "$up" != "$nodes" ]; then
+        "$cluster" down >/dev/null 2>&1 || true
+        "$cluster" up "$nodes" $shared >/dev/null
+        up=$nodes
+    fi
+    eval "$("$cluster" env)"
+    for mode in coll indep; do
+        bbdir=$CLUSTER_BB/scaling
+        for n in $CLUSTER_NODES; do "$cluster" exec "$n" mkdir -p "$bbdir"; done
+        stats=$bin/stats.json
+        rm -f "$stats"
+        out=$(BBLOG_DIR=$bbdir BBLOG_STATS=$stats "$cluster" mpiexec -hosts "$hosts" \
+            -n $((nodes * per)) "$bin/scaling" $([ $mode = indep ] && echo --indep) \
+            "$pieces" "$size" "bblog:$CLUSTER_PFS/scaling.dat" "$bbdir" | grep '^{')
+        "$cluster" exec n1 rm -f "$CLUSTER_PFS/scaling.dat"
+        python3 - "$out" "$stats" "$shape" "$mode" <<'PYEOF'
+import json, sys
+o = json.loads(sys.argv[1])
+s = json.loads(open(sys.argv[2]).read().splitlines()[-1])
+files = o["bb_files_per_node_min"], o["bb_files_per_node_max"]
+print("| %s | %s | %s | %d | %d | %d | %d | %d | %d | %.3f |" % (
+    sys.argv[3], "collective" if sys.argv[4] == "coll" else "independent",
+    files[0] if files[0] == files[1] else "%d-%d" % files,
+    s["max_index_bytes"], s["max_plan_bytes"], s["max_exchange_buffer_bytes"],
+    s["max_exchange_bytes"], s["drains"], s["rounds"], o["sync_s"]))
+PYEOF
+    done
+    # Recovery: the logs of a killed job, gathered on the PFS and replayed once.
+    bbdir=$CLUSTER_BB/scaling-crash
+    for n in $CLUSTER_NODES; do "$cluster" exec "$n" sh -c "rm -rf $bbdir && mkdir -p $bbdir"; done
+    BBLOG_DIR=$bbdir BBLOG_SYNC=bb "$cluster" mpiexec -hosts "$hosts" -n $((nodes * per)) \
+        "$bin/scaling" --crash "$pieces" "$size" "bblog:$CLUSTER_PFS/scaling.dat" "$bbdir" \
+        >/dev/null 2>&1 || true
+    g=$CLUSTER_PFS/scaling-gather
+    t0=$(date +%s.%N)
+    "$cluster" exec n1 mkdir -p "$g"
+    for n in $CLUSTER_NODES; do "$cluster" exec "$n" cp -a "$bbdir/." "$g/"; done
+    t1=$(date +%s.%N)
+    rep=$("$cluster" exec n1 "$BBLOG_TOOL" replay "$g" --file "$CLUSTER_PFS/scaling.dat" 2>&1 | tail -n 1)
+    t2=$(date +%s.%N)
+    "$cluster" exec n1 rm -rf "$g" "$CLUSTER_PFS/scaling.dat"
+    recovery="${recovery:-}
+| $shape | $(echo "$rep" | sed -n 's/.*replayed \([0-9]*\) records (\([0-9]*\) bytes).*/\1 | \2/p') | $(python3 -c "print('%.2f | %.2f' % ($t1 - $t0, $t2 - $t1))") |"
+done
+echo
+echo "| nodes x ranks | records | bytes | gather s | replay s |"
+echo "| --- | --- | --- | --- | --- |$recovery"

@@ -21,15 +21,17 @@
 #                               run hydra's mpiexec on n1 with this script as its ssh
 #                               (default -hosts: every node, 1 rank each)
 #   scripts/cluster.sh env      print CLUSTER_BB, CLUSTER_PFS, CLUSTER_NODES, CLUSTER_BB_KIND
-#                               (node-local or shared) and, with --slurm, SLURM_CONF as shell
-#                               lines
+#                               (node-local or shared), CLUSTER_USER and CLUSTER_UID (a user
+#                               that exists inside the cluster only) and, with --slurm,
+#                               SLURM_CONF as shell lines
 #
 # Every node is a network namespace (`ip netns`, veth to a bridge in a switch namespace, addresses
-# in 10.213.0.0/24 inside these namespaces only), a mount namespace with its own /etc/hosts and
-# burst buffer (a tmpfs at $CLUSTER_ROOT/bb) and the GlusterFS FUSE mount at $CLUSTER_ROOT/pfs,
-# and a UTS namespace (hostname nI), held open by one sleeping process per node. The storage
-# node runs glusterd and its brick daemons in its own namespaces. hydra calls this script as
-# `ssh -x HOST COMMAND` (-launcher ssh -launcher-exec): it enters HOST's namespaces with nsenter.
+# in 10.213.0.0/24 inside these namespaces only), a mount namespace with its own /etc/hosts,
+# /etc/passwd and /etc/group (with a user of the cluster's own, for jobs), burst buffer (a tmpfs
+# at $CLUSTER_ROOT/bb) and the GlusterFS FUSE mount at $CLUSTER_ROOT/pfs, and a UTS namespace
+# (hostname nI), held open by one sleeping process per node. The storage node runs glusterd
+# and its brick daemons in its own namespaces. hydra calls this script as `ssh -x HOST COMMAND`
+# (-launcher ssh -launcher-exec): it enters HOST's namespaces with nsenter.
 # Environment: CLUSTER_ROOT (state, mount points, logs; default /var/tmp/bblog-cluster) and
 # CLUSTER_PFX (the namespaces' name prefix; default bbc): a second cluster beside the first
 # (a developer's beside CI's) needs both of its own.
@@ -39,6 +41,8 @@ CLUSTER_ROOT=${CLUSTER_ROOT:-/var/tmp/bblog-cluster}
 NET=10.213.0
 STORE_IP=$NET.100
 VOL=bblogc
+CLUSTER_USER=bbuser     # the cluster's own user, in its namespaces only (up)
+CLUSTER_UID=4242
 PFX=${CLUSTER_PFX:-bbc} # name prefix of namespaces: two clusters at once need two
 RUN=$CLUSTER_ROOT/run
 SELF=$(readlink -f "$0")
@@ -83,7 +87,8 @@ start_holder() {
     local node=$1 host=$2 setup=$3 i
     rm -f "$RUN/$node.ready"
     ip netns exec "$PFX-$node" unshare --mount --uts --propagation private -- \
-        /bin/bash -c "hostname $host && mount --bind $RUN/hosts /etc/hosts && $setup &&
+        /bin/bash -c "hostname $host && mount --bind $RUN/hosts /etc/hosts &&
+            mount --bind $RUN/passwd /etc/passwd && mount --bind $RUN/group /etc/group && $setup &&
             touch $RUN/$node.ready && exec -a 'bblog-cluster-holder $CLUSTER_ROOT' sleep infinity" \
         </dev/null >>"$CLUSTER_ROOT/log/$node.log" 2>&1 &
     echo $! >"$RUN/$node.pid"
@@ -151,6 +156,10 @@ up() {
         echo "$STORE_IP st"
         for i in $(seq 1 "$n"); do echo "$NET.$i n$i"; done
     } >"$RUN/hosts"
+    # A user of the cluster's own (jobs run as a user, not as root), known inside its
+    # namespaces only: the machine's users and groups, and this one.
+    { cat /etc/passwd; echo "$CLUSTER_USER:x:$CLUSTER_UID:$CLUSTER_UID:bblog cluster user:/nonexistent:/bin/sh"; } >"$RUN/passwd"
+    { cat /etc/group; echo "$CLUSTER_USER:x:$CLUSTER_UID:"; } >"$RUN/group"
     : >"$RUN/nodes"
     trap 'say "up failed: tearing down"; down' ERR
 
@@ -238,11 +247,13 @@ EOF
 SLURM_DIR=$CLUSTER_ROOT/slurm
 slurm_up() {
     local n=$1 i s=$SLURM_DIR ok=0
-    mkdir -p "$s"/{state,spool,epilog.d} "$s/munge"
+    # The key private to root; the socket's directory open to every user (jobs authenticate).
+    mkdir -p "$s"/{state,spool,epilog.d,munge,munge-run}
     chmod 700 "$s/munge"
+    chmod 755 "$s" "$s/munge-run"
     head -c 1024 /dev/urandom >"$s/munge/munge.key"
     chmod 400 "$s/munge/munge.key"
-    in_node st munged --force --key-file="$s/munge/munge.key" --socket="$s/munge/socket" \
+    in_node st munged --force --key-file="$s/munge/munge.key" --socket="$s/munge-run/socket" \
         --pid-file="$s/munge/munged.pid" --log-file="$s/munge/munged.log" \
         --seed-file="$s/munge/munged.seed" || die "munged did not start: see $s/munge/munged.log"
     # The Epilog: every executable of epilog.d in name order; the first failure is its status.
@@ -253,7 +264,7 @@ slurm_up() {
         echo "ClusterName=bblogc"
         echo "SlurmctldHost=st($STORE_IP)"
         echo "AuthType=auth/munge"
-        echo "AuthInfo=socket=$s/munge/socket"
+        echo "AuthInfo=socket=$s/munge-run/socket"
         echo "CredType=cred/munge"
         echo "SlurmUser=root"
         echo "SlurmdUser=root"
@@ -398,6 +409,7 @@ env)
     echo "CLUSTER_PFS=$CLUSTER_ROOT/pfs"
     echo "CLUSTER_NODES='$(nodes | paste -sd' ')'"
     echo "CLUSTER_BB_KIND=$(cat "$RUN/bbkind" 2>/dev/null)"
+    echo "CLUSTER_USER=$CLUSTER_USER CLUSTER_UID=$CLUSTER_UID"
     [ ! -s "$SLURM_DIR/slurm.conf" ] || echo "SLURM_CONF=$SLURM_DIR/slurm.conf"
     ;;
 *)

@@ -4,7 +4,7 @@
 # recovers a killed job's files (tools/bblog-slurm-epilog, installed as the cluster's Epilog).
 #
 # The job: test/crash/crashwrite on 2 nodes x 2 ranks under hydra's mpiexec, which starts its
-# proxies with srun; bblog_sync=bb (each sync makes the logs durable on the burst buffer only,
+# proxies with srun, submitted as the cluster's own user (not root); bblog_sync=bb (each sync makes the logs durable on the burst buffer only,
 # so a killed job leaves data that only the logs hold).
 #   slurm-clean: the job runs to its end. The file is exactly the schedule's (crashcheck), no
 #     log is left on any node, and the epilog gathered nothing.
@@ -39,6 +39,11 @@ export SLURM_CONF
 . "$env_script" || exit 1
 
 work=$(mktemp -d "$CLUSTER_PFS/bblog-slurm.XXXXXX") || exit 1
+# The jobs run as the cluster's user: the work directory is theirs, the burst buffer is open
+# to all (as a node's scratch device is), the gather directory root's (mode 711, bblog(1)).
+chown "$CLUSTER_UID:$CLUSTER_UID" "$work"
+chmod 755 "$work"
+as_user=(setpriv --reuid="$CLUSTER_UID" --regid="$CLUSTER_UID" --clear-groups)
 bbdir=$CLUSTER_BB/${work##*/}      # the jobs' bblog_dir: on every node its own tmpfs, or shared
 gather=$work/gather
 elog=$gather/bblog-epilog.log
@@ -73,8 +78,9 @@ echo "run-slurm: $([ $shared = 1 ] && echo "one burst buffer for all nodes, repl
 printf '%s\n' '#!/bin/sh' "BBLOG_EPILOG_CONF=$work/epilog.conf exec $here/tools/bblog-slurm-epilog" \
     >"$epilog_d/50-bblog"
 chmod 755 "$epilog_d/50-bblog"
-[ -z "$gather" ] || mkdir -p "$gather"
+[ -z "$gather" ] || { mkdir -p "$gather" && chmod 711 "$gather"; }
 on_all mkdir -p "$bbdir"
+on_all chmod 1777 "$bbdir"
 
 result() { # NAME WHY... (empty WHY: pass)
     local name=$1
@@ -96,6 +102,7 @@ submit() {
     local name=$1 steps=$2
     rm -rf "$work/side" "$work/out.$name"
     mkdir -p "$work/side"
+    chown "$CLUSTER_UID:$CLUSTER_UID" "$work/side"
     cat >"$work/job.sh" <<EOF
 #!/bin/bash
 #SBATCH -N 2 --ntasks-per-node=2
@@ -103,7 +110,7 @@ submit() {
 export BBLOG_DIR=$bbdir BBLOG_SYNC=bb BBLOG_FLUSH_BUFFER_SIZE=64k
 mpiexec -n 4 $work/crashwrite bblog:$work/out.$name $work/side $steps
 EOF
-    jobid=$(on_n1 sbatch --parsable -o "$work/job.out" "$work/job.sh") || return 1
+    jobid=$(on_n1 "${as_user[@]}" sbatch --parsable -o "$work/job.out" "$work/job.sh") || return 1
     jobid=${jobid%%;*}
 }
 
@@ -137,6 +144,8 @@ else
     "$work/crashcheck" "$work/out.clean" 4 $steps bb "$work/side" >"$work/check.log" 2>&1 ||
         why="the file is wrong after a clean run"
     [ "$(ack_of 0)" = $steps ] || why="${why:+$why; }rank 0 did not finish (ack $(ack_of 0))"
+    [ "$(stat -c %u "$work/out.clean" 2>/dev/null)" = "$CLUSTER_UID" ] ||
+        why="${why:+$why; }the file is not the job user's: the job did not run as $CLUSTER_USER"
     left=$(left_logs)
     [ -z "$left" ] || why="${why:+$why; }logs left after a clean close: $(echo $left)"
     [ -z "$gather" ] || [ ! -e "$gather/$jobid" ] ||
@@ -168,6 +177,8 @@ else
         "$work/crashcheck" "$work/out.killed" 4 $steps bb "$work/side" >"$work/check.log" 2>&1 ||
             why="${why:+$why; }acknowledged data lost or garbage after the epilog"
         grep '^crashcheck: .*bytes hold' "$work/check.log" | sed "s/^crashcheck:/  slurm-killed:/"
+        [ "$(stat -c %u "$work/out.killed" 2>/dev/null)" = "$CLUSTER_UID" ] ||
+            why="${why:+$why; }the file is not the job user's"
         left=$(left_logs)
         [ -z "$left" ] || why="${why:+$why; }logs left on the nodes: $(echo $left)"
         [ -z "$gather" ] || [ ! -e "$gather/$jobid" ] ||

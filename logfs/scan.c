@@ -35,6 +35,10 @@
 
 /* Meta log bytes read per pread: 1024 slots. */
 #define CHUNK ((size_t) 65536)
+/* Data log bytes read per pread. Payloads lie in the data log in record order, so a scan
+ * reads it front to back: in reads this large rather than one per record, which on a FUSE or
+ * network file system (logs gathered on the PFS after a crash) costs a round trip each. */
+#define DATA_WINDOW ((size_t) 1 << 20)
 #define RS BBLOG_RECORD_SIZE
 
 /* Payload verdicts of payload_check besides errnos. */
@@ -57,7 +61,36 @@ struct bblog_scan {
     size_t chunk_len;
     unsigned char *payload;
     size_t payload_cap;
+    unsigned char *win;                 /* data bytes [win_off, win_off + win_len) */
+    uint64_t win_off;
+    size_t win_len;
 };
+
+/* Reads data log bytes [off, off + len) into out, through the window for small payloads;
+ * *done < len when the file ends first (it shrank since the open). */
+static int data_read(struct bblog_scan *s, unsigned char *out, size_t len, uint64_t off,
+                     size_t *done)
+{
+    size_t n;
+
+    if (len >= DATA_WINDOW)
+        return bblog_io_full(s->fd_data, out, len, off, 0, done);
+    if (!s->win && !(s->win = malloc(DATA_WINDOW)))
+        return ENOMEM;
+    if (off < s->win_off || off + len > s->win_off + s->win_len) {
+        size_t got = 0;
+        int rc = bblog_io_full(s->fd_data, s->win, DATA_WINDOW, off, 0, &got);
+
+        if (rc != 0)
+            return rc;
+        s->win_off = off;
+        s->win_len = got;
+    }
+    n = off + len <= s->win_off + s->win_len ? len : (size_t) (s->win_off + s->win_len - off);
+    memcpy(out, s->win + (off - s->win_off), n);
+    *done = n;
+    return 0;
+}
 
 /* Copies slot pos (pos + RS <= meta_size) to out. */
 static int slot_read(struct bblog_scan *s, uint64_t pos, unsigned char *out)
@@ -105,7 +138,7 @@ static int payload_check(struct bblog_scan *s, const struct bblog_log_record *r,
         s->payload = p;
         s->payload_cap = (size_t) r->len;
     }
-    rc = bblog_io_full(s->fd_data, s->payload, (size_t) r->len, r->data_off, 0, &done);
+    rc = data_read(s, s->payload, (size_t) r->len, r->data_off, &done);
     if (rc != 0)
         return rc;
     if (done < r->len || bblog_crc32c(0, s->payload, (size_t) r->len) != crc)
@@ -367,5 +400,6 @@ void bblog_scan_close(struct bblog_scan *s)
         close(s->fd_data);
     free(s->chunk);
     free(s->payload);
+    free(s->win);
     free(s);
 }

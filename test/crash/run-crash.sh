@@ -45,6 +45,10 @@
 #   CI                when set, a missing MPI or tool is a failure, not a skip
 #   CRASH_WORK        where the work directory goes (default /dev/shm, else TMPDIR)
 #   CRASH_TIMEOUT     seconds a job may take before it counts as hung (default 120)
+#   CRASH_ONLY        MODE,KIND,J: every killed run the same, to reproduce a failure: the
+#                     mode (pfs|bb), the kill (job|rank; rank is node on the cluster) and the
+#                     sync j (0: after the open; as in the run's name kill[I,MODE,KIND@sync J+..]);
+#                     the delay after it stays random. E.g. pfs,rank,1
 #   MPITEST_CLUSTER   HOSTS: run on the emulated cluster (above)
 # Exit: 0 all passed; 1 something failed; 77 skipped (no MPI and CI unset).
 set -u
@@ -73,6 +77,12 @@ case $seed in *[!0-9]*|'') echo "run-crash: --seed takes a number" >&2; exit 1 ;
 
 env_script=${BBLOG_ENV_SCRIPT:-/var/cache/bblog/current/bin/bblog-env.sh}
 tmo=${CRASH_TIMEOUT:-120}
+only=${CRASH_ONLY:-}
+case $only in
+''|pfs,job,[0-9]*|pfs,rank,[0-9]*|bb,job,[0-9]*|bb,rank,[0-9]*) ;;
+*) echo "run-crash: CRASH_ONLY=$only: expected MODE,KIND,J (pfs|bb, job|rank, a sync number)" >&2
+   exit 1 ;;
+esac
 nprocs=4
 
 if [ "$env_script" = no ]; then
@@ -352,6 +362,7 @@ for ((i = 1; i <= runs; i++)); do
     [ $((i % 2)) = 0 ] && mode=bb
     kind=job
     [ $(((i - 1) / 2 % 2)) = 1 ] && kind=rank
+    [ -z "$only" ] || IFS=, read -r mode kind _ <<<"$only"
     [ "$kind" = rank ] && [ -n "$cl_nodes" ] && kind=node
     id="crash-$i-$$"
     victim=
@@ -359,6 +370,7 @@ for ((i = 1; i <= runs; i++)); do
     disown "$job_pid"
     nsync=$((steps / 2))
     j=$(rnd $((nsync + 2)))
+    [ -z "$only" ] || j=${only##*,}
     if [ "$j" = 0 ]; then
         target=-2 delay=$(rnd 400)
     elif [ "$j" -le "$nsync" ]; then

@@ -26,6 +26,7 @@ EXTRA_DIST += \
     adio/ad_bblog/ad_bblog_open.c \
     adio/ad_bblog/ad_bblog_order.c \
     adio/ad_bblog/ad_bblog_read.c \
+    adio/ad_bblog/ad_bblog_remote.c \
     adio/ad_bblog/ad_bblog_resize.c \
     adio/ad_bblog/ad_bblog_shared.c \
     adio/ad_bblog/ad_bblog_shfp.c \

@@ -23,6 +23,7 @@ romio_other_sources +=                  \
     adio/ad_bblog/ad_bblog_open.c       \
     adio/ad_bblog/ad_bblog_order.c      \
     adio/ad_bblog/ad_bblog_read.c       \
+    adio/ad_bblog/ad_bblog_remote.c     \
     adio/ad_bblog/ad_bblog_resize.c     \
     adio/ad_bblog/ad_bblog_shared.c     \
     adio/ad_bblog/ad_bblog_shfp.c       \

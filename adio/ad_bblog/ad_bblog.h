@@ -67,6 +67,8 @@ struct ADIOI_BBLOG_stats {
     uint64_t read_calls, bytes_overlaid;
     uint64_t bytes_from_peers;          /* drained from other processes' logs (node exchange) */
     uint64_t bytes_from_others;         /* read from other processes' logs (ad_bblog_vis.c) */
+    uint64_t bytes_from_nodes;          /* of those, sent by other nodes (ad_bblog_remote.c) */
+    uint64_t remote_asks;               /* reads that asked other nodes */
     /* What grows with the job (the scaling notes in bench/results/cluster.md): */
     uint64_t max_index_bytes;           /* the index's memory, at its largest (a drain's start) */
     uint64_t max_plan_bytes;            /* a drain's list of this process's pieces */
@@ -147,6 +149,8 @@ struct ADIOI_BBLOG_state {
     struct ADIOI_BBLOG_node *node;      /* node exchange of the drain, from the first drain */
     int one_node;                       /* all processes on one host (agreed at open) */
     struct ADIOI_BBLOG_peers *peers;    /* other processes' published writes, or NULL */
+    struct ADIOI_BBLOG_remote *remote;  /* other nodes' read servers, or NULL */
+    uint64_t key[2];                    /* the open's secret, from rank 0 */
     char vis_link[PATH_MAX + 300];      /* this handle's name of the process's list, or "" */
     int vis_hold;                       /* inside a write call: publish at its end */
     int vis_failed;                     /* no list: every write goes to the PFS file */
@@ -379,6 +383,54 @@ int ADIOI_BBLOG_Vis_read(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, char *b
                          ADIO_Offset * got, int *done);
 int ADIOI_BBLOG_Vis_any(ADIO_File fd);
 ADIO_Offset ADIOI_BBLOG_Vis_end(ADIO_File fd);
+/* Named: the open agreed on the log names and whether all processes share one node. A view
+ * (Vis_view) reads the lists of one open's processes, from any thread; Vis_here says which
+ * ranks share the node (NULL: all). Vis_serve answers another node's read of [lo, hi) for a
+ * reader that made limit collective calls (ad_bblog_remote.c). */
+void ADIOI_BBLOG_Vis_named(struct ADIOI_BBLOG_state *st);
+struct ADIOI_BBLOG_peers *ADIOI_BBLOG_Vis_view(const char *logdir, const char *log_name, int n,
+                                              int self);
+void ADIOI_BBLOG_Vis_view_free(struct ADIOI_BBLOG_peers *ps);
+int ADIOI_BBLOG_Vis_here(struct ADIOI_BBLOG_peers *ps, const unsigned char *here);
+
+/* A source of bytes of a range, found by another node's read server: logged bytes of rank
+ * who (sent along), or bytes written straight to the PFS file (who -1); order breaks ties of
+ * equal stamps as in ad_bblog_vis.c. */
+struct ADIOI_BBLOG_rcand {
+    uint64_t off, len, gen;
+    int32_t who, order;
+};
+
+/* A server's answer: candidates, the logged bytes of those with who >= 0 one after the other,
+ * the sum of its node's list epochs (changes when a list is emptied or found), the furthest
+ * byte published and the number of entries taken. */
+struct ADIOI_BBLOG_served {
+    struct ADIOI_BBLOG_rcand *c;
+    size_t n, cap;
+    char *data;
+    size_t ndata, data_cap;
+    uint64_t esum, end, nent;
+};
+int ADIOI_BBLOG_Vis_serve(struct ADIOI_BBLOG_peers *ps, uint32_t limit, uint64_t lo,
+                          uint64_t hi, struct ADIOI_BBLOG_served *out);
+
+/* ad_bblog_remote.c: reads of what processes of other nodes logged (bblog_consistency=posix,
+ * a handle that can write, processes on several nodes). Open (collective, after the log
+ * names are agreed) starts a read server on the first process of each node and tells every
+ * process where the others are; Close stops it (after the close's collectives). Ask sends
+ * [lo, lo + len) to every other node's server and takes the answers (Remote_answer(st, i),
+ * i < Remote_nodes(st)); *changed when a node's lists were emptied since its last answer.
+ * Err names the node that could not be asked. */
+struct ADIOI_BBLOG_remote;
+int ADIOI_BBLOG_Remote_open(ADIO_File fd, struct ADIOI_BBLOG_state *st);
+void ADIOI_BBLOG_Remote_close(struct ADIOI_BBLOG_state *st);
+int ADIOI_BBLOG_Remote_ask(struct ADIOI_BBLOG_state *st, uint64_t lo, uint64_t len,
+                           uint32_t limit, int *changed);
+int ADIOI_BBLOG_Remote_nodes(const struct ADIOI_BBLOG_state *st);
+const struct ADIOI_BBLOG_served *ADIOI_BBLOG_Remote_answer(const struct ADIOI_BBLOG_state *st,
+                                                          int i);
+int ADIOI_BBLOG_Remote_err(const struct ADIOI_BBLOG_state *st, const char *myname, int line,
+                           int rc);
 
 /* ad_bblog_read.c: reads [off, off+len) of the inner file; *got = bytes before its end. */
 int ADIOI_BBLOG_Read_inner(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, char *buf,

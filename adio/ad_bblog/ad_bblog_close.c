@@ -94,6 +94,7 @@ void ADIOI_BBLOG_Close(ADIO_File fd, int *error_code)
     if (!st->passthrough && st->hints_parsed && st->hints.stats[0])
         ADIOI_BBLOG_Stats_report(fd);
     ADIOI_BBLOG_Node_free(st);
+    ADIOI_BBLOG_Remote_close(st);
     ADIOI_BBLOG_Vis_detach(st);
     ADIOI_BBLOG_Vis_close(st);
     ADIOI_BBLOG_Clock_close(st);

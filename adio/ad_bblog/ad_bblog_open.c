@@ -8,6 +8,7 @@
  * the collective drain always runs on the communicator that opened the file.
  */
 #include <errno.h>
+#include <sys/random.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,10 +199,10 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
     static const char *const names[] = {
         "bblog_flush_buffer_size", "bblog_sync", "bblog_max_size (set or unset)",
         "bblog_indep_threshold", "bblog_drain (on_demand or not)", "bblog_close",
-        "bblog_node_exchange"
+        "bblog_node_exchange", "bblog_consistency"
     };
-    enum { NH = 7, FAILED = 0, HI = 1, LO = HI + NH, HOST = LO + NH, TOK = HOST + 2,
-        N = TOK + TOKEN_WORDS };
+    enum { NH = 8, FAILED = 0, HI = 1, LO = HI + NH, HOST = LO + NH, TOK = HOST + 2,
+        KEY = TOK + TOKEN_WORDS, N = KEY + 2 };
     unsigned long long in[N], out[N];
     long long h[NH] = { 0 };
     char host[MPI_MAX_PROCESSOR_NAME + 1];
@@ -217,6 +218,7 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
         h[4] = st->hints.drain != ADIOI_BBLOG_DRAIN_ON_DEMAND;
         h[5] = st->hints.close_bb;
         h[6] = st->hints.node_exchange;
+        h[7] = st->hints.posix_reads;
     }
     for (i = 0; i < NH; i++) {
         in[HI + i] = biased(h[i]);
@@ -228,8 +230,12 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
     host[len] = '\0';
     in[HOST] = bblog_fnv1a64(host);
     in[HOST + 1] = ~in[HOST];
-    if (st->rank == 0)
+    /* Rank 0's secret of this open: other nodes' reads must show it (ad_bblog_remote.c). */
+    if (st->rank == 0) {
         memcpy(&in[TOK], token, TOKEN_WORDS * sizeof(in[0]));
+        if (getrandom(&in[KEY], 2 * sizeof(in[0]), 0) != (ssize_t) (2 * sizeof(in[0])))
+            in[FAILED] = 1;
+    }
     MPI_Allreduce(in, out, N, MPI_UNSIGNED_LONG_LONG, MPI_MAX, fd->comm);
     if (out[FAILED])
         return code != MPI_SUCCESS ? code :
@@ -243,6 +249,8 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
     st->one_node = out[HOST] == ~out[HOST + 1];
     memcpy(token, &out[TOK], TOKEN_WORDS * sizeof(out[0]));
     token[TOKEN_WORDS * sizeof(out[0]) - 1] = '\0';
+    st->key[0] = out[KEY];
+    st->key[1] = out[KEY + 1];
     return MPI_SUCCESS;
 }
 
@@ -250,6 +258,7 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
  * the state made by SetInfo goes here. */
 static void discard_state(ADIO_File fd, struct ADIOI_BBLOG_state *st)
 {
+    ADIOI_BBLOG_Remote_close(st);
     ADIOI_BBLOG_Vis_detach(st);
     ADIOI_BBLOG_Vis_close(st);
     ADIOI_BBLOG_Clock_close(st);
@@ -319,6 +328,21 @@ void ADIOI_BBLOG_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_co
     }
     if (!st->passthrough)
         ADIOI_BBLOG_Clock_open(st);
+    if (st->peers)
+        ADIOI_BBLOG_Vis_named(st);
+    /* Processes of other nodes read this node's logged bytes through its read server. Where
+     * there is none, writes go to the PFS file, where everyone sees them. */
+    if (st->peers && !(access_mode & ADIO_RDONLY) &&
+        (!st->one_node || st->hints.debug_node_size > 0)) {
+        int rc = ADIOI_BBLOG_Remote_open(fd, st);
+        if (rc != 0) {
+            st->vis_failed = 1;
+            fprintf(stderr, "bblog: warning: rank %d, writing %s: processes of other nodes "
+                    "cannot read this node's logged bytes (no read server: %s); its writes go "
+                    "straight to the parallel file system, correct but slower\n", st->rank,
+                    st->pfs_path, strerror(rc));
+        }
+    }
     /* The list that shows this process's writes to the others, before any write is made. If
      * it cannot be made, nothing is logged: every write goes to the PFS file, where the
      * others see it. */

@@ -20,6 +20,7 @@ enum {
     C_BYTES_DRAINED, C_BYTES_SUPERSEDED, C_INDEP_WRITES, C_COLL_WRITES, C_BYTES_THROUGH,
     C_WRITES_THROUGH,
     C_READ_CALLS, C_BYTES_OVERLAID, C_BYTES_FROM_PEERS, C_BYTES_FROM_OTHERS,
+    C_BYTES_FROM_NODES, C_REMOTE_ASKS,
     C_AIO_SUBMITS, C_SYNC_WRITES, C_WAITS, C_NCOUNTERS
 };
 
@@ -52,6 +53,8 @@ void ADIOI_BBLOG_Stats_report(ADIO_File fd)
     c[C_BYTES_OVERLAID] = st->st.bytes_overlaid;
     c[C_BYTES_FROM_PEERS] = st->st.bytes_from_peers;
     c[C_BYTES_FROM_OTHERS] = st->st.bytes_from_others;
+    c[C_BYTES_FROM_NODES] = st->st.bytes_from_nodes;
+    c[C_REMOTE_ASKS] = st->st.remote_asks;
     c[C_AIO_SUBMITS] = ls.aio_submits;
     c[C_SYNC_WRITES] = ls.sync_writes;
     c[C_WAITS] = ls.waits;
@@ -83,7 +86,8 @@ void ADIOI_BBLOG_Stats_report(ADIO_File fd)
             "\"bytes_through\": %llu, \"inner_write_calls\": %llu, "
             "\"inner_write_mean_bytes\": %llu, "
             "\"writes_through\": %llu, \"read_calls\": %llu, \"bytes_overlaid\": %llu, "
-            "\"bytes_read_from_others\": %llu, "
+            "\"bytes_read_from_others\": %llu, \"bytes_read_from_other_nodes\": %llu, "
+            "\"other_node_asks\": %llu, "
             "\"aio_submits\": %llu, \"pwrite_flushes\": %llu, \"staging_waits\": %llu, "
             "\"max_time_append_s\": %.6f, \"max_time_drain_s\": %.6f, \"max_time_sync_s\": %.6f, "
             "\"max_time_log_fsync_s\": %.6f, \"direct_io\": %d, \"libaio\": %d, "
@@ -96,7 +100,8 @@ void ADIOI_BBLOG_Stats_report(ADIO_File fd)
             csum[C_BYTES_THROUGH], inner_calls,
             inner_calls ? (csum[C_BYTES_DRAINED] + csum[C_BYTES_THROUGH]) / inner_calls : 0ULL,
             csum[C_WRITES_THROUGH], csum[C_READ_CALLS],
-            csum[C_BYTES_OVERLAID], csum[C_BYTES_FROM_OTHERS], csum[C_AIO_SUBMITS], csum[C_SYNC_WRITES], csum[C_WAITS],
+            csum[C_BYTES_OVERLAID], csum[C_BYTES_FROM_OTHERS], csum[C_BYTES_FROM_NODES],
+            csum[C_REMOTE_ASKS], csum[C_AIO_SUBMITS], csum[C_SYNC_WRITES], csum[C_WAITS],
             tmax[T_APPEND], tmax[T_DRAIN], tmax[T_SYNC], tmax[T_LOG_SYNC], ls.direct, ls.aio,
             collmax[2], collmax[3], collmax[4], collmax[5]);
     if (out != stderr)

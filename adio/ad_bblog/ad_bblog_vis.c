@@ -103,9 +103,16 @@ struct peer {
     uint64_t end;               /* end of the furthest byte published */
 };
 
+/* A view of the lists of one open's processes: a handle's own (self: its rank, not looked
+ * at), or a read server's (ad_bblog_remote.c: every process of its node, self -1). */
 struct ADIOI_BBLOG_peers {
-    int n;                      /* the communicator's size; p[rank] is unused */
+    int n;                      /* the communicator's size */
     struct peer *p;
+    int self;
+    char logdir[PATH_MAX];
+    char token[256];            /* the lists are TOKEN.rRANK.vis in logdir */
+    unsigned char *here;        /* which ranks share this node, or NULL when unknown */
+    int always;                 /* look for a missing list at every read: all ranks are here */
 };
 
 static uint64_t load(const uint64_t *p)
@@ -326,56 +333,93 @@ static void peer_close(struct peer *p)
     free(p->through);
 }
 
-int ADIOI_BBLOG_Vis_open(struct ADIOI_BBLOG_state *st)
+struct ADIOI_BBLOG_peers *ADIOI_BBLOG_Vis_view(const char *logdir, const char *log_name, int n,
+                                              int self)
 {
     struct ADIOI_BBLOG_peers *ps;
+    const char *r = strrchr(log_name, '.');     /* log_name is TOKEN.rRANK */
 
     ps = calloc(1, sizeof(*ps));
-    if (!ps || !(ps->p = calloc((size_t) st->nprocs, sizeof(*ps->p)))) {
+    if (!ps || !(ps->p = calloc((size_t) n, sizeof(*ps->p)))) {
         free(ps);
-        return ENOMEM;
+        return NULL;
     }
-    ps->n = st->nprocs;
-    for (int i = 0; i < ps->n; i++) {
+    ps->n = n;
+    ps->self = self;
+    snprintf(ps->logdir, sizeof(ps->logdir), "%s", logdir);
+    snprintf(ps->token, sizeof(ps->token), "%.*s", r ? (int) (r - log_name) : 0, log_name);
+    for (int i = 0; i < n; i++) {
         ps->p[i].fd = ps->p[i].data_fd = -1;
         ps->p[i].colls_tried = UINT64_MAX;
     }
-    st->peers = ps;
-    return 0;
+    return ps;
 }
 
-void ADIOI_BBLOG_Vis_close(struct ADIOI_BBLOG_state *st)
+void ADIOI_BBLOG_Vis_view_free(struct ADIOI_BBLOG_peers *ps)
 {
-    struct ADIOI_BBLOG_peers *ps = st->peers;
-
     if (!ps)
         return;
     for (int i = 0; i < ps->n; i++)
         peer_close(&ps->p[i]);
     free(ps->p);
+    free(ps->here);
     free(ps);
+}
+
+/* Which ranks share this node (here[k] != 0), or all of them (here NULL): their lists are
+ * looked for at every read, the others' never. */
+int ADIOI_BBLOG_Vis_here(struct ADIOI_BBLOG_peers *ps, const unsigned char *here)
+{
+    if (here) {
+        if (!(ps->here = malloc((size_t) ps->n)))
+            return ENOMEM;
+        memcpy(ps->here, here, (size_t) ps->n);
+    }
+    ps->always = 1;
+    return 0;
+}
+
+int ADIOI_BBLOG_Vis_open(struct ADIOI_BBLOG_state *st)
+{
+    st->peers = ADIOI_BBLOG_Vis_view(st->logdir, "", st->nprocs, st->rank);
+    return st->peers ? 0 : ENOMEM;
+}
+
+void ADIOI_BBLOG_Vis_named(struct ADIOI_BBLOG_state *st)
+{
+    const char *r = strrchr(st->log_name, '.');
+
+    snprintf(st->peers->token, sizeof(st->peers->token), "%.*s",
+             r ? (int) (r - st->log_name) : 0, st->log_name);
+    if (st->one_node)
+        ADIOI_BBLOG_Vis_here(st->peers, NULL);
+}
+
+void ADIOI_BBLOG_Vis_close(struct ADIOI_BBLOG_state *st)
+{
+    ADIOI_BBLOG_Vis_view_free(st->peers);
     st->peers = NULL;
 }
 
 /* Maps rank k's list once it exists. 0 when there is none (yet), 1 when mapped. */
-static int peer_find(struct ADIOI_BBLOG_state *st, int k)
+static int peer_find(struct ADIOI_BBLOG_peers *ps, int k, uint64_t colls)
 {
-    struct peer *p = &st->peers->p[k];
-    const char *r = strrchr(st->log_name, '.');         /* log_name is TOKEN.rRANK */
+    struct peer *p = &ps->p[k];
     char path[PATH_MAX + 300];
     struct stat sb;
     void *m;
 
     if (p->fd >= 0)
         return 1;
-    /* All processes on one node: a list not there yet is looked for at every read (a writer
-     * makes its link before its open returns). Otherwise the process may be on another node,
-     * and is looked for once per collective call. */
-    if (!st->one_node && p->colls_tried == st->ls->colls)
+    if (k == ps->self || (ps->here && !ps->here[k]))
         return 0;
-    p->colls_tried = st->ls->colls;
-    snprintf(path, sizeof(path), "%s/%.*s.r%d.vis", st->logdir, (int) (r - st->log_name),
-             st->log_name, k);
+    /* A process of this node makes its link before its open returns, so a list not there yet
+     * is looked for at every read. When it is not known which processes share the node, one
+     * may be on another and is looked for once per collective call. */
+    if (!ps->always && p->colls_tried == colls)
+        return 0;
+    p->colls_tried = colls;
+    snprintf(path, sizeof(path), "%s/%s.r%d.vis", ps->logdir, ps->token, k);
     p->fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (p->fd < 0)
         return 0;
@@ -397,7 +441,6 @@ static int peer_find(struct ADIOI_BBLOG_state *st, int k)
     p->epoch = UINT64_MAX;
     return 1;
 }
-
 static int note_run(struct peer *p, uint64_t log_off, uint64_t gen)
 {
     if (p->nruns && p->runs[p->nruns - 1].stamp == gen)
@@ -483,6 +526,7 @@ struct cand {
     uint64_t gen;
     int who;                    /* rank, or -1 for the PFS file */
     int order;                  /* at equal gen: others' PFS bytes, others' log, own PFS bytes, own log */
+    const char *mem;            /* the bytes, sent by another node's read server, or NULL */
 };
 
 struct cands {
@@ -501,6 +545,7 @@ static int add(struct cands *c, uint64_t off, uint64_t len, uint64_t log_off, ui
     c->v[c->n].gen = gen;
     c->v[c->n].who = who;
     c->v[c->n].order = order;
+    c->v[c->n].mem = NULL;
     c->n++;
     return 0;
 }
@@ -562,17 +607,7 @@ static int pread_full(int fd, char *buf, uint64_t len, uint64_t off)
     return ADIOI_BBLOG_Io_vec(fd, &iov, 1, off, 0);
 }
 
-int ADIOI_BBLOG_Vis_any(ADIO_File fd)
-{
-    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
-
-    for (int k = 0; st->peers && k < st->peers->n; k++)
-        if (k != st->rank && peer_find(st, k) && load(&st->peers->p[k].map->count) > 0)
-            return 1;
-    return 0;
-}
-
-static int open_data(struct ADIOI_BBLOG_state *st, struct peer *p)
+static int open_data(const struct ADIOI_BBLOG_peers *ps, struct peer *p)
 {
     char path[PATH_MAX + 512];
     const char *name = p->map->data_name;
@@ -581,31 +616,147 @@ static int open_data(struct ADIOI_BBLOG_state *st, struct peer *p)
         return 0;
     if (!name[0] || memchr(name, '\0', sizeof(p->map->data_name)) == NULL || strchr(name, '/'))
         return EIO;
-    snprintf(path, sizeof(path), "%s/%s", st->logdir, name);
+    snprintf(path, sizeof(path), "%s/%s", ps->logdir, name);
     p->data_fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     return p->data_fd < 0 ? errno : 0;
 }
 
-/* Takes in every peer's new entries and lists the candidates of [lo, hi): 0, EAGAIN while a
- * list is being emptied, or an errno. */
-static int gather(struct ADIOI_BBLOG_state *st, uint64_t lo, uint64_t hi, uint64_t *epochs,
-                  struct cands *c)
+/* Takes in every listed process's new entries up to limit and lists the candidates of
+ * [lo, hi): 0, EAGAIN while a list is being emptied, or an errno. colls: the reader's
+ * collective calls, for peer_find. */
+static int gather(struct ADIOI_BBLOG_peers *ps, uint32_t limit, uint64_t colls, uint64_t lo,
+                  uint64_t hi, uint64_t *epochs, struct cands *c)
 {
-    struct ADIOI_BBLOG_peers *ps = st->peers;
     int rc = 0;
 
     c->n = 0;
     for (int k = 0; rc == 0 && k < ps->n; k++) {
         struct peer *p = &ps->p[k];
-        if (k == st->rank || !peer_find(st, k))
+        if (!peer_find(ps, k, colls))
             continue;
-        rc = peer_update(p, ADIOI_BBLOG_COLL_STAMP(ADIOI_BBLOG_Stamp(st->ls)), &epochs[k]);
+        rc = peer_update(p, limit, &epochs[k]);
         if (rc == 0 && p->nruns)
             rc = add_logged(c, p->idx, lo, hi, NULL, p, k, 1);
         if (rc == 0)
             rc = add_through(c, p->through, p->nthrough, lo, hi, k, 0);
     }
     return rc;
+}
+
+/* Whether a list was emptied since gather read the epochs: its bytes are in the PFS file. */
+static int emptied(const struct ADIOI_BBLOG_peers *ps, const uint64_t *epochs)
+{
+    for (int k = 0; k < ps->n; k++)
+        if (ps->p[k].fd >= 0 && load(&ps->p[k].map->epoch) != epochs[k])
+            return 1;
+    return 0;
+}
+
+static uint32_t limit_of(const struct ADIOI_BBLOG_state *st)
+{
+    return ADIOI_BBLOG_COLL_STAMP(ADIOI_BBLOG_Stamp(st->ls));
+}
+
+int ADIOI_BBLOG_Vis_serve(struct ADIOI_BBLOG_peers *ps, uint32_t limit, uint64_t lo,
+                          uint64_t hi, struct ADIOI_BBLOG_served *out)
+{
+    uint64_t *epochs = calloc((size_t) ps->n, sizeof(*epochs));
+    struct cands c = { NULL, 0, 0 };
+    int rc, k;
+
+    if (!epochs)
+        return ENOMEM;
+    do {
+        size_t i, need = 0;
+
+        out->n = out->ndata = 0;
+        rc = gather(ps, limit, 0, lo, hi, epochs, &c);
+        if (rc == EAGAIN)
+            continue;
+        for (i = 0; i < c.n; i++)
+            need += c.v[i].who >= 0 ? c.v[i].len : 0;
+        if (rc == 0 && (ADIOI_BBLOG_Grow((void **) &out->c, &out->cap, c.n + 1, sizeof(*out->c))
+                        || ADIOI_BBLOG_Grow((void **) &out->data, &out->data_cap, need + 1, 1)))
+            rc = ENOMEM;
+        for (i = 0; rc == 0 && i < c.n; i++) {
+            const struct cand *x = &c.v[i];
+            struct ADIOI_BBLOG_rcand *y = &out->c[out->n++];
+            y->off = x->off;
+            y->len = x->len;
+            y->gen = x->gen;
+            y->who = x->who;
+            y->order = x->order;
+            if (x->who < 0)
+                continue;
+            rc = open_data(ps, &ps->p[x->who]);
+            if (rc == 0)
+                rc = pread_full(ps->p[x->who].data_fd, out->data + out->ndata, x->len,
+                                x->log_off);
+            if (rc == EIO && load(&ps->p[x->who].map->epoch) != epochs[x->who])
+                rc = EAGAIN;    /* emptied under us: read again */
+            out->ndata += x->len;
+        }
+        if (rc == 0 && emptied(ps, epochs))
+            rc = EAGAIN;
+    } while (rc == EAGAIN);
+    out->esum = out->end = out->nent = 0;
+    for (k = 0; rc == 0 && k < ps->n; k++) {
+        if (ps->p[k].fd < 0)
+            continue;
+        out->esum += epochs[k] + 1;     /* a list found since the last answer changes it too */
+        out->nent += ps->p[k].seen;
+        if (ps->p[k].end > out->end)
+            out->end = ps->p[k].end;
+    }
+    free(epochs);
+    free(c.v);
+    return rc;
+}
+
+/* What the other nodes' read servers hold of [lo, hi), as candidates (ad_bblog_remote.c):
+ * 0, EAGAIN when a node's lists were emptied since its last answer (read again), or an
+ * errno. */
+static int add_remote(struct ADIOI_BBLOG_state *st, uint64_t lo, uint64_t hi, struct cands *c)
+{
+    int changed = 0, rc, nn;
+
+    rc = ADIOI_BBLOG_Remote_ask(st, lo, hi - lo, limit_of(st), &changed);
+    if (rc != 0)
+        return rc;
+    if (changed)
+        return EAGAIN;
+    nn = ADIOI_BBLOG_Remote_nodes(st);
+    for (int i = 0; rc == 0 && i < nn; i++) {
+        const struct ADIOI_BBLOG_served *a = ADIOI_BBLOG_Remote_answer(st, i);
+        const char *mem = a->data;
+        for (size_t j = 0; rc == 0 && j < a->n; j++) {
+            const struct ADIOI_BBLOG_rcand *y = &a->c[j];
+            rc = add(c, y->off, y->len, 0, y->gen, y->who, y->order);
+            if (rc == 0 && y->who >= 0) {
+                c->v[c->n - 1].mem = mem;
+                mem += y->len;
+            }
+        }
+    }
+    return rc;
+}
+
+int ADIOI_BBLOG_Vis_any(ADIO_File fd)
+{
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    struct ADIOI_BBLOG_peers *ps = st->peers;
+    int changed, nn;
+
+    for (int k = 0; ps && k < ps->n; k++)
+        if (peer_find(ps, k, st->ls->colls) && load(&ps->p[k].map->count) > 0)
+            return 1;
+    if (!st->remote || ADIOI_BBLOG_Remote_ask(st, 0, 0, limit_of(st), &changed) != 0)
+        return st->remote != NULL;      /* unknown: the careful way */
+    nn = ADIOI_BBLOG_Remote_nodes(st);
+    for (int i = 0; i < nn; i++)
+        if (ADIOI_BBLOG_Remote_answer(st, i)->nent > 0)
+            return 1;
+    return 0;
 }
 
 /* Paints the candidates over buf (the PFS bytes of [lo, lo + len), got of them before its
@@ -622,7 +773,11 @@ static int paint(ADIO_File fd, struct cands *c, uint64_t lo, char *buf, const ui
         char *dst = buf + (x->off - lo);
         ADIO_Offset rel_end = (ADIO_Offset) (x->off + x->len - lo), n = 0;
 
-        if (x->who < 0) {
+        if (x->mem) {
+            memcpy(dst, x->mem, x->len);
+            st->st.bytes_from_others += x->len;
+            st->st.bytes_from_nodes += x->len;
+        } else if (x->who < 0) {
             if (ADIOI_BBLOG_Read_inner(fd, (ADIO_Offset) x->off, (ADIO_Offset) x->len, dst, &n)
                 != MPI_SUCCESS)
                 return EIO;
@@ -633,7 +788,7 @@ static int paint(ADIO_File fd, struct cands *c, uint64_t lo, char *buf, const ui
             st->st.bytes_overlaid += x->len;
         } else {
             struct peer *p = &st->peers->p[x->who];
-            rc = open_data(st, p);
+            rc = open_data(st->peers, p);
             if (rc == 0)
                 rc = pread_full(p->data_fd, dst, x->len, x->log_off);
             /* A log emptied under us (its drain was over): the caller sees the new epoch. */
@@ -656,7 +811,7 @@ int ADIOI_BBLOG_Vis_read(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, char *b
     struct ADIOI_BBLOG_logstate *ls = st->ls;
     uint64_t lo = (uint64_t) off, hi = lo + (uint64_t) len, *epochs;
     struct cands c = { NULL, 0, 0 };
-    int rc, err = MPI_SUCCESS, k, changed;
+    int rc, err = MPI_SUCCESS, changed;
 
     *done = 0;
     if (!(epochs = malloc((size_t) ps->n * sizeof(*epochs))))
@@ -664,13 +819,13 @@ int ADIOI_BBLOG_Vis_read(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, char *b
     do {
         ADIO_Offset end = 0;
 
-        rc = gather(st, lo, hi, epochs, &c);
-        if (rc == EAGAIN) {
-            changed = 1;
+        changed = 1;
+        rc = gather(ps, limit_of(st), ls->colls, lo, hi, epochs, &c);
+        if (rc == EAGAIN)
             continue;
-        }
-        /* Nothing of anyone else's in the range: the caller's plain overlay does. */
-        if (rc != 0 || c.n == 0)
+        /* Nothing of anyone else's in the range on this node, and no other node: the
+         * caller's plain overlay does. */
+        if (rc != 0 || (c.n == 0 && !st->remote))
             break;
         rc = add_logged(&c, ls->idx, lo, hi, ls, NULL, st->rank, 3);
         if (rc == 0)
@@ -686,23 +841,29 @@ int ADIOI_BBLOG_Vis_read(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, char *b
         /* Bytes past the PFS file's end read as zeros, as they will once drained. */
         if (*got < len)
             memset(buf + *got, 0, (size_t) (len - *got));
+        /* Other nodes are asked after the PFS read: what they emptied since their last
+         * answer may have reached the file after it, and then the whole read is made again. */
+        if (st->remote && (rc = add_remote(st, lo, hi, &c)) != 0) {
+            if (rc == EAGAIN)
+                continue;
+            break;
+        }
         rc = paint(fd, &c, lo, buf, epochs, &end);
         if (rc != 0)
             break;
         if (end > *got)
             *got = end;
         /* A list emptied meanwhile: its bytes are in the PFS file now; read again. */
-        changed = 0;
-        for (k = 0; k < ps->n; k++)
-            if (k != st->rank && ps->p[k].fd >= 0 && load(&ps->p[k].map->epoch) != epochs[k])
-                changed = 1;
+        changed = emptied(ps, epochs);
         *done = !changed;
     } while (changed);
     free(epochs);
     free(c.v);
     if (rc != 0 && err == MPI_SUCCESS)
-        err = ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot read what another process "
-                                 "logged in", st->logdir);
+        err = st->remote && rc != ENOMEM && rc != EIO ?
+            ADIOI_BBLOG_Remote_err(st, myname, __LINE__, rc) :
+            ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot read what another process "
+                               "logged in", st->logdir);
     return err;
 }
 
@@ -711,14 +872,20 @@ ADIO_Offset ADIOI_BBLOG_Vis_end(ADIO_File fd)
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
     struct ADIOI_BBLOG_peers *ps = st->peers;
     uint64_t end = 0, e;
+    int changed, nn;
 
     for (int k = 0; ps && k < ps->n; k++) {
         struct peer *p = &ps->p[k];
-        if (k == st->rank || !peer_find(st, k) ||
-            peer_update(p, ADIOI_BBLOG_COLL_STAMP(ADIOI_BBLOG_Stamp(st->ls)), &e) != 0)
+        if (!peer_find(ps, k, st->ls->colls) || peer_update(p, limit_of(st), &e) != 0)
             continue;
         if (p->end > end)
             end = p->end;
+    }
+    if (st->remote && ADIOI_BBLOG_Remote_ask(st, 0, 0, limit_of(st), &changed) == 0) {
+        nn = ADIOI_BBLOG_Remote_nodes(st);
+        for (int i = 0; i < nn; i++)
+            if (ADIOI_BBLOG_Remote_answer(st, i)->end > end)
+                end = ADIOI_BBLOG_Remote_answer(st, i)->end;
     }
     return (ADIO_Offset) end;
 }

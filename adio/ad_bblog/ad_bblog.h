@@ -78,8 +78,11 @@ struct ADIOI_BBLOG_stats {
 };
 
 /* An ordering stamp (ad_bblog_order.c): 2c, or 2c + 1 inside collective call c, in the
- * high 32 bits (ADIOI_BBLOG_COLL_STAMP), the node's write clock in the low 32. */
-#define ADIOI_BBLOG_COLL_STAMP(stamp) ((uint32_t) ((stamp) >> 32))
+ * high 24 bits (ADIOI_BBLOG_COLL_STAMP), the node's write clock in the low 40. */
+#define ADIOI_BBLOG_CLOCK_BITS 40
+#define ADIOI_BBLOG_CLOCK_MAX ((UINT64_C(1) << ADIOI_BBLOG_CLOCK_BITS) - 1)
+#define ADIOI_BBLOG_COLL_MAX ((UINT32_C(1) << (64 - ADIOI_BBLOG_CLOCK_BITS)) - 1)
+#define ADIOI_BBLOG_COLL_STAMP(stamp) ((uint32_t) ((stamp) >> ADIOI_BBLOG_CLOCK_BITS))
 
 /* A run of the data log written under one ordering stamp (ad_bblog_order.c). */
 struct ADIOI_BBLOG_run {
@@ -114,7 +117,7 @@ struct ADIOI_BBLOG_logstate {
     uint64_t wgen, flushed_wgen, through_wgen;
     uint32_t colls;                     /* collective calls made on the file */
     int in_coll;                        /* inside one now */
-    uint32_t tick;                      /* the node's write clock at this process's last take */
+    uint64_t tick;                      /* the node's write clock at this process's last take */
     struct ADIOI_BBLOG_run *runs;       /* stamps of the log since the last drain */
     size_t nruns, runs_cap;
     struct ADIOI_BBLOG_piece *through;  /* written through since the last drain */
@@ -155,6 +158,7 @@ struct ADIOI_BBLOG_state {
     int vis_hold;                       /* inside a write call: publish at its end */
     int vis_failed;                     /* no list: every write goes to the PFS file */
     uint64_t *clock;                    /* the node's write clock of this open, or NULL */
+    int64_t clock_origin;               /* several nodes: rank 0's real time at open, in us */
     char clock_path[PATH_MAX + 300];
     struct ADIOI_BBLOG_stats st;
 };
@@ -271,6 +275,10 @@ uint64_t ADIOI_BBLOG_Stamp(const struct ADIOI_BBLOG_logstate *ls);
 void ADIOI_BBLOG_Tick(struct ADIOI_BBLOG_state *st);
 void ADIOI_BBLOG_Clock_open(struct ADIOI_BBLOG_state *st);
 void ADIOI_BBLOG_Clock_close(struct ADIOI_BBLOG_state *st);
+/* The node's clock now (0 without one); Clock_seen: another node's clock was seen at remote
+ * (a read's answer), so writes made from now on stamp after that node's. */
+uint64_t ADIOI_BBLOG_Clock_now(const struct ADIOI_BBLOG_state *st);
+void ADIOI_BBLOG_Clock_seen(struct ADIOI_BBLOG_state *st, uint64_t remote);
 void ADIOI_BBLOG_Coll_begin(ADIO_File fd);
 void ADIOI_BBLOG_Coll_end(ADIO_File fd, int began, int may_wait);
 /* Records the stamp of an append at log_off, or of bytes written through; 0 or ENOMEM. */
@@ -409,7 +417,7 @@ struct ADIOI_BBLOG_served {
     size_t n, cap;
     char *data;
     size_t ndata, data_cap;
-    uint64_t esum, end, nent;
+    uint64_t esum, end, nent, clock;
 };
 int ADIOI_BBLOG_Vis_serve(struct ADIOI_BBLOG_peers *ps, uint32_t limit, uint64_t lo,
                           uint64_t hi, struct ADIOI_BBLOG_served *out);

@@ -202,10 +202,11 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
         "bblog_node_exchange", "bblog_consistency"
     };
     enum { NH = 8, FAILED = 0, HI = 1, LO = HI + NH, HOST = LO + NH, TOK = HOST + 2,
-        KEY = TOK + TOKEN_WORDS, N = KEY + 2 };
+        KEY = TOK + TOKEN_WORDS, ORIGIN = KEY + 2, N = ORIGIN + 1 };
     unsigned long long in[N], out[N];
     long long h[NH] = { 0 };
     char host[MPI_MAX_PROCESSOR_NAME + 1];
+    struct timespec now;
     int i, len = 0;
 
     memset(in, 0, sizeof(in));
@@ -235,6 +236,8 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
         memcpy(&in[TOK], token, TOKEN_WORDS * sizeof(in[0]));
         if (getrandom(&in[KEY], 2 * sizeof(in[0]), 0) != (ssize_t) (2 * sizeof(in[0])))
             in[FAILED] = 1;
+        clock_gettime(CLOCK_REALTIME, &now);
+        in[ORIGIN] = (unsigned long long) now.tv_sec * 1000000 + now.tv_nsec / 1000;
     }
     MPI_Allreduce(in, out, N, MPI_UNSIGNED_LONG_LONG, MPI_MAX, fd->comm);
     if (out[FAILED])
@@ -251,6 +254,8 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
     token[TOKEN_WORDS * sizeof(out[0]) - 1] = '\0';
     st->key[0] = out[KEY];
     st->key[1] = out[KEY + 1];
+    /* Across nodes the write clock follows real time (ad_bblog_order.c). */
+    st->clock_origin = st->one_node ? 0 : (int64_t) out[ORIGIN];
     return MPI_SUCCESS;
 }
 

@@ -49,6 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ad_bblog.h"
@@ -58,23 +59,73 @@
 
 uint64_t ADIOI_BBLOG_Stamp(const struct ADIOI_BBLOG_logstate *ls)
 {
-    return (uint64_t) (2 * ls->colls + (ls->in_coll ? 1 : 0)) << 32 | ls->tick;
+    uint64_t c = 2 * (uint64_t) ls->colls + (ls->in_coll ? 1 : 0);
+
+    return (c < ADIOI_BBLOG_COLL_MAX ? c : ADIOI_BBLOG_COLL_MAX) << ADIOI_BBLOG_CLOCK_BITS |
+        ls->tick;
+}
+
+/* Microseconds since the open's origin: the physical half of the clock of an open that spans
+ * several nodes (0 on one node). */
+static uint64_t phys_now(const struct ADIOI_BBLOG_state *st)
+{
+    struct timespec ts;
+    int64_t us;
+
+    if (!st->clock_origin)
+        return 0;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    us = (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000 - st->clock_origin;
+    return us <= 0 ? 0 : (uint64_t) us < ADIOI_BBLOG_CLOCK_MAX ? (uint64_t) us :
+        ADIOI_BBLOG_CLOCK_MAX;
+}
+
+/* Moves the node's clock to at least v (v: a take's candidate); returns the clock after. */
+static uint64_t clock_raise(uint64_t *clock, uint64_t v)
+{
+    uint64_t cur = __atomic_load_n(clock, __ATOMIC_ACQUIRE);
+
+    if (v > ADIOI_BBLOG_CLOCK_MAX)
+        v = ADIOI_BBLOG_CLOCK_MAX;
+    while (cur < v && !__atomic_compare_exchange_n(clock, &cur, v, 0, __ATOMIC_SEQ_CST,
+                                                    __ATOMIC_ACQUIRE));
+    return cur < v ? v : cur;
 }
 
 void ADIOI_BBLOG_Tick(struct ADIOI_BBLOG_state *st)
 {
-    uint64_t now, t;
+    uint64_t now, phys, t;
 
     if (!st->clock || !st->ls)
         return;
     now = __atomic_load_n(st->clock, __ATOMIC_ACQUIRE);
-    /* Tick 0: none taken yet. */
-    if ((st->ls->tick != 0 && now == st->ls->tick) || now >= UINT32_MAX)
+    phys = phys_now(st);
+    /* Tick 0: none taken yet. Still the node's latest, and real time has not passed it. */
+    if ((st->ls->tick != 0 && now == st->ls->tick && phys <= st->ls->tick) ||
+        now >= ADIOI_BBLOG_CLOCK_MAX)
         return;
-    t = __atomic_add_fetch(st->clock, 1, __ATOMIC_SEQ_CST);
+    /* The node's clock + 1, or real time when that is later: atomically, so that no two
+     * takes of the node get the same tick. */
+    do {
+        t = now + 1 > phys ? now + 1 : phys;
+        if (t > ADIOI_BBLOG_CLOCK_MAX)
+            t = ADIOI_BBLOG_CLOCK_MAX;
+    } while (!__atomic_compare_exchange_n(st->clock, &now, t, 0, __ATOMIC_SEQ_CST,
+                                          __ATOMIC_ACQUIRE));
     ADIOI_BBLOG_Lock(st->ls);           /* a background drain reads stamps */
-    st->ls->tick = t < UINT32_MAX ? (uint32_t) t : UINT32_MAX;
+    st->ls->tick = t;
     ADIOI_BBLOG_Unlock(st->ls);
+}
+
+uint64_t ADIOI_BBLOG_Clock_now(const struct ADIOI_BBLOG_state *st)
+{
+    return st->clock ? __atomic_load_n(st->clock, __ATOMIC_ACQUIRE) : 0;
+}
+
+void ADIOI_BBLOG_Clock_seen(struct ADIOI_BBLOG_state *st, uint64_t remote)
+{
+    if (st->clock && remote)
+        clock_raise(st->clock, remote);
 }
 
 /* Without a clock (no room on the burst buffer) ticks stay 0: the order of writes that no

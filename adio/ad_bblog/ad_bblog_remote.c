@@ -74,6 +74,7 @@ struct ans {
     uint64_t magic;
     uint32_t err, pad;          /* errno of the server, 0 */
     uint64_t n, ndata, esum, end, nent;
+    uint64_t clock;             /* the node's write clock */
 };
 
 /* What each process tells the others at open (one MPI_Allgather). */
@@ -96,6 +97,7 @@ struct server {
     char logdir[PATH_MAX], log_name[256];
     int n;
     unsigned char *here;
+    const uint64_t *clock;      /* the node's write clock, or NULL */
     struct conn *c;
     size_t nc, cap;
     struct ADIOI_BBLOG_served out;
@@ -181,6 +183,8 @@ static int serve(struct server *s, struct conn *c)
         a.end = s->out.end;
         a.nent = s->out.nent;
     }
+    if (s->clock)
+        a.clock = __atomic_load_n(s->clock, __ATOMIC_ACQUIRE);
     rc = io_full(c->fd, &a, sizeof(a), 1);
     if (rc == 0 && a.n)
         rc = io_full(c->fd, s->out.c, a.n * sizeof(*s->out.c), 1);
@@ -304,6 +308,7 @@ static struct server *server_start(uint32_t *port, const struct ADIOI_BBLOG_stat
     snprintf(s->logdir, sizeof(s->logdir), "%s", st->logdir);
     snprintf(s->log_name, sizeof(s->log_name), "%s", st->log_name);
     s->n = st->nprocs;
+    s->clock = st->clock;
     if (!(s->here = calloc((size_t) st->nprocs, 1)) ||
         pthread_create(&s->th, NULL, server_main, s) != 0) {
         server_free(s);
@@ -412,8 +417,10 @@ int ADIOI_BBLOG_Remote_open(ADIO_File fd, struct ADIOI_BBLOG_state *st)
     memset(&mine, 0, sizeof(mine));
     MPI_Get_processor_name(host, &len);
     host[len] = '\0';
-    mine.node = st->hints.debug_node_size > 0 ?
-        (uint64_t) (st->rank / st->hints.debug_node_size) : bblog_fnv1a64(host);
+    /* BBLOG_DEBUG_NODE_SIZE cuts each host into nodes of N consecutive ranks. */
+    mine.node = bblog_fnv1a64(host);
+    if (st->hints.debug_node_size > 0)
+        mine.node += 1 + (uint64_t) (st->rank / st->hints.debug_node_size);
     /* Every process starts one, so that the first of each node has one running before
      * anyone learns its port; the others stop theirs below. */
     s = rm ? server_start(&mine.port, st) : NULL;
@@ -530,6 +537,7 @@ static int recv_ans(struct rnode *nd)
     nd->ans.esum = a.esum;
     nd->ans.end = a.end;
     nd->ans.nent = a.nent;
+    nd->ans.clock = a.clock;
     return rc;
 }
 
@@ -578,6 +586,9 @@ int ADIOI_BBLOG_Remote_ask(struct ADIOI_BBLOG_state *st, uint64_t lo, uint64_t l
             rc = r;
             rm->bad = i;
         }
+        /* What this process writes from now on may follow what it read: stamped after. */
+        if (r == 0)
+            ADIOI_BBLOG_Clock_seen(st, nd->ans.clock);
         if (r == 0 && nd->ans.esum != nd->esum) {
             *changed = 1;
             nd->esum = nd->ans.esum;

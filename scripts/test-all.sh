@@ -22,7 +22,8 @@
 #      BBLOG_HDF5_TESTPAR=0 skips the step;
 #   3d. the tests across nodes of an emulated cluster (scripts/cluster.sh): a fixed part of the
 #      differential suite, ROMIO's test programs and crash recovery, at 2 nodes x 2 ranks and
-#      4 x 1 (test/cluster/run-cluster.sh --quick); BBLOG_CLUSTER=0 skips the step;
+#      4 x 1, and HDF5's t_mpi and t_filters_parallel across 2 nodes when step 3c built HDF5
+#      (test/cluster/run-cluster.sh --quick); BBLOG_CLUSTER=0 skips the step;
 #   4. the core again under AddressSanitizer + UBSan: `make check` of the unit tests, the
 #      fuzz corpus replay (test/fuzz) and the log security tests (test/security);
 #   5. `make distcheck` (the tarball builds and passes its checks).
@@ -98,10 +99,12 @@ if [ -n "$pnc_suites" ]; then
 fi
 
 rm -rf "$build/hdf5-testpar"
+hdf5_built=
 if [ "${BBLOG_HDF5_TESTPAR:-1}" != 0 ]; then
     step "HDF5 on that MPI, and HDF5's testpar programs through ufs: and bblog:"
     "$here/scripts/build-hdf5.sh" --mpi-env "$build/mpi-env" --prefix-out "$build/hdf5-dir" \
         -j"$jobs"
+    hdf5_built=1
     # The log goes under a tree the summary reads (its last line: hdf5-testpar: N passed, ...).
     mkdir -p "$build/hdf5-testpar/test"
     { "$here/test/apps/run-hdf5-testpar.sh" --mpi-env "$build/mpi-env" \
@@ -116,7 +119,8 @@ if [ "${BBLOG_CLUSTER:-1}" != 0 ]; then
     # Each runner's log goes under a tree the summary reads (run-cluster --logs).
     mkdir -p "$build/cluster/test"
     { BBLOG_ENV_SCRIPT=$mpi_env BBLOG_TOOL=$build/werror/tools/bblog \
-        "$here/test/cluster/run-cluster.sh" --quick --logs "$build/cluster/test" 2>&1
+        "$here/test/cluster/run-cluster.sh" --quick --logs "$build/cluster/test" \
+        ${hdf5_built:+--hdf5-dir "$(cat "$build/hdf5-dir")"} 2>&1
       echo $? >"$build/cluster/rc"; } | tee "$build/cluster/run-cluster.log"
     [ "$(cat "$build/cluster/rc")" = 0 ] || exit 1
 fi

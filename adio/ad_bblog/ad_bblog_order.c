@@ -14,9 +14,10 @@
  * call number c (counting from 0) is stamped 2c + 1, a write made after c collective calls and
  * outside any is stamped 2c: a write after a collective call always has a higher stamp than one
  * made in it or before it, on any process. Collective calls on a one-process communicator are
- * not counted: they order nothing between processes. That is the high half of the stamp.
+ * not counted: they order nothing between processes. That is the high part of the stamp (24
+ * bits; past 2^24 - 1 it stays there).
  *
- * The low half orders the writes that no collective call separates, on one node. Parallel HDF5
+ * The low 40 bits order the writes that no collective call separates. Parallel HDF5
  * has rank 0 fill a dataset alone, then calls MPI_Barrier, and then every process writes its
  * part independently: all those writes are stamped 2c, and on a POSIX file system the later
  * ones win. The processes of a node that opened the file together share a write clock, a
@@ -25,9 +26,19 @@
  * (counter + 1, atomically) > every tick taken before on the node. Otherwise its last tick is
  * still the node's latest. So a write made after another process's write, ordered by any
  * message or barrier, gets the higher stamp; a process that writes alone keeps one tick, and
- * its log one run per collective call. Ticks of different nodes do not compare: there the
- * order of writes no collective call separates is arbitrary (MPI leaves it undefined). After
- * 2^32 - 1 takes the clock stops (ties again).
+ * its log one run per collective call.
+ *
+ * Across nodes a counter says nothing, so an open that spans several nodes makes the clock a
+ * hybrid one: a take is max(clock + 1, microseconds since the open's origin, rank 0's real time
+ * at open), and a process takes a new tick also whenever real time has passed its last one. A
+ * write made after another node's write, ordered by a barrier, then gets the higher tick as
+ * long as the nodes' clocks agree better than the time between the two writes (MPI leaves the
+ * order undefined; POSIX file systems give the real-time one). A read that returns another
+ * node's bytes raises the node's clock to that node's (ad_bblog_remote.c), so what a process
+ * writes after reading them is stamped later whatever the clocks say. The price: on several
+ * nodes a process that writes alone takes a tick at almost every write call, so its log has
+ * a run per call and the drain a piece per call (they are still written together). The real-
+ * time part ends 2^40 microseconds (12.7 days) after the open; the clock then stops (ties).
  *
  * Stamps are kept per run of the data log (appends are in log order and stamps never
  * decrease), so the index needs no extra field. Bytes written straight to the PFS (large

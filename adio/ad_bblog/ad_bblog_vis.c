@@ -5,7 +5,8 @@
  * just before, ordered only by a message or a barrier, with no MPI_File_sync between. MPI does
  * not promise that, but every POSIX file system gives it; with bblog those bytes would still
  * be in the writer's log. So every process of a multi-process handle publishes what it logs,
- * and a read lays what the processes of its node published over the bytes of the PFS file.
+ * and a read lays what the processes of its node published over the bytes of the PFS file,
+ * with what other nodes' read servers send of theirs (ad_bblog_remote.c).
  *
  * Publishing, at the end of each write call: the staged payload goes into the data log file
  * (bblog_log_flush; the page cache is shared by the node), then the call's extents are
@@ -42,8 +43,9 @@
  * Finding a peer's list: the list is BASE.vlist, after the log name of the handle that made
  * it, and each handle links it under its own log name plus ".vis", so rank k of the handle's communicator is at <token>.r<k>.vis in the burst-buffer
  * directory. The link is made at open, before the call returns: a write that a read is ordered
- * after was made after the writer's link existed. A peer without a list (another node, a
- * read-only handle, bblog_consistency=mpi) contributes nothing.
+ * after was made after the writer's link existed. A peer without a list (a read-only handle,
+ * bblog_consistency=mpi) contributes nothing; one of another node is asked through its node's
+ * server. A read server reads the lists with a view of its own (Vis_view, Vis_serve).
  *
  * The list is node-local scratch, not part of the log format: replay never reads it, and it is
  * removed at close (the `bblog` tool ignores it).

@@ -7,6 +7,9 @@
 #     with --all;
 #   - crash recovery across nodes (test/crash/run-crash.sh): a complete run per sync mode, then
 #     killed runs, the whole job or one node's ranks, `bblog replay` on every node after each;
+#   - at the first shape, with --hdf5-dir, HDF5's t_mpi and t_filters_parallel through bblog
+#     (test/apps/run-hdf5-testpar.sh): processes read what processes of other nodes wrote, a
+#     compressed chunk among it;
 #   - at the first shape, Slurm (test/cluster/run-slurm.sh): jobs submitted with sbatch, one
 #     run to its end and one killed with scancel, recovered by tools/bblog-slurm-epilog; and
 #     again on 2 nodes that share one burst buffer (the epilog's other configuration);
@@ -14,7 +17,7 @@
 # run's on the same cluster, and every node's burst buffer must be empty after a clean close.
 #
 # Usage: run-cluster.sh [--all | --quick] [--shapes "2x2 4x1"] [--crash-runs N] [--logs DIR]
-#                       [--keep-up]
+#                       [--hdf5-dir DIR] [--keep-up]
 #   --all           every case of the differential suite and every ROMIO program (about an
 #                   hour per shape on 2 cores)
 #   --quick         CI's part (about 9 minutes on 2 cores): the fixed part at the first shape,
@@ -25,6 +28,7 @@
 #   --crash-runs N  killed runs per shape (default 4)
 #   --logs DIR      where each runner's output goes, as TEST.SHAPE.log (default
 #                   /tmp/run-cluster); the last line of each is its "N passed, M failed"
+#   --hdf5-dir DIR  the HDF5 build of scripts/build-hdf5.sh (what its --prefix-out names)
 #   --keep-up       leave the last cluster up (scripts/cluster.sh down takes it away)
 # Environment: BBLOG_ENV_SCRIPT (the bblog MPI's environment script; default
 # /var/cache/bblog/current/bin/bblog-env.sh), BBLOG_TOOL (the bblog command: default
@@ -42,6 +46,7 @@ crash_runs=4
 keep_up=0
 quick=0
 logs=/tmp/run-cluster
+hdf5_dir=
 while [ $# -gt 0 ]; do
     case $1 in
     --all) all=1; shift ;;
@@ -50,6 +55,7 @@ while [ $# -gt 0 ]; do
     --crash-runs) crash_runs=$2; shift 2 ;;
     --keep-up) keep_up=1; shift ;;
     --logs) logs=$2; shift 2 ;;
+    --hdf5-dir) hdf5_dir=$2; shift 2 ;;
     *) echo "run-cluster: unknown argument $1" >&2; exit 1 ;;
     esac
 done
@@ -60,29 +66,27 @@ export BBLOG_TOOL=${BBLOG_TOOL:-$PWD/tools/bblog}
 
 # The fixed part of the differential suite: the programs at their rank counts (4 at most fill
 # both shapes), and the background modes, small drain buffers and the node exchange where the
-# ranks of a node share logs and the drain crosses nodes. Not here, and why (issue notes):
-# t_peerread and t_subcomm read, within one open and with no sync, bytes that a process of
-# another node logged (reads see only their own node's logs: bblog(7)); t_delete expects
+# ranks of a node share logs and the drain crosses nodes, and the reads of what processes of
+# other nodes logged (t_peerread, t_subcomm: through the read servers). Not here, and why (issue
+# notes): t_delete expects
 # MPI_File_delete, which one process calls, to remove kept logs on every node (it removes
 # those of its own node); t_strided[noread] and t_strided[stats] are one-node cases (the drain
 # writes from the node's mapped logs; it reads other processes' logs, with one rank a node
 # there are none).
 diff_cases=(t_contig t_strided t_noncontig t_overlap t_raw t_size t_atomic t_shared t_nonblock
     t_manyfiles t_empty t_hints t_collread t_twofh t_xorder t_selfsync t_selfgrow
-    t_merge t_durable 't_bgdrain?proactive?' 't_strided?flush64k?'
+    t_merge t_durable t_peerread t_subcomm 't_bgdrain?proactive?' 't_strided?flush64k?'
     't_strided?nodempi?' 't_strided?proactive?' 't_strided?modebb?' 't_bigdata?flush64k?'
     't_merge?stats?')
-# ROMIO's programs but the 4 GiB ones (large_array, large_file: the single-node run has them) and
-# shared_fp, which reads with read_shared what other processes wrote with write_shared, after a
-# barrier and no sync (the same cross-node read as t_peerread).
-romio_programs="simple async async-multiple atomicity coll_test excl file_info misc
+# ROMIO's programs but the 4 GiB ones (large_array, large_file: the single-node run has them).
+romio_programs="simple async async-multiple atomicity coll_test excl file_info misc shared_fp
     noncontig_coll2 ordered_fp split_coll psimple creat_excl perf i_noncontig noncontig
     noncontig_coll error status aggregation2 hindexed darray_read big_extents types_with_zeros
     aggregation1 syshints external32 coll_perf"
 # --quick: at the shapes after the first, and ROMIO's programs at every shape.
-quick_cases=(t_contig t_strided t_noncontig t_overlap t_collread t_xorder t_merge
+quick_cases=(t_contig t_strided t_noncontig t_overlap t_collread t_xorder t_merge t_peerread
     't_strided?flush64k?' 't_strided?nodempi?' 't_bgdrain?proactive?')
-quick_romio="simple async atomicity coll_test noncontig_coll2 split_coll aggregation1
+quick_romio="simple async atomicity coll_test noncontig_coll2 split_coll aggregation1 shared_fp
     aggregation2 darray_read i_noncontig noncontig_coll types_with_zeros"
 [ "$all" = 1 ] && diff_cases=() romio_programs= quick=0
 [ "$quick" = 1 ] && romio_programs=$quick_romio
@@ -98,8 +102,8 @@ for shape in $shapes; do
     for ((i = 1; i <= nodes; i++)); do hosts=${hosts:+$hosts,}n$i:$per; done
     echo "==== run-cluster: $nodes nodes x $per ranks (-hosts $hosts)"
     "$cluster" down >/dev/null 2>&1
-    slurm=
-    [ "$shape" = "${shapes%% *}" ] && slurm=--slurm
+    slurm= hdf5=
+    [ "$shape" = "${shapes%% *}" ] && slurm=--slurm && hdf5=${hdf5_dir:+hdf5}
     if ! "$cluster" up "$nodes" $slurm; then
         echo "run-cluster: FAIL: the cluster of $nodes nodes did not come up" >&2
         exit 1
@@ -109,12 +113,15 @@ for shape in $shapes; do
     if [ "$quick" = 1 ] && [ "$shape" != "${shapes%% *}" ]; then
         cases=("${quick_cases[@]}") runs=$(((crash_runs + 1) / 2))
     fi
-    for t in diff romio crash ${slurm:+slurm}; do
+    for t in diff romio crash $hdf5 ${slurm:+slurm}; do
         case $t in
         diff) "$here/test/mpi/run-diff.sh" "${cases[@]}" ;;
         romio) "$here/test/romio/run-romio-tests.sh" --mpi-env "$BBLOG_ENV_SCRIPT" --quick \
             ${romio_programs:+--programs "$romio_programs"} ;;
         crash) "$here/test/crash/run-crash.sh" --runs "$runs" ;;
+        hdf5) "$here/test/apps/run-hdf5-testpar.sh" --mpi-env "$BBLOG_ENV_SCRIPT" \
+            --build-dir "$hdf5_dir" --modes bblog --np $((nodes * per)) \
+            --programs "t_mpi t_filters_parallel" ;;
         slurm) "$here/test/cluster/run-slurm.sh" ;;
         esac 2>&1 | tee "$logs/$t.$shape.log" | grep -E '^(FAIL|ERROR)|passed, '
         rc=${PIPESTATUS[0]}

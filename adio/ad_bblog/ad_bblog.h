@@ -39,6 +39,7 @@ struct ADIOI_BBLOG_hints {
     double drain_interval;              /* first predicted period, s; 0 = learn it */
     ADIO_Offset drain_max_rate;         /* bytes/s, 0 = no cap */
     int keep_logs;                      /* bblog_keep_logs=true */
+    int verify;                         /* bblog_verify=true: drains read back what they wrote */
     ADIO_Offset flush_buffer_size;      /* bytes per process per drain round */
     ADIO_Offset max_size;               /* burst-buffer budget per process, 0 = unlimited */
     ADIO_Offset indep_threshold;        /* mean extent size drained independently, 0 = never */
@@ -50,6 +51,10 @@ struct ADIOI_BBLOG_hints {
     int debug_static_chunks;            /* BBLOG_DEBUG_STATIC_CHUNKS: no shared chunk counter */
     int debug_no_map;                   /* BBLOG_DEBUG_NO_MAP: the drain reads the logs */
 };
+
+/* How the last collective drain of a file ended (bblog_stats' last_drain). */
+enum { ADIOI_BBLOG_LAST_NONE, ADIOI_BBLOG_LAST_DONE, ADIOI_BBLOG_LAST_VERIFIED,
+    ADIOI_BBLOG_LAST_FAILED, ADIOI_BBLOG_LAST_MISMATCH };
 
 /* Counters reported by bblog_stats (ad_bblog_stats.c). */
 struct ADIOI_BBLOG_stats {
@@ -74,7 +79,9 @@ struct ADIOI_BBLOG_stats {
     uint64_t max_plan_bytes;            /* a drain's list of this process's pieces */
     uint64_t max_exchange_bytes;        /* one exchange's buffer: every process's pieces */
     uint64_t exchange_bytes;            /* received in the drains' piece exchanges, in all */
-    double t_append, t_drain, t_sync;   /* seconds */
+    uint64_t bytes_verified;            /* read back from the PFS file by verifying drains */
+    int last_drain;                     /* ADIOI_BBLOG_DRAIN_* below, of the last drain */
+    double t_append, t_drain, t_sync, t_verify;         /* seconds */
 };
 
 /* An ordering stamp (ad_bblog_order.c): 2c, or 2c + 1 inside collective call c, in the

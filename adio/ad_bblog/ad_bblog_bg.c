@@ -74,6 +74,8 @@ struct ADIOI_BBLOG_bg {
     int err;                    /* errno of the last failed PFS write, 0 if none */
     int warned;
     int keep_logs, stats;
+    int verify;                 /* bblog_verify: each run written is read back into vbuf */
+    char *vbuf;
     char stats_path[PATH_MAX];
     double t0_mono, t0_real;
     uint64_t bytes, writes, plans;
@@ -239,6 +241,23 @@ static int write_all(int fd, const char *buf, uint64_t len, uint64_t off)
     return 0;
 }
 
+/* bblog_verify: reads back len bytes at off into vbuf; 0 when they are buf's, EBADMSG when
+ * not (the bytes stay logged: the next collective drain writes and checks them again). */
+static int read_back(int fd, const char *buf, char *vbuf, uint64_t len, uint64_t off)
+{
+    uint64_t done = 0;
+
+    while (done < len) {
+        ssize_t r = pread(fd, vbuf + done, (size_t) (len - done), (off_t) (off + done));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return r < 0 ? errno : EBADMSG;
+        done += (uint64_t) r;
+    }
+    return memcmp(buf, vbuf, (size_t) len) == 0 ? 0 : EBADMSG;
+}
+
 static void *bg_main(void *arg)
 {
     struct ADIOI_BBLOG_logstate *ls = arg;
@@ -304,6 +323,8 @@ static void *bg_main(void *arg)
             while (j < n && picks[j].off == picks[j - 1].off + picks[j - 1].len)
                 len += picks[j++].len;
             rc = write_all(bg->pfs_fd, bg->buf + bytes, len, picks[i].off);
+            if (rc == 0 && bg->verify)
+                rc = read_back(bg->pfs_fd, bg->buf + bytes, bg->vbuf, len, picks[i].off);
             bytes += len;
             bg->writes++;
             i = j;
@@ -347,7 +368,9 @@ static void *bg_main(void *arg)
             bg->starved = 1;
             if (!bg->warned++)
                 fprintf(stderr, "bblog: warning: background drain of %s: %s; the data stays "
-                        "in the log for the next drain\n", ls->pfs_path, strerror(rc));
+                        "in the log for the next drain\n", ls->pfs_path, rc == EBADMSG ?
+                        "bytes read back differ from those written (bblog_verify)" :
+                        strerror(rc));
             if (bg->closing) {
                 bg->done = 1;
             }
@@ -397,6 +420,7 @@ int ADIOI_BBLOG_Bg_start(ADIO_File fd)
     bg->bufsz = seg;
     bg->hold = st->hints.drain == ADIOI_BBLOG_DRAIN_ON_DEMAND;
     bg->keep_logs = st->hints.keep_logs;
+    bg->verify = st->hints.verify;
     if (st->hints.stats[0]) {
         bg->stats = 1;
         strcpy(bg->stats_path, st->hints.stats);
@@ -413,11 +437,12 @@ int ADIOI_BBLOG_Bg_start(ADIO_File fd)
     bg->t0_mono = ADIOI_BBLOG_Now();
     bg->t0_real = realtime();
     rc = bblog_pace_init(&bg->pace, &par, bg->t0_mono);
-    if (rc == 0 && !(bg->buf = malloc(seg)))
+    if (rc == 0 && (!(bg->buf = malloc(seg)) || (bg->verify && !(bg->vbuf = malloc(seg)))))
         rc = ENOMEM;
     if (rc == 0)
         rc = bblog_idx_create(&bg->fence);
-    if (rc == 0 && (bg->pfs_fd = open(st->pfs_path, O_WRONLY | O_CLOEXEC)) < 0)
+    if (rc == 0 && (bg->pfs_fd = open(st->pfs_path, (bg->verify ? O_RDWR : O_WRONLY) |
+                                      O_CLOEXEC)) < 0)
         rc = errno;
     if (rc == 0 && (rc = pthread_cond_init(&bg->cond, NULL)) == 0) {
         ls->bg = bg;
@@ -435,6 +460,7 @@ int ADIOI_BBLOG_Bg_start(ADIO_File fd)
             bblog_idx_destroy(bg->fence);
         bblog_pace_free(&bg->pace);
         free(bg->buf);
+        free(bg->vbuf);
         free(bg);
         return ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot start the background drain of",
                                   st->pfs_path);
@@ -687,6 +713,7 @@ static void free_bg(struct ADIOI_BBLOG_logstate *ls)
     bblog_pace_free(&bg->pace);
     pthread_cond_destroy(&bg->cond);
     free(bg->buf);
+    free(bg->vbuf);
     free(bg);
     ls->bg = NULL;
 }

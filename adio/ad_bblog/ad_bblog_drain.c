@@ -28,6 +28,7 @@
 
 #include "ad_bblog.h"
 #include "adioi.h"
+#include "bblog_format.h"
 #include "bblog_reorder.h"
 
 /* Snapshot of the index as segments (off, len, src = data-log offset), each within one run of
@@ -86,6 +87,14 @@ static int snapshot(struct ADIOI_BBLOG_state *st, struct bblog_seg **segs, uint6
     return 0;
 }
 
+/* A piece this process wrote in a drain, and the CRC-32C of its bytes. */
+static const char myname_drain[] = "ADIOI_BBLOG_DRAIN";
+
+struct written {
+    uint64_t off, len;
+    uint32_t crc;
+};
+
 struct round {
     char *buf;
     int *lens;
@@ -104,6 +113,10 @@ struct round {
     ADIO_File fd;
     uint64_t budget;
     int werr;
+    /* bblog_verify: what this process handed to the inner file, to read back at the end. */
+    int verify;
+    struct written *ver;
+    size_t nver, ver_cap;
 };
 
 static int flush_read(struct ADIOI_BBLOG_state *st, struct round *r)
@@ -146,12 +159,69 @@ static int push_piece(struct round *r, uint64_t off, uint64_t len)
     return 0;
 }
 
+/* bblog_verify: notes the pieces the buffer holds, which the caller is about to write. */
+static int note_written(struct round *r)
+{
+    uint64_t pos = 0;
+
+    if (!r->verify)
+        return 0;
+    if (ADIOI_BBLOG_Grow((void **) &r->ver, &r->ver_cap, r->nver + r->k, sizeof(*r->ver)))
+        return ENOMEM;
+    for (size_t i = 0; i < r->k; i++) {
+        struct written *w = &r->ver[r->nver++];
+        w->off = (uint64_t) r->disps[i];
+        w->len = (uint64_t) r->lens[i];
+        w->crc = bblog_crc32c(0, r->buf + pos, (size_t) w->len);
+        pos += w->len;
+    }
+    return 0;
+}
+
+/* Reads back every piece this process wrote and compares its CRC; 0, or 1 with *bad the first
+ * piece that differs (or could not be read: *crc_got 0 and *err its error). */
+static int verify_written(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct round *r,
+                          uint64_t budget, struct written *bad, uint32_t *crc_got, int *err)
+{
+    double t0 = ADIOI_BBLOG_Now();
+    int mismatch = 0;
+
+    *err = MPI_SUCCESS;
+    for (size_t i = 0; i < r->nver && !mismatch; i++) {
+        const struct written *w = &r->ver[i];
+        uint32_t crc = 0;
+        uint64_t done = 0;
+        while (done < w->len && *err == MPI_SUCCESS) {
+            ADIO_Offset n = (ADIO_Offset) (w->len - done < budget ? w->len - done : budget), got;
+            *err = ADIOI_BBLOG_Read_inner(fd, (ADIO_Offset) (w->off + done), n, r->buf, &got);
+            if (*err == MPI_SUCCESS && got < n)
+                memset(r->buf + got, 0, (size_t) (n - got));
+            crc = bblog_crc32c(crc, r->buf, (size_t) n);
+            done += (uint64_t) n;
+        }
+        st->st.bytes_verified += done;
+        if (*err != MPI_SUCCESS || crc != w->crc) {
+            *bad = *w;
+            *crc_got = crc;
+            mismatch = 1;
+        }
+    }
+    st->st.t_verify += ADIOI_BBLOG_Now() - t0;
+    return mismatch;
+}
+
 /* Independent drain: each piece of the buffer with its own write to the inner file. */
 static void write_pieces(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct round *r, int *err)
 {
     ADIO_Status status;
     uint64_t pos = 0;
     size_t i;
+
+    if (note_written(r) != 0) {
+        *err = ADIOI_BBLOG_Err(myname_drain, __LINE__, MPI_ERR_NO_MEM, "bblog: out of memory "
+                               "verifying the drain of %s", st->pfs_path);
+        return;
+    }
 
     *err = r->k ? ADIOI_BBLOG_Inner_ready(fd) : MPI_SUCCESS;
     for (i = 0; i < r->k && *err == MPI_SUCCESS; i++) {
@@ -297,7 +367,12 @@ static void coll_write(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct round 
 {
     ADIO_Status status;
     MPI_Datatype ftype = MPI_BYTE;
+    int nomem;
 
+    /* Out of memory to note them: nothing is written, the drain fails on every process. */
+    nomem = note_written(r) != 0;
+    if (nomem)
+        r->k = 0, r->bytes = 0;
     if (r->k > 0) {
         MPI_Type_create_hindexed((int) r->k, r->lens, r->disps, MPI_BYTE, &ftype);
         MPI_Type_commit(&ftype);
@@ -308,6 +383,9 @@ static void coll_write(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct round 
     if (*err == MPI_SUCCESS)
         ADIO_WriteStridedColl(st->inner, r->buf, (int) r->bytes, MPI_BYTE, ADIO_EXPLICIT_OFFSET,
                               0, &status, err);
+    if (nomem && *err == MPI_SUCCESS)
+        *err = ADIOI_BBLOG_Err(myname_drain, __LINE__, MPI_ERR_NO_MEM, "bblog: out of memory "
+                               "verifying the drain of %s", st->pfs_path);
     st->st.coll_writes++;
 }
 
@@ -319,6 +397,9 @@ static void solo_write(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct round 
     MPI_Datatype ftype;
 
     *err = r->k ? ADIOI_BBLOG_Inner_ready(fd) : MPI_SUCCESS;
+    if (*err == MPI_SUCCESS && note_written(r) != 0)
+        *err = ADIOI_BBLOG_Err(myname_drain, __LINE__, MPI_ERR_NO_MEM, "bblog: out of memory "
+                               "verifying the drain of %s", st->pfs_path);
     if (*err != MPI_SUCCESS || r->k == 0)
         return;
     if (r->k == 1) {
@@ -376,7 +457,8 @@ static void write_node_chunk(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct 
 
     r->k = 0;
     r->bytes = 0;
-    if (solo && *rc == 0 && k > 0 && mapped_write(fd, st, r, p, k, werr))
+    /* Verified drains write from the buffer, whose bytes they note. */
+    if (solo && !r->verify && *rc == 0 && k > 0 && mapped_write(fd, st, r, p, k, werr))
         return;
     if (*rc == 0 && k > 0)
         *rc = ADIOI_BBLOG_Node_read(st, p, k, r->buf, &st->st.bytes_from_peers);
@@ -617,12 +699,13 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
     uint64_t start = 0, mm[2], mmin[2], end, budget = (uint64_t) st->hints.flush_buffer_size;
     uint64_t span, plan_budget = budget;
     int indep, exchange, partial, node_try, solo, rc = 0, err = MPI_SUCCESS, failed, anyfail;
-    int lost;
+    int lost, mismatch = 0;
     int flushed;
     uint64_t w0;
     double t0 = ADIOI_BBLOG_Now();
 
     memset(&r, 0, sizeof(r));
+    r.verify = st->hints.verify;
     *emptied = 0;
     st->drain_seq++;
     w0 = __atomic_load_n(&st->ls->wgen, __ATOMIC_RELAXED);   /* the writes this drain covers */
@@ -833,9 +916,11 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
     if (rc != 0 && err == MPI_SUCCESS)
         err = ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot read back the log",
                                  st->ls->log ? bblog_log_data_path(st->ls->log) : st->logdir);
-    if (err == MPI_SUCCESS && sync_inner && st->inner->is_open)
+    /* A verifying drain flushes too: what it reads back must be what the PFS holds, not what
+     * one client's cache holds of another's writes. */
+    if (err == MPI_SUCCESS && (sync_inner || r.verify) && st->inner->is_open)
         ADIO_Flush(st->inner, &err);
-    flushed = err == MPI_SUCCESS && sync_inner && st->inner->is_open;
+    flushed = err == MPI_SUCCESS && (sync_inner || r.verify) && st->inner->is_open;
     failed = err != MPI_SUCCESS;
     {
         /* The commit point: every process wrote and flushed its share, and says so with its
@@ -848,6 +933,34 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
         MPI_Allreduce(v, sum, 2, MPI_UINT64_T, MPI_SUM, fd->comm);
         lost = sum[1] != want;
         anyfail = sum[0] != 0 || lost;
+    }
+    /* bblog_verify: every process has written and flushed its share (above); each reads back
+     * what it wrote. A difference anywhere keeps every log, as a failed drain does. */
+    if (!anyfail && r.verify) {
+        struct written bad;
+        uint32_t got = 0;
+        int verr, anybad;
+        mismatch = verify_written(fd, st, &r, budget, &bad, &got, &verr);
+        MPI_Allreduce(&mismatch, &anybad, 1, MPI_INT, MPI_MAX, fd->comm);
+        if (anybad) {
+            anyfail = 1;
+            if (!mismatch)
+                err = ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_IO, "bblog: the verifying drain "
+                                      "of %s read back bytes that differ from what was written, "
+                                      "on another process; the data stays in the logs under %s",
+                                      st->pfs_path, st->logdir);
+            else if (verr != MPI_SUCCESS)
+                err = verr;
+            else
+                err = ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_IO, "bblog: the verifying drain "
+                                      "of %s read back bytes [%llu, %llu) that differ from what "
+                                      "it wrote there (CRC-32C %08x, written %08x); the data "
+                                      "stays in the logs under %s", st->pfs_path,
+                                      (unsigned long long) bad.off,
+                                      (unsigned long long) (bad.off + bad.len), got, bad.crc,
+                                      st->logdir);
+            mismatch = 1;
+        }
     }
     /* Every process has read the node's logs: their mappings go before the truncation of the
      * logs below, which would otherwise have to unmap the pages from all of them. */
@@ -912,6 +1025,10 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
     }
     st->st.drains++;
     st->st.t_drain += ADIOI_BBLOG_Now() - t0;
+    st->st.last_drain = mismatch ? ADIOI_BBLOG_LAST_MISMATCH :
+        err != MPI_SUCCESS ? ADIOI_BBLOG_LAST_FAILED :
+        r.verify ? ADIOI_BBLOG_LAST_VERIFIED : ADIOI_BBLOG_LAST_DONE;
+    free(r.ver);
     if (r.buf)
         ADIOI_Free(r.buf);
     ADIOI_BBLOG_Order_fini(&order);

@@ -48,6 +48,7 @@ static const struct hint_def hint_defs[] = {
     {"bblog_node_exchange", "BBLOG_NODE_EXCHANGE", H_ENUM, "bb|mpi"},
     {"bblog_consistency", "BBLOG_CONSISTENCY", H_ENUM, "posix|mpi"},
     {"bblog_keep_logs", "BBLOG_KEEP_LOGS", H_BOOL, NULL},
+    {"bblog_verify", "BBLOG_VERIFY", H_BOOL, NULL},
     {"bblog_stats", "BBLOG_STATS", H_PATH, NULL},
 };
 #define NHINTS (sizeof(hint_defs) / sizeof(hint_defs[0]))
@@ -221,13 +222,17 @@ static int apply(const struct hint_def *d, int from_env, const char *v,
             return MPI_SUCCESS;
         }
     case H_BOOL:
-        if (strcasecmp(v, "true") == 0 || strcmp(v, "1") == 0 || strcasecmp(v, "yes") == 0)
-            h->keep_logs = 1;
-        else if (strcasecmp(v, "false") == 0 || strcmp(v, "0") == 0 || strcasecmp(v, "no") == 0)
-            h->keep_logs = 0;
-        else
-            return bad_value(d, from_env, v, "expected true or false");
-        return MPI_SUCCESS;
+        {
+            int *b = strcmp(d->key, "bblog_verify") == 0 ? &h->verify : &h->keep_logs;
+            if (strcasecmp(v, "true") == 0 || strcmp(v, "1") == 0 || strcasecmp(v, "yes") == 0)
+                *b = 1;
+            else if (strcasecmp(v, "false") == 0 || strcmp(v, "0") == 0 ||
+                     strcasecmp(v, "no") == 0)
+                *b = 0;
+            else
+                return bad_value(d, from_env, v, "expected true or false");
+            return MPI_SUCCESS;
+        }
     case H_SIZE:
         if (parse_size(v, &sz) != 0)
             return bad_value(d, from_env, v, "expected a byte count such as 4096, 64k, 16m, 1g");
@@ -393,5 +398,6 @@ void ADIOI_BBLOG_Publish_hints(ADIO_File fd, const struct ADIOI_BBLOG_hints *h)
     ADIOI_Info_set(fd->info, "bblog_node_exchange", h->node_exchange ? "bb" : "mpi");
     ADIOI_Info_set(fd->info, "bblog_consistency", h->posix_reads ? "posix" : "mpi");
     ADIOI_Info_set(fd->info, "bblog_keep_logs", h->keep_logs ? "true" : "false");
+    ADIOI_Info_set(fd->info, "bblog_verify", h->verify ? "true" : "false");
     ADIOI_Info_set(fd->info, "bblog_stats", h->stats[0] ? h->stats : "off");
 }

@@ -199,9 +199,9 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
     static const char *const names[] = {
         "bblog_flush_buffer_size", "bblog_sync", "bblog_max_size (set or unset)",
         "bblog_indep_threshold", "bblog_drain (on_demand or not)", "bblog_close",
-        "bblog_node_exchange", "bblog_consistency"
+        "bblog_node_exchange", "bblog_consistency", "bblog_verify"
     };
-    enum { NH = 8, FAILED = 0, HI = 1, LO = HI + NH, HOST = LO + NH, TOK = HOST + 2,
+    enum { NH = 9, FAILED = 0, HI = 1, LO = HI + NH, HOST = LO + NH, TOK = HOST + 2,
         KEY = TOK + TOKEN_WORDS, ORIGIN = KEY + 2, N = ORIGIN + 1 };
     unsigned long long in[N], out[N];
     long long h[NH] = { 0 };
@@ -220,6 +220,7 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
         h[5] = st->hints.close_bb;
         h[6] = st->hints.node_exchange;
         h[7] = st->hints.posix_reads;
+        h[8] = st->hints.verify;
     }
     for (i = 0; i < NH; i++) {
         in[HI + i] = biased(h[i]);

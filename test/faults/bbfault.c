@@ -14,10 +14,11 @@
  *                  drain's node exchange opening other processes' logs) fails.
  *   BBFAULT_PATH   a substring of the file's path (/proc/self/fd/N): ".data" for the data
  *                  logs, ".meta" for the metadata logs, the PFS file's name...
- *   BBFAULT_ERR    EIO | ENOSPC | short | kill. short: a write or read moves only half of its
- *                  bytes (at least one) and reports that count, which is not an error. kill:
- *                  the process dies by SIGKILL instead of making the call (a crash at that
- *                  very point).
+ *   BBFAULT_ERR    EIO | ENOSPC | short | kill | corrupt. short: a write or read moves only half
+ *                  of its bytes (at least one) and reports that count, which is not an error.
+ *                  kill: the process dies by SIGKILL instead of making the call (a crash at
+ *                  that very point). corrupt (pwrite, pwritev): the write succeeds in full, but
+ *                  its first byte reaches the file inverted (silent damage on the way).
  *   BBFAULT_OFF    only calls at this file offset (pwrite, pread), e.g. 0 for log headers
  *   BBFAULT_PEER   with kill on a log file: first wait (at most 20 s) until the same log of
  *                  rank PEER (the path with .rPEER. for .rME.) is down to its 4096-byte header,
@@ -51,7 +52,7 @@ static struct {
     int ready;
     enum op op;
     const char *path;
-    int err;                    /* errno to inject; 0: short transfer; -1: SIGKILL */
+    int err;                    /* errno to inject; 0: short transfer; -1: SIGKILL; -2: corrupt */
     long long off;              /* -1: any offset */
     long skip, times, seen, hit;
 } cfg;
@@ -98,8 +99,11 @@ static void setup(void)
         cfg.err = 0;
     else if (strcmp(err, "kill") == 0)
         cfg.err = -1;
+    else if (strcmp(err, "corrupt") == 0)
+        cfg.err = -2;
     else {
-        fprintf(stderr, "bbfault: BBFAULT_ERR=%s: not EIO, ENOSPC, short or kill\n", err);
+        fprintf(stderr, "bbfault: BBFAULT_ERR=%s: not EIO, ENOSPC, short, kill or corrupt\n",
+                err);
         abort();
     }
     cfg.path = getenv("BBFAULT_PATH");
@@ -146,7 +150,7 @@ static void record(const char *what, int fd, const char *path)
     n = snprintf(line, sizeof line, "pid %ld rank %s: %s on fd %d (%s): %s\n", (long) getpid(),
                  getenv("PMI_RANK") ? getenv("PMI_RANK") : "?", what, fd, path,
                  cfg.err == EIO ? "EIO" : cfg.err == ENOSPC ? "ENOSPC" : cfg.err == 0 ? "short"
-                 : "SIGKILL");
+                 : cfg.err == -2 ? "corrupt" : "SIGKILL");
     lfd = open(logname, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (lfd >= 0) {
         if (write(lfd, line, (size_t) n) < 0)
@@ -213,11 +217,25 @@ static void *next(const char *name, const char *version)
 
 typedef ssize_t (*rw_fn)(int, void *, size_t, off_t);
 
+/* corrupt: after the write, its first byte inverted in the file. */
+static ssize_t corrupt_first(int fd, unsigned char first, off_t off, ssize_t written)
+{
+    rw_fn real = (rw_fn) next("pwrite", NULL);
+    unsigned char bad = (unsigned char) ~first;
+
+    if (written > 0 && real(fd, &bad, 1, off) != 1)
+        return -1;
+    return written;
+}
+
 static ssize_t do_pwrite(const char *name, int fd, const void *buf, size_t len, off_t off)
 {
     rw_fn real = (rw_fn) next(name, NULL);
 
     if (len > 0 && hit(OP_PWRITE, fd, (long long) off, "pwrite")) {
+        if (cfg.err == -2)
+            return corrupt_first(fd, *(const unsigned char *) buf, off,
+                                 real(fd, (void *) buf, len, off));
         if (cfg.err) {
             errno = cfg.err;
             return -1;
@@ -302,6 +320,11 @@ static ssize_t do_rwv(enum op op, const char *name, int fd, const struct iovec *
         total += iov[k].iov_len;
     if (total == 0 || !hit(op, fd, (long long) off, op == OP_PWRITE ? "pwritev" : "preadv"))
         return real(fd, iov, n, off);
+    if (cfg.err == -2 && op == OP_PWRITE) {
+        for (k = 0; iov[k].iov_len == 0; k++);
+        return corrupt_first(fd, *(const unsigned char *) iov[k].iov_base, off,
+                             real(fd, iov, n, off));
+    }
     if (cfg.err) {
         errno = cfg.err;
         return -1;

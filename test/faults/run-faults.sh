@@ -11,7 +11,8 @@
 #   the file equals plain ROMIO's (ufs leg) byte for byte, exactly one warning for the job
 #   names the directory, and no log is left.
 # inject[...]: test/faults/bbfault.so (LD_PRELOAD; see bbfault.c) makes chosen calls fail with
-#   EIO or ENOSPC or transfer half their bytes: appends to the data log (libaio submit and
+#   EIO or ENOSPC or transfer half their bytes (or, once, land damaged: pfs-write-corrupt-verify,
+#   which bblog_verify=true must catch at the sync): appends to the data log (libaio submit and
 #   completion), metadata log writes, log reads during a drain (pread, and preadv of the node
 #   exchange), the node exchange's open of other processes' logs and of their piece-list files
 #   and the reads of those lists, PFS writes during a drain (from the drain buffer, and
@@ -295,6 +296,10 @@ inject pfs-write-eio     report $small pwrite  target.out EIO    0 1 0   pfs
 inject pfs-write-enospc-all report $small pwrite target.out ENOSPC 0 0 all pfs
 inject pfs-write-eio-nomap report $small pwrite target.out EIO    0 1 0   pfs $nomap
 inject pfs-write-short-nomap absorb $small pwrite target.out short 0 0 all pfs $nomap
+# Silent damage: the first PFS write of each rank lands with its first byte inverted. With bblog_verify=true
+# the drain reads back what it wrote, finds it, and fails the sync; the logs stay, and the
+# replay of what was left makes the file whole (check_data).
+inject pfs-write-corrupt-verify sync $small pwrite target.out corrupt 0 1 all pfs BBLOG_VERIFY=true
 }
 
 echo "run-faults: $passed passed, $failed failed"

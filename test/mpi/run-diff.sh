@@ -296,7 +296,9 @@ check_kept_logs() {
 # bblog_stats=FILE: one JSON object per file opened, appended by rank 0 (hint specification).
 # WANT: N objects, or N:peers / N:nopeers: the drains did / did not read other processes' logs
 # (bytes_from_peers summed over the objects; the node exchange, ad_bblog_node.c); N:ext: no
-# object has more extents drained than processes (t_merge: one range of the file per process).
+# object has more extents drained than processes (t_merge: one range of the file per process);
+# N:verified: every object whose file was drained says its last drain was verified, and the
+# drains read back bytes (bblog_verify=true).
 # Prints the problem, if any.
 check_stats() {
     local f=$1 want=$2
@@ -329,6 +331,13 @@ if want[1:] == ["peers"] and peers <= 0:
     print("bblog_stats: no drain read another process's log (bytes_from_peers %d)" % peers)
 if want[1:] == ["nopeers"] and peers != 0:
     print("bblog_stats: bytes_from_peers %d, expected 0 (node exchange off)" % peers)
+if want[1:] == ["verified"]:
+    if sum(o.get("bytes_verified", 0) for o in objs) <= 0:
+        print("bblog_stats: bytes_verified 0: no drain read back what it wrote")
+    for o in objs:
+        if o.get("drains", 0) > 0 and o.get("last_drain") != "verified":
+            print("bblog_stats: last_drain %s after %s drains, expected verified"
+                  % (o.get("last_drain"), o.get("drains")))
 for o in objs:
     if want[1:] == ["ext"] and o.get("extents_drained", -1) > o.get("nprocs", 0):
         print("bblog_stats: %s extents drained by %s processes, expected one per process at most"
@@ -684,6 +693,25 @@ selected "t_merge[stats,indep1]" &&
     run_case "t_merge[stats,indep1]" t_merge 3 "bblog_indep_threshold=1" stats=2:ext
 selected "t_strided[stats,nodempi]" &&
     run_case "t_strided[stats,nodempi]" t_strided 4 "bblog_node_exchange=mpi" stats=2:nopeers
+
+# Drains that read back what they wrote (bblog_verify=true) on every path: the node exchange on
+# one node, ROMIO's two-phase exchange (nodempi; node2 with the Order exchange between
+# pseudo-nodes), independent drains, and background drains; none may report a difference.
+selected "t_strided[verify,stats]" &&
+    run_case "t_strided[verify,stats]" t_strided 4 "bblog_verify=true" stats=2:verified
+selected "t_merge[verify,stats,nodempi]" &&
+    run_case "t_merge[verify,stats,nodempi]" t_merge 4 "bblog_verify=true;bblog_node_exchange=mpi" \
+        stats=2:verified
+selected "t_merge[verify,stats,indep1]" &&
+    run_case "t_merge[verify,stats,indep1]" t_merge 3 "bblog_verify=true;bblog_indep_threshold=1" \
+        stats=2:verified
+selected "t_overlap[verify,node2]" &&
+    run_case "t_overlap[verify,node2]" t_overlap 4 "bblog_verify=true" \
+        "noforce,env=BBLOG_DEBUG_NODE_SIZE=2"
+selected "t_bgdrain[verify,proactive]" &&
+    run_case "t_bgdrain[verify,proactive]" t_bgdrain 3 \
+        "bblog_verify=true;bblog_drain=proactive;bblog_drain_interval=0.05;bblog_segment_size=64k" \
+        noforce
 
 # One-process handles of a shared file drain at the same moment: none may resize the file.
 selected "t_selfgrow[notrunc]" && run_case "t_selfgrow[notrunc]" t_selfgrow 4 "" notrunc

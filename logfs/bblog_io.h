@@ -16,6 +16,23 @@
  */
 int bblog_io_full(int fd, void *buf, size_t len, uint64_t off, int is_write, size_t *done);
 
+/*
+ * A read window over one file, for reading many small pieces in file order with few large
+ * reads (a round trip each on a FUSE or network file system): bytes [off, off + len) of the
+ * file are in buf. Zero it before first use; bblog_window_free releases it.
+ * bblog_window_read reads [off, off + n) into out: straight when n >= cap, otherwise through the
+ * window (cap bytes, allocated at the first use, refilled from off when the bytes are not in
+ * it). Returns 0 or an errno; *done < n when the file ends first.
+ */
+struct bblog_window {
+    unsigned char *buf;
+    uint64_t off;
+    size_t len;
+};
+int bblog_window_read(struct bblog_window *w, size_t cap, int fd, void *out, size_t n,
+                      uint64_t off, size_t *done);
+void bblog_window_free(struct bblog_window *w);
+
 /* fdatasync (data_only != 0) or fsync, retried on EINTR. Returns 0 or an errno. */
 int bblog_io_sync(int fd, int data_only);
 

@@ -166,6 +166,37 @@ static void ctx_put(io_context_t ctx, unsigned nr)
         io_destroy(ctx);
 }
 
+int bblog_window_read(struct bblog_window *w, size_t cap, int fd, void *out, size_t n,
+                      uint64_t off, size_t *done)
+{
+    size_t k;
+
+    if (n >= cap)
+        return bblog_io_full(fd, out, n, off, 0, done);
+    if (!w->buf && !(w->buf = malloc(cap)))
+        return ENOMEM;
+    if (off < w->off || off + n > w->off + w->len) {
+        size_t got = 0;
+        int rc = bblog_io_full(fd, w->buf, cap, off, 0, &got);
+
+        if (rc != 0)
+            return rc;
+        w->off = off;
+        w->len = got;
+    }
+    k = off + n <= w->off + w->len ? n : (size_t) (w->off + w->len - off);
+    memcpy(out, w->buf + (off - w->off), k);
+    *done = k;
+    return 0;
+}
+
+void bblog_window_free(struct bblog_window *w)
+{
+    free(w->buf);
+    w->buf = NULL;
+    w->len = 0;
+}
+
 int bblog_io_full(int fd, void *buf, size_t len, uint64_t off, int is_write, size_t *done)
 {
     unsigned char *p = buf;

@@ -440,9 +440,7 @@ struct rlog {
     char *data_path;            /* BASE.data beside the .meta file */
     int fd;                     /* BASE.data, opened on demand by pass 2; -1 when closed */
     struct stat meta_st, data_st;       /* both files as pass 1 found them */
-    unsigned char *win;         /* pass 2's read window: data bytes [win_off, win_off + win_len) */
-    uint64_t win_off;
-    size_t win_len;
+    struct bblog_window win;    /* pass 2's read window over the data log */
 };
 
 /* Gathers file-contiguous pieces into one buffer, so that a run of pieces costs one pwrite
@@ -1212,29 +1210,11 @@ static int data_fd(struct replay *R, size_t i, int *fd)
 static int data_read(struct replay *R, size_t i, int fd, unsigned char *out, size_t len,
                      uint64_t off, size_t *done)
 {
-    struct rlog *rl = &R->sel[i];
-    size_t win = ((size_t) 64 << 20) / (R->nsel ? R->nsel : 1), n;
-    int rc;
+    size_t win = ((size_t) 64 << 20) / (R->nsel ? R->nsel : 1);
 
     win = win < ((size_t) 64 << 10) ? (size_t) 64 << 10 : win > ((size_t) 1 << 20) ?
         (size_t) 1 << 20 : win;
-    if (len >= win)
-        return bblog_io_full(fd, out, len, off, 0, done);
-    if (!rl->win && !(rl->win = malloc(win)))
-        return ENOMEM;
-    if (off < rl->win_off || off + len > rl->win_off + rl->win_len) {
-        size_t got = 0;
-
-        rc = bblog_io_full(fd, rl->win, win, off, 0, &got);
-        if (rc != 0)
-            return rc;
-        rl->win_off = off;
-        rl->win_len = got;
-    }
-    n = off + len <= rl->win_off + rl->win_len ? len : (size_t) (rl->win_off + rl->win_len - off);
-    memcpy(out, rl->win + (off - rl->win_off), n);
-    *done = n;
-    return 0;
+    return bblog_window_read(&R->sel[i].win, win, fd, out, len, off, done);
 }
 
 /* Appends file bytes [off, off+n), found at data_off in log I's data file, to the write run. */
@@ -1413,7 +1393,7 @@ out:
     close_data_logs(&R);
     for (size_t i = 0; i < R.nsel; i++) {
         free(R.sel[i].data_path);
-        free(R.sel[i].win);
+        bblog_window_free(&R.sel[i].win);
     }
     free(merged);
     free(R.recs);

@@ -61,36 +61,8 @@ struct bblog_scan {
     size_t chunk_len;
     unsigned char *payload;
     size_t payload_cap;
-    unsigned char *win;                 /* data bytes [win_off, win_off + win_len) */
-    uint64_t win_off;
-    size_t win_len;
+    struct bblog_window win;            /* over the data log, for small payloads */
 };
-
-/* Reads data log bytes [off, off + len) into out, through the window for small payloads;
- * *done < len when the file ends first (it shrank since the open). */
-static int data_read(struct bblog_scan *s, unsigned char *out, size_t len, uint64_t off,
-                     size_t *done)
-{
-    size_t n;
-
-    if (len >= DATA_WINDOW)
-        return bblog_io_full(s->fd_data, out, len, off, 0, done);
-    if (!s->win && !(s->win = malloc(DATA_WINDOW)))
-        return ENOMEM;
-    if (off < s->win_off || off + len > s->win_off + s->win_len) {
-        size_t got = 0;
-        int rc = bblog_io_full(s->fd_data, s->win, DATA_WINDOW, off, 0, &got);
-
-        if (rc != 0)
-            return rc;
-        s->win_off = off;
-        s->win_len = got;
-    }
-    n = off + len <= s->win_off + s->win_len ? len : (size_t) (s->win_off + s->win_len - off);
-    memcpy(out, s->win + (off - s->win_off), n);
-    *done = n;
-    return 0;
-}
 
 /* Copies slot pos (pos + RS <= meta_size) to out. */
 static int slot_read(struct bblog_scan *s, uint64_t pos, unsigned char *out)
@@ -138,7 +110,8 @@ static int payload_check(struct bblog_scan *s, const struct bblog_log_record *r,
         s->payload = p;
         s->payload_cap = (size_t) r->len;
     }
-    rc = data_read(s, s->payload, (size_t) r->len, r->data_off, &done);
+    rc = bblog_window_read(&s->win, DATA_WINDOW, s->fd_data, s->payload, (size_t) r->len,
+                           r->data_off, &done);
     if (rc != 0)
         return rc;
     if (done < r->len || bblog_crc32c(0, s->payload, (size_t) r->len) != crc)
@@ -400,6 +373,6 @@ void bblog_scan_close(struct bblog_scan *s)
         close(s->fd_data);
     free(s->chunk);
     free(s->payload);
-    free(s->win);
+    bblog_window_free(&s->win);
     free(s);
 }

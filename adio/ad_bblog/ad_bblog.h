@@ -158,6 +158,7 @@ struct ADIOI_BBLOG_state {
     char pfs_path[PATH_MAX];            /* absolute path of the inner file */
     struct ADIOI_BBLOG_node *node;      /* node exchange of the drain, from the first drain */
     int one_node;                       /* all processes on one host (agreed at open) */
+    uint64_t host_hash;                 /* this process's host name, hashed (at open) */
     struct ADIOI_BBLOG_peers *peers;    /* other processes' published writes, or NULL */
     struct ADIOI_BBLOG_remote *remote;  /* other nodes' read servers, or NULL */
     uint64_t key[2];                    /* the open's secret, from rank 0 */

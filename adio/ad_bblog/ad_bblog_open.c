@@ -230,7 +230,7 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
      * one node, which the drain's node exchange uses (ad_bblog_node.c). */
     MPI_Get_processor_name(host, &len);
     host[len] = '\0';
-    in[HOST] = bblog_fnv1a64(host);
+    in[HOST] = st->host_hash = bblog_fnv1a64(host);
     in[HOST + 1] = ~in[HOST];
     /* Rank 0's secret of this open: other nodes' reads must show it (ad_bblog_remote.c). */
     if (st->rank == 0) {

@@ -149,8 +149,14 @@ void ADIOI_BBLOG_Clock_open(struct ADIOI_BBLOG_state *st)
 
     if (st->nprocs <= 1 || !r)
         return;
-    snprintf(st->clock_path, sizeof(st->clock_path), "%s/%.*s.clock", st->logdir,
-             (int) (r - st->log_name), st->log_name);
+    /* One per node: on a burst buffer that several nodes share, each node's processes map a
+     * file of their own (mappings of one file are not coherent across nodes). */
+    if (st->one_node)
+        snprintf(st->clock_path, sizeof(st->clock_path), "%s/%.*s.clock", st->logdir,
+                 (int) (r - st->log_name), st->log_name);
+    else
+        snprintf(st->clock_path, sizeof(st->clock_path), "%s/%.*s.%016llx.clock", st->logdir,
+                 (int) (r - st->log_name), st->log_name, (unsigned long long) st->host_hash);
     fd = open(st->clock_path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) {
         st->clock_path[0] = '\0';

@@ -418,7 +418,7 @@ int ADIOI_BBLOG_Remote_open(ADIO_File fd, struct ADIOI_BBLOG_state *st)
     MPI_Get_processor_name(host, &len);
     host[len] = '\0';
     /* BBLOG_DEBUG_NODE_SIZE cuts each host into nodes of N consecutive ranks. */
-    mine.node = bblog_fnv1a64(host);
+    mine.node = st->host_hash;
     if (st->hints.debug_node_size > 0)
         mine.node += 1 + (uint64_t) (st->rank / st->hints.debug_node_size);
     /* Every process starts one, so that the first of each node has one running before

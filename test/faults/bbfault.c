@@ -2,9 +2,11 @@
  * An LD_PRELOAD fault injector for the I/O of bblog jobs (test/faults/run-faults.sh).
  *
  * It wraps pwrite, pwritev, pread, preadv, ftruncate (and their 64 variants), open (without O_CREAT),
- * io_submit and io_getevents, and makes chosen calls on chosen files fail. Selection, all by environment
+ * io_submit, io_getevents and listen, and makes chosen calls on chosen files fail. Selection, all by environment
  * variables:
- *   BBFAULT_OP     pwrite | pread | preadv | aio_submit | aio_complete | open | ftruncate: which call
+ *   BBFAULT_OP     pwrite | pread | preadv | aio_submit | aio_complete | open | ftruncate |
+ *                  listen: which call (listen: a socket's listen fails, EADDRINUSE unless
+ *                  BBFAULT_ERR says otherwise; MPI_Init makes one first: BBFAULT_SKIP=1)
  *                  (ftruncate: a resize of the file, which fails; BBFAULT_ERR short is EIO
  *                  there). pread covers
  *                  preadv too (preadv alone: the drain's reads of the node's logs), pwrite
@@ -42,11 +44,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 enum op { OP_NONE, OP_PWRITE, OP_PREAD, OP_PREADV, OP_AIO_SUBMIT, OP_AIO_COMPLETE, OP_OPEN,
-    OP_FTRUNCATE };
+    OP_FTRUNCATE, OP_LISTEN };
 
 static struct {
     int ready;
@@ -85,9 +88,11 @@ static void setup(void)
         cfg.op = OP_OPEN;
     else if (strcmp(op, "ftruncate") == 0)
         cfg.op = OP_FTRUNCATE;
+    else if (strcmp(op, "listen") == 0)
+        cfg.op = OP_LISTEN;
     else {
         fprintf(stderr, "bbfault: BBFAULT_OP=%s: not pwrite, pread, preadv, aio_submit, "
-                "aio_complete, open or ftruncate\n", op);
+                "aio_complete, open, ftruncate or listen\n", op);
         abort();
     }
     err = getenv("BBFAULT_ERR");
@@ -357,6 +362,18 @@ ssize_t pwritev(int fd, const struct iovec *iov, int n, off_t off)
 ssize_t pwritev64(int fd, const struct iovec *iov, int n, off_t off)
 {
     return do_rwv(OP_PWRITE, "pwritev64", fd, iov, n, off);
+}
+
+int listen(int fd, int backlog)
+{
+    typedef int (*fn)(int, int);
+    fn real = (fn) next("listen", NULL);
+
+    if (hit(OP_LISTEN, fd, -1, "listen")) {
+        errno = cfg.err > 0 && getenv("BBFAULT_ERR") ? cfg.err : EADDRINUSE;
+        return -1;
+    }
+    return real(fd, backlog);
 }
 
 typedef int (*open_fn)(const char *, int, ...);

@@ -220,19 +220,20 @@ bbfull 2m   # no 4 MiB staging buffer fits
 bbfull 12m  # 4 ranks x 4 MiB do not all fit
 
 # ---- injected faults ---------------------------------------------------------------------
-# inject NAME EXPECT NW T OP PATH ERR SKIP TIMES RANK SYNC [VAR=VALUE]
+# inject NAME EXPECT NW T OP PATH ERR SKIP TIMES RANK SYNC [VAR=VALUE]...
 #   EXPECT: absorb (no error may reach the caller), report (errors allowed, of the class ERR
 #   maps to) or sync (as report, and MPI_File_sync must fail: with bblog_sync=bb, a sync after
 #   a failed log write cannot have made the data durable)
 inject() {
     local name="inject[$1]" expect=$2 nw=$3 t=$4 op=$5 path=$6 err=$7 skip=$8 times=$9
-    local rank=${10} sync=${11} extra=${12:-} bad
+    local rank=${10} sync=${11} bad
+    local -a extra=("${@:12}")
     local -a envs=(BBLOG_SYNC="$sync" LD_PRELOAD="$work/bbfault.so" BBFAULT_OP="$op"
                    BBFAULT_PATH="$path" BBFAULT_ERR="$err" BBFAULT_SKIP="$skip"
                    BBFAULT_TIMES="$times" BBFAULT_LOG="$work/$name/faults.log")
     selected "$name" || return 0
     [ "$rank" != all ] && envs+=(BBFAULT_RANK="$rank")
-    [ -n "$extra" ] && envs+=("$extra")
+    envs+=("${extra[@]}")
     run_job "$name" "bblog:@/pfs/target.out" "$nw" "$t" "${envs[@]}"
     check_job
     if [ "$expect" = sync ] && ! echo "$errs" | grep -q '^sync '; then
@@ -292,9 +293,12 @@ inject node-open-eio     absorb $large open         .data EIO    0 1 1   pfs
 inject node-list-open-eio absorb $large open        .list EIO    0 1 1   pfs
 inject node-list-read-eio report $large pread       .list EIO    0 1 1   pfs
 inject pfs-write-short   absorb $small pwrite  target.out short  0 0 all pfs
-inject pfs-write-eio     report $small pwrite  target.out EIO    0 1 0   pfs
+# One rank's write fails: BBLOG_DEBUG_STATIC_CHUNKS=1 gives rank 0 its equal run of each round's
+# chunks, so that it writes at all (taking chunks in turn, a slow rank 0 may get none).
+static=BBLOG_DEBUG_STATIC_CHUNKS=1
+inject pfs-write-eio     report $small pwrite  target.out EIO    0 1 0   pfs $static
 inject pfs-write-enospc-all report $small pwrite target.out ENOSPC 0 0 all pfs
-inject pfs-write-eio-nomap report $small pwrite target.out EIO    0 1 0   pfs $nomap
+inject pfs-write-eio-nomap report $small pwrite target.out EIO    0 1 0   pfs $nomap $static
 inject pfs-write-short-nomap absorb $small pwrite target.out short 0 0 all pfs $nomap
 # Silent damage: the first PFS write of each rank lands with its first byte inverted. With bblog_verify=true
 # the drain reads back what it wrote, finds it, and fails the sync; the logs stay, and the

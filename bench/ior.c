@@ -19,7 +19,8 @@
  * Timing (MPI_Wtime, a barrier before each phase, each phase reduced to its maximum over ranks):
  * open, write phase (first write call to last write return), close, and end-to-end (open start to
  * close end, barriers between phases included). Bandwidths are aggregate bytes over those times.
- * Rank 0 prints the parameters and timings, as text or (--json) as one JSON object on one line,
+ * The longest single write call of any rank is reported too (max_call_s). Rank 0 prints the
+ * parameters and timings, as text or (--json) as one JSON object on one line,
  * with the peak resident memory of the largest rank (max_rss_kib).
  *
  * Exit status: 0 success, 1 MPI-IO error, 2 usage error, 3 verification found errors.
@@ -58,7 +59,7 @@ struct opts {
 };
 
 /* Per-rank phase durations and peak resident memory (KiB), reduced with MPI_MAX. */
-enum { T_OPEN, T_WRITE, T_CLOSE, T_TOTAL, T_VERIFY, T_RSS, T_COUNT };
+enum { T_OPEN, T_WRITE, T_CLOSE, T_TOTAL, T_VERIFY, T_RSS, T_MAXCALL, T_COUNT };
 
 static int g_rank;
 
@@ -417,8 +418,8 @@ static void report(const struct opts *o, MPI_Info info_used, int nprocs, const d
                 (long long)transfers_per_rank(o));
         fprintf(f, "  open %.6f s  write %.6f s  close %.6f s  total %.6f s\n", t[T_OPEN],
                 t[T_WRITE], t[T_CLOSE], t[T_TOTAL]);
-        fprintf(f, "  write phase %.1f MiB/s  end-to-end %.1f MiB/s\n",
-                total / mib / t[T_WRITE], total / mib / t[T_TOTAL]);
+        fprintf(f, "  write phase %.1f MiB/s  end-to-end %.1f MiB/s  longest write call %.6f s\n",
+                total / mib / t[T_WRITE], total / mib / t[T_TOTAL], t[T_MAXCALL]);
         if (o->verify)
             fprintf(f, "  verify: %s (%" PRIu64 " bad bytes, first at %lld; size %lld, "
                        "expected %lld) in %.3f s\n",
@@ -454,8 +455,8 @@ static void report(const struct opts *o, MPI_Info info_used, int nprocs, const d
     json_info(f, info_used);
     fprintf(f, ", \"open_s\": %.6f, \"write_s\": %.6f, \"close_s\": %.6f, \"total_s\": %.6f",
             t[T_OPEN], t[T_WRITE], t[T_CLOSE], t[T_TOTAL]);
-    fprintf(f, ", \"write_MiBps\": %.2f, \"total_MiBps\": %.2f", total / mib / t[T_WRITE],
-            total / mib / t[T_TOTAL]);
+    fprintf(f, ", \"write_MiBps\": %.2f, \"total_MiBps\": %.2f, \"max_call_s\": %.6f",
+            total / mib / t[T_WRITE], total / mib / t[T_TOTAL], t[T_MAXCALL]);
     if (o->verify)
         fprintf(f, ", \"verify\": {\"ok\": %s, \"bad_bytes\": %" PRIu64 ", \"first_bad\": %lld"
                    ", \"size\": %lld, \"expected_size\": %lld, \"time_s\": %.6f}",
@@ -533,6 +534,7 @@ int main(int argc, char **argv)
     for (MPI_Offset i = 0; i < n; i++) {
         MPI_Offset off = xfer_offset(&o, g_rank, nprocs, i);
         const unsigned char *p = data + i * o.transfer;
+        double tc = MPI_Wtime();
 
         if (o.collective)
             err = MPI_File_write_at_all(fh, off, p, (int)o.transfer, MPI_BYTE,
@@ -541,6 +543,9 @@ int main(int argc, char **argv)
             err = MPI_File_write_at(fh, off, p, (int)o.transfer, MPI_BYTE, MPI_STATUS_IGNORE);
         if (err != MPI_SUCCESS)
             die_mpi(err, "write to", o.file);
+        tc = MPI_Wtime() - tc;
+        if (tc > t_local[T_MAXCALL])
+            t_local[T_MAXCALL] = tc;   /* the longest single write call (a stall shows here) */
     }
     t_last = MPI_Wtime();
     t_local[T_WRITE] = t_last - t_first;

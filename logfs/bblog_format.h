@@ -1,5 +1,6 @@
 /*
- * The on-disk format of a bblog log, version 2 (DESIGN.md section 4).
+ * The on-disk format of a bblog log, version 3 (DESIGN.md section 4). Version 2 logs (no
+ * trim point, below) are read as well.
  *
  * A log is a pair of files that share a base name:
  *   BASE.meta  a 4096-byte header, then fixed-size 64-byte records, one per logged extent;
@@ -46,7 +47,9 @@
  *    16  u64  seq                 seq of the last record written before the sync (0: none)
  *    24  u64  meta_end            BASE.meta bytes durable: header_size + records * 64
  *    32  u64  data_end            BASE.data bytes durable
- *    40       zeros
+ *    40  u64  trim                payload bytes below this data offset are drained (trim point,
+ *                                 below); 0 in version 2
+ *    48       zeros
  *   508  u32  slot_crc            CRC32C over bytes [0, 508) of the slot
  * Records in slots below meta_end, and their payloads, were acknowledged by a sync: damage to
  * them is corruption, never a torn tail (bblog_log.h, scan.c).
@@ -60,7 +63,8 @@
  *    40  u32  gen                 ordering stamp: 2c + 1 for a write made inside the writer's
  *                                 collective call number c on the file (from 0), 2c for one
  *                                 made after c collective calls and outside any
- *    44  u32  flags               0, or BBLOG_REC_KEEP: a keep record (below)
+ *    44  u32  flags               0, BBLOG_REC_KEEP: a keep record, or BBLOG_REC_PFS: a PFS
+ *                                 record (below)
  *    48  u32  data_crc            CRC32C of the payload
  *    52  u32  reserved            0
  *    56  u32  reserved2           0
@@ -71,6 +75,18 @@
  * (partly) past the end of BASE.meta, ends the log. Ordering rule of the writer: a record
  * reaches BASE.meta only after its payload is durable in BASE.data, so a record with a valid
  * rec_crc whose payload is missing or fails its CRC was damaged after the fact.
+ *
+ * Trim point: a writer whose burst buffer is smaller than its output drains its oldest
+ * payloads while the file stays open and gives their space back to the device (holes punched
+ * in BASE.data). Every payload byte below the trim point of the newest sync slot is on the
+ * PFS already (made durable there before the slot was written) or was overwritten by a later
+ * record, so replay does not write it: a record wholly below the trim point is not replayed,
+ * and one the trim point cuts is replayed from the trim point on, without its payload CRC (the
+ * bytes below were punched). The trimmed bytes still take their place in the replay order: an
+ * older record of another log must not be written over them (the PFS holds them, or a newer
+ * record that replay writes). Holes are punched only below the trim point of
+ * a durable slot, so the older slot, which a torn write of the newer one leaves, never names
+ * punched bytes as live.
  *
  * Draining: after the data of epoch E is on the parallel file system, the writer rewrites the
  * header with epoch E+1 (and both sync slots empty) and makes it durable, then may truncate
@@ -94,6 +110,12 @@
  * whose epoch holds keep records replays only the bytes of its data records inside their
  * union; without keep records, all of them.
  *
+ * PFS records (flags BBLOG_REC_PFS, version 3) carry no payload either: data_off is the data
+ * log's end, data_crc is 0, and [off, off+len) names file bytes this process wrote straight to
+ * the PFS file at gen, which were durable there before the record was. Replay writes nothing
+ * for them, but orders them like data records, so that an older record of another log is not
+ * written over those bytes. Records below the trim point take part the same way.
+ *
  * Replay order across the ranks of one file: by gen, then by rank, then by seq. gen never
  * decreases within a log, and every process counts the same collective calls, so a write made
  * after a collective call replays after one made in it or before it, on any rank. Within one
@@ -108,7 +130,8 @@
 
 #define BBLOG_MAGIC             UINT64_C(0x314D474F4C424242)    /* "BBBLOGM1" read LE */
 #define BBLOG_MAGIC_SWAPPED     UINT64_C(0x4242424C4F474D31)
-#define BBLOG_FORMAT_VERSION    2u
+#define BBLOG_FORMAT_VERSION    3u
+#define BBLOG_FORMAT_VERSION_MIN 2u     /* oldest version readers accept */
 #define BBLOG_HEADER_SIZE       4096u
 #define BBLOG_RECORD_SIZE       64u
 #define BBLOG_JOB_ID_MAX        64u
@@ -116,6 +139,12 @@
 #define BBLOG_SYNC_SLOT_SIZE    512u
 
 #define BBLOG_REC_KEEP          1u      /* record flags: a keep record, no payload */
+#define BBLOG_REC_PFS           2u      /* a PFS record (version 3), no payload */
+#define BBLOG_REC_NO_PAYLOAD    (BBLOG_REC_KEEP | BBLOG_REC_PFS)
+/* Never on disk, set by the scanner (bblog_log.h): a record the trim point cut, and one wholly
+ * below it. */
+#define BBLOG_REC_CUT           0x100u
+#define BBLOG_REC_TRIMMED       0x200u
 
 /* Header field offsets. */
 #define BBLOG_H_MAGIC           0
@@ -143,6 +172,7 @@
 #define BBLOG_S_SEQ             16
 #define BBLOG_S_META_END        24
 #define BBLOG_S_DATA_END        32
+#define BBLOG_S_TRIM            40
 #define BBLOG_S_CRC             508
 
 /* Record field offsets. */

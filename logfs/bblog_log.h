@@ -55,6 +55,20 @@ int bblog_log_append(struct bblog_log *log, uint64_t off, uint64_t len, const vo
  */
 int bblog_log_keep(struct bblog_log *log, uint64_t off, uint64_t len);
 
+/* Appends a PFS record (bblog_format.h): [off, off+len) was written straight to the PFS file
+ * at the current gen. The caller makes those bytes durable there before the log's next sync. */
+int bblog_log_pfs(struct bblog_log *log, uint64_t off, uint64_t len);
+
+/*
+ * Moves the trim point (bblog_format.h) up to upto: every payload byte below it is on the PFS
+ * and durable there, or overwritten by a later record of this log; the caller vouches for
+ * that. Makes the log durable with the new trim point in its sync slot, then punches holes
+ * below it in the data log (whole 4 KiB blocks), giving their space back to the device. A file
+ * system that cannot punch holes keeps the space (stats: punched stays behind trimmed). 0 when
+ * upto is not above the current trim point; BBLOG_EINVAL past the data log's end.
+ */
+int bblog_log_trim(struct bblog_log *log, uint64_t upto);
+
 /* Makes everything appended so far durable: payloads, then records, then the header's sync
  * slot that says so (bblog_format.h). */
 int bblog_log_sync(struct bblog_log *log);
@@ -110,6 +124,8 @@ struct bblog_log_stats {
     uint64_t waits;             /* times an append waited for a free staging buffer */
     uint64_t failures;          /* failed log writes (a drain may have made them harmless) */
     int last_failure;           /* the errno or BBLOG_E* code of the last one */
+    uint64_t trim;              /* trim point of this epoch (bblog_log_trim) */
+    uint64_t punched;           /* data log bytes given back to the device, this epoch */
     double append_seconds;      /* time inside bblog_log_append */
     double sync_seconds;        /* time inside bblog_log_sync */
     int direct;                 /* data log opened with O_DIRECT */
@@ -139,6 +155,7 @@ int bblog_log_userdir(const char *dir, char *out, size_t outlen);
 struct bblog_log_synced {
     uint64_t count;             /* 0: no sync of this epoch */
     uint64_t epoch, seq, meta_end, data_end;
+    uint64_t trim;              /* trim point (bblog_format.h); 0 in version 2 */
 };
 
 struct bblog_log_header {
@@ -157,6 +174,7 @@ struct bblog_log_header {
 struct bblog_log_record {
     uint64_t seq, off, len, data_off, epoch;
     uint32_t gen, flags;
+    uint64_t cut;               /* scanner: bytes the trim point took off the front (flags) */
     uint64_t slot;              /* byte position of the record in the meta file */
 };
 
@@ -182,14 +200,19 @@ const struct bblog_log_header *bblog_scan_header(const struct bblog_scan *s);
 
 /*
  * Returns the next record and its verified payload: 1 with *rec filled and *payload pointing at
- * rec->len bytes (valid until the next call), 0 at the clean end of the log, or a negative code:
- * BBLOG_ETORN when the log ends in a partially written record or payload (nothing valid after
+ * rec->len bytes (valid until the next call). A record of the header's epoch wholly below the
+ * trim point comes back with BBLOG_REC_TRIMMED in flags and no payload (NULL); one the trim
+ * point cuts comes back as its part from the trim point on (off, len and data_off moved by
+ * rec->cut), with BBLOG_REC_CUT in flags and its payload unverified.
+ * 0 at the clean end of the log, or a negative code: BBLOG_ETORN when the log ends in a partially written record or payload (nothing valid after
  * it), BBLOG_ECORRUPT when a bad record or payload is followed by valid records. After a
  * negative return, bblog_scan_bad_pos() tells the meta-file byte position of the bad slot and
  * bblog_scan_next keeps returning the same code. Records of every epoch are returned; callers
  * compare rec->epoch with the header's epoch.
  */
 int bblog_scan_next(struct bblog_scan *s, struct bblog_log_record *rec, const void **payload);
+/* Records returned so far with BBLOG_REC_TRIMMED. */
+uint64_t bblog_scan_trimmed(const struct bblog_scan *s);
 uint64_t bblog_scan_bad_pos(const struct bblog_scan *s);
 
 /* Kinds of damage (scan.c says which are torn tails and which corruption). */

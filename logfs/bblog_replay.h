@@ -80,6 +80,8 @@ struct bblog_replay_log {
                                  * not below the header's drained_gen */
     uint64_t undrained_bytes;   /* their payload bytes */
     uint32_t min_gen, max_gen;  /* over undrained records; both 0 when there are none */
+    uint64_t marked_records;    /* PFS records and records below the trim point, of the same
+                                 * epoch and gens: replay orders them against the others */
 };
 
 struct bblog_replay_list {
@@ -169,6 +171,8 @@ struct bblog_replay_report {
     size_t ntorn;
     uint64_t records;                   /* undrained records applied */
     uint64_t stale_records;             /* records of older (drained) epochs skipped */
+    uint64_t marked_records;            /* PFS records and records below their log's trim
+                                         * point: ordered, not written (bblog_format.h) */
     uint32_t drained_gen;               /* greatest drained_gen of the file's logs of the job:
                                          * records of lower gen were drained, and skipped */
     uint64_t bytes_logged;              /* payload bytes of the applied records */

@@ -57,6 +57,7 @@ void bblog_sync_slot_encode(const struct bblog_log_synced *y, unsigned char *buf
     bblog_put_le64(buf + BBLOG_S_SEQ, y->seq);
     bblog_put_le64(buf + BBLOG_S_META_END, y->meta_end);
     bblog_put_le64(buf + BBLOG_S_DATA_END, y->data_end);
+    bblog_put_le64(buf + BBLOG_S_TRIM, y->trim);
     bblog_put_le32(buf + BBLOG_S_CRC, bblog_crc32c(0, buf, BBLOG_S_CRC));
 }
 
@@ -67,7 +68,8 @@ int bblog_sync_slot_decode(const unsigned char *buf, struct bblog_log_synced *y)
         return 1;
     /* count 0 and a meta_end inside the header are never written: only damage makes them. */
     if (bblog_get_le32(buf + BBLOG_S_CRC) != bblog_crc32c(0, buf, BBLOG_S_CRC)
-        || !all_zero(buf, BBLOG_S_DATA_END + 8, BBLOG_S_CRC)
+        || !all_zero(buf, BBLOG_S_TRIM + 8, BBLOG_S_CRC)
+        || bblog_get_le64(buf + BBLOG_S_TRIM) > bblog_get_le64(buf + BBLOG_S_DATA_END)
         || bblog_get_le64(buf + BBLOG_S_COUNT) == 0
         || bblog_get_le64(buf + BBLOG_S_META_END) < BBLOG_HEADER_SIZE
         || (bblog_get_le64(buf + BBLOG_S_META_END) - BBLOG_HEADER_SIZE) % BBLOG_RECORD_SIZE)
@@ -77,6 +79,7 @@ int bblog_sync_slot_decode(const unsigned char *buf, struct bblog_log_synced *y)
     y->seq = bblog_get_le64(buf + BBLOG_S_SEQ);
     y->meta_end = bblog_get_le64(buf + BBLOG_S_META_END);
     y->data_end = bblog_get_le64(buf + BBLOG_S_DATA_END);
+    y->trim = bblog_get_le64(buf + BBLOG_S_TRIM);
     return 0;
 }
 
@@ -85,7 +88,7 @@ int bblog_header_decode(const unsigned char buf[BBLOG_HEADER_SIZE], struct bblog
     uint64_t magic = bblog_get_le64(buf + BBLOG_H_MAGIC);
     const unsigned char *job = buf + BBLOG_H_JOB_ID;
     const unsigned char *path = buf + BBLOG_H_PATH;
-    uint32_t rank, nprocs, plen;
+    uint32_t rank, nprocs, plen, version;
     size_t jlen;
 
     /* Magic, then version, before anything else: a future version may move every other
@@ -94,7 +97,8 @@ int bblog_header_decode(const unsigned char buf[BBLOG_HEADER_SIZE], struct bblog
         return BBLOG_EENDIAN;
     if (magic != BBLOG_MAGIC)
         return BBLOG_EBADMAGIC;
-    if (bblog_get_le32(buf + BBLOG_H_VERSION) != BBLOG_FORMAT_VERSION)
+    version = bblog_get_le32(buf + BBLOG_H_VERSION);
+    if (version < BBLOG_FORMAT_VERSION_MIN || version > BBLOG_FORMAT_VERSION)
         return BBLOG_EVERSION;
     if (bblog_get_le32(buf + BBLOG_H_CRC) != bblog_crc32c(0, buf, BBLOG_H_CRC))
         return BBLOG_EBADHDR;
@@ -116,7 +120,7 @@ int bblog_header_decode(const unsigned char buf[BBLOG_HEADER_SIZE], struct bblog
         return BBLOG_EBADHDR;
 
     memset(h, 0, sizeof *h);
-    h->version = BBLOG_FORMAT_VERSION;
+    h->version = version;
     h->rank = rank;
     h->nprocs = nprocs;
     h->create_time_ns = bblog_get_le64(buf + BBLOG_H_CTIME);

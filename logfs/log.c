@@ -104,6 +104,8 @@ struct bblog_log {
     unsigned nst, cur, nbusy;
     size_t ssize;
     uint64_t data_end;          /* logical size of the data log in this epoch */
+    uint64_t trim;              /* trim point of this epoch (bblog_log_trim) */
+    uint64_t punched;           /* data log bytes below this are holes */
     uint64_t submitted_end;
     unsigned char *rbuf;        /* pending encoded records */
     size_t rcount, rcap;
@@ -554,7 +556,21 @@ out:
     return leave(log, rc);
 }
 
+static int no_payload_record(struct bblog_log *log, uint64_t off, uint64_t len,
+                             uint32_t flags);
+
 int bblog_log_keep(struct bblog_log *log, uint64_t off, uint64_t len)
+{
+    return no_payload_record(log, off, len, BBLOG_REC_KEEP);
+}
+
+int bblog_log_pfs(struct bblog_log *log, uint64_t off, uint64_t len)
+{
+    return no_payload_record(log, off, len, BBLOG_REC_PFS);
+}
+
+static int no_payload_record(struct bblog_log *log, uint64_t off, uint64_t len,
+                             uint32_t flags)
 {
     struct bblog_log_record r;
     int rc;
@@ -577,7 +593,7 @@ int bblog_log_keep(struct bblog_log *log, uint64_t off, uint64_t len)
     r.data_off = log->data_end;
     r.epoch = log->hdr.epoch;
     r.gen = log->gen;
-    r.flags = BBLOG_REC_KEEP;
+    r.flags = flags;
     bblog_record_encode(&r, 0, log->rbuf + log->rcount * BBLOG_RECORD_SIZE);
     log->rcount++;
     return 0;
@@ -593,7 +609,8 @@ static int sync_slot_write(struct bblog_log *log)
     uint64_t meta_end = BBLOG_HEADER_SIZE + log->rec_written * BBLOG_RECORD_SIZE;
     int rc;
 
-    if (y->count > 0 && y->meta_end == meta_end && y->data_end == log->data_end)
+    if (y->count > 0 && y->meta_end == meta_end && y->data_end == log->data_end &&
+        y->trim == log->trim)
         return 0;
     if (y->count == 0 && log->rec_written == 0)
         return 0;
@@ -602,6 +619,7 @@ static int sync_slot_write(struct bblog_log *log)
     y->seq = log->seq;
     y->meta_end = meta_end;
     y->data_end = log->data_end;
+    y->trim = log->trim;
     bblog_sync_slot_encode(y, slot);
     rc = bblog_io_full(log->fd_meta, slot, sizeof slot,
                        y->count % 2 ? BBLOG_H_SYNC1 : BBLOG_H_SYNC0, 1, NULL);
@@ -655,6 +673,31 @@ int bblog_log_sync(struct bblog_log *log)
         rc = sync_slot_write(log);
     log->stats.sync_seconds += now() - t0;
     return leave(log, rc);
+}
+
+int bblog_log_trim(struct bblog_log *log, uint64_t upto)
+{
+    uint64_t end;
+    int rc;
+
+    if (log == NULL || upto > log->data_end)
+        return BBLOG_EINVAL;
+    if (upto <= log->trim)
+        return 0;
+    log->trim = upto;
+    rc = bblog_log_sync(log);
+    if (rc != 0)
+        return rc;
+    /* Only now, with the slot that names the new trim point durable (sync waited for every
+     * write in flight), may its bytes become holes. */
+    end = upto & ~(uint64_t) (ALIGN - 1);
+    if (end > log->punched) {
+        if (fallocate(log->fd_rdata, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                      (off_t) log->punched, (off_t) (end - log->punched)) == 0)
+            log->punched = end;
+        /* else: no holes on this file system; the bytes stay allocated until the drain. */
+    }
+    return 0;
 }
 
 int bblog_log_flush(struct bblog_log *log)
@@ -788,6 +831,8 @@ int bblog_log_mark_drained_gen(struct bblog_log *log, uint32_t drained_gen)
         log->st[i].fill = 0;
     }
     log->data_end = 0;
+    log->trim = 0;
+    log->punched = 0;
     log->submitted_end = 0;
     log->rcount = 0;
     log->rec_written = 0;
@@ -808,6 +853,8 @@ void bblog_log_get_stats(const struct bblog_log *log, struct bblog_log_stats *st
 {
     *st = log->stats;
     st->data_size = log->data_end;
+    st->trim = log->trim;
+    st->punched = log->punched;
     st->epoch = log->hdr.epoch;
     st->direct = log->direct;
     st->aio = log->aio;

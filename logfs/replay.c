@@ -120,6 +120,10 @@ int bblog_replay_inspect(const char *meta_path, struct bblog_replay_log *out)
         out->records++;
         if (r.epoch != out->epoch || r.gen < out->drained_gen || (r.flags & BBLOG_REC_KEEP))
             continue;
+        if (r.flags & (BBLOG_REC_PFS | BBLOG_REC_TRIMMED)) {
+            out->marked_records++;
+            continue;
+        }
         if (out->undrained_records == 0 || r.gen < out->min_gen)
             out->min_gen = r.gen;
         if (out->undrained_records == 0 || r.gen > out->max_gen)
@@ -430,6 +434,7 @@ struct rrec {
     uint64_t off, len, seq, data_off;
     uint64_t vsrc;              /* payload position in the concatenation of all kept payloads */
     uint32_t gen, rank;
+    int trimmed;                /* below its log's trim point: ordered, never written */
     size_t log;                 /* index of its log in the selection */
 };
 
@@ -484,13 +489,15 @@ void bblog_replay_report_free(struct bblog_replay_report *rep)
     memset(rep, 0, sizeof *rep);
 }
 
-/* Whether a log takes part in the checks and the replay: it has undrained records, or it
+/* Whether a log takes part in the checks and the replay: it has undrained records (or
+ * markers that order against other logs' records, bblog_format.h), or it
  * ended in a way (corruption, a read error) that must refuse its file. A fully drained log,
  * e.g. one an earlier open or an earlier job kept with bblog_keep_logs, holds nothing to apply
  * and is only counted. */
 static int has_data(const struct bblog_replay_log *l)
 {
-    return l->undrained_records > 0 || (l->scan_rc != 0 && l->scan_rc != BBLOG_ETORN);
+    return l->undrained_records > 0 || l->marked_records > 0 ||
+        (l->scan_rc != 0 && l->scan_rc != BBLOG_ETORN);
 }
 
 static int cmp_u32(const void *pa, const void *pb)
@@ -879,6 +886,30 @@ struct range {
     uint64_t lo, hi;
 };
 
+/* File bytes that replay must not write older records over, without writing them itself: a PFS
+ * record's, and those below the trim point (bblog_format.h). */
+struct marks {
+    struct rrec *v;
+    size_t n, cap;
+};
+
+static int add_mark(struct marks *m, const struct bblog_log_record *r, uint64_t off,
+                    uint64_t len, uint32_t rank, size_t li)
+{
+    if (m->n == m->cap) {
+        size_t ncap = m->cap ? 2 * m->cap : 64;
+        struct rrec *nv = realloc(m->v, ncap * sizeof *nv);
+
+        if (!nv)
+            return ENOMEM;
+        m->v = nv;
+        m->cap = ncap;
+    }
+    m->v[m->n++] = (struct rrec) { .off = off, .len = len, .seq = r->seq, .gen = r->gen,
+        .rank = rank, .log = li, .trimmed = 1 };
+    return 0;
+}
+
 static int cmp_range(const void *pa, const void *pb)
 {
     const struct range *a = pa, *b = pb;
@@ -977,6 +1008,7 @@ static int verify_pass(struct replay *R)
      * other processes wrote there since. */
     uint32_t drained_gen = R->rep->drained_gen;
     struct range *keep = NULL;
+    struct marks marks = { NULL, 0, 0 };
     size_t first, nkeep, keep_cap = 0;
     uint64_t vfirst;
     int rc = 0;
@@ -1072,8 +1104,18 @@ static int verify_pass(struct replay *R)
                 R->rep->stale_records++;
                 continue;
             }
-            rc = keep_record(R, i, &r, &vsrc);
-            if (rc != 0)
+            if (r.flags & (BBLOG_REC_PFS | BBLOG_REC_TRIMMED)) {
+                R->rep->marked_records++;
+                rc = add_mark(&marks, &r, r.off, r.len, l->rank, i);
+            } else if (r.cut > 0) {
+                rc = add_mark(&marks, &r, r.off - r.cut, r.cut, l->rank, i);
+            }
+            if (rc != 0) {
+                set_err(R->err, rc, l->meta_path, "out of memory");
+                break;
+            }
+            if (!(r.flags & (BBLOG_REC_PFS | BBLOG_REC_TRIMMED)) &&
+                (rc = keep_record(R, i, &r, &vsrc)) != 0)
                 break;
         }
         if (rc == 0 && nkeep > 0 && (n == 0 || n == BBLOG_ETORN)) {
@@ -1081,6 +1123,17 @@ static int verify_pass(struct replay *R)
             if (rc != 0)
                 set_err(R->err, rc, l->meta_path, "out of memory");
         }
+        /* After the keep restriction, which is about what the log owes, not about what it
+         * must protect. */
+        for (size_t j = 0; rc == 0 && j < marks.n; j++) {
+            marks.v[j].vsrc = vsrc;
+            vsrc += marks.v[j].len;
+            if (push_rec(R, &marks.v[j]) != 0) {
+                rc = ENOMEM;
+                set_err(R->err, rc, l->meta_path, "out of memory for the record list");
+            }
+        }
+        marks.n = 0;
         if (rc == 0 && n == BBLOG_ETORN) {
             R->rep->torn[R->rep->ntorn++] = rl->index;
         } else if (rc == 0 && n != 0) {
@@ -1091,6 +1144,7 @@ static int verify_pass(struct replay *R)
         bblog_scan_close(s);
     }
     free(keep);
+    free(marks.v);
     if (rc == 0 && R->rep->nlosses > 0) {
         const struct bblog_replay_loss *f = &R->rep->losses[0];
         uint64_t synced = 0;
@@ -1109,7 +1163,7 @@ static int verify_pass(struct replay *R)
         }
     }
     for (size_t j = 0; j < R->nrecs; j++)       /* after any keep restriction */
-        if (R->recs[j].off + R->recs[j].len > R->rep->file_end)
+        if (!R->recs[j].trimmed && R->recs[j].off + R->recs[j].len > R->rep->file_end)
             R->rep->file_end = R->recs[j].off + R->recs[j].len;
     return rc;
 }
@@ -1159,6 +1213,29 @@ static size_t rec_at(const struct rrec *recs, size_t n, uint64_t v)
             hi = mid;
     }
     return lo;
+}
+
+/* Bytes of the merged extents that replay writes: all but those of trimmed records. */
+static uint64_t to_write(const struct replay *R, const struct bblog_seg *segs, size_t nseg)
+{
+    uint64_t total = 0;
+
+    for (size_t j = 0; j < nseg; j++) {
+        uint64_t v = segs[j].src, n = segs[j].len;
+        size_t k = rec_at(R->recs, R->nrecs, v);
+
+        while (n > 0) {
+            const struct rrec *r = &R->recs[k++];
+            uint64_t piece = r->vsrc + r->len - v;
+
+            if (piece > n)
+                piece = n;
+            total += r->trimmed ? 0 : piece;
+            v += piece;
+            n -= piece;
+        }
+    }
+    return total;
 }
 
 static int wbuf_flush(struct replay *R, struct wbuf *w)
@@ -1278,7 +1355,9 @@ static int apply_pass(struct replay *R, const struct bblog_seg *segs, size_t nse
 
             if (piece > n)
                 piece = n;
-            rc = gather(R, w, r->log, r->data_off + (v - r->vsrc), off, piece);
+            /* Trimmed bytes: the PFS file holds them (or what wins over them) already. */
+            if (!r->trimmed)
+                rc = gather(R, w, r->log, r->data_off + (v - r->vsrc), off, piece);
             off += piece;
             v += piece;
             n -= piece;
@@ -1349,8 +1428,7 @@ int bblog_replay_file(const struct bblog_replay_list *list, const struct bblog_r
     if (rc != 0)
         goto out;
     rep->extents = nmerged;
-    for (size_t i = 0; i < nmerged; i++)
-        rep->bytes_written += merged[i].len;
+    rep->bytes_written = to_write(&R, merged, nmerged);
     if (opts->dry_run)
         goto out;
 

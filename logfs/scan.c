@@ -49,6 +49,8 @@ struct bblog_scan {
     int fd_meta, fd_data;               /* fd_data -1 when the data log is missing */
     uint64_t meta_size, data_size;      /* as found at open */
     uint64_t synced_end;                /* meta_end of the last sync, 0 if none */
+    uint64_t trim;                      /* the last sync's trim point (bblog_format.h) */
+    uint64_t trimmed;                   /* records skipped below it */
     struct bblog_log_header hdr;
     uint64_t pos;                       /* next slot */
     uint64_t last_seq;                  /* seq of the previous record, when have_seq */
@@ -94,7 +96,7 @@ static int payload_check(struct bblog_scan *s, const struct bblog_log_record *r,
     size_t done = 0;
     int rc;
 
-    if (r->flags & BBLOG_REC_KEEP)     /* no payload (bblog_format.h) */
+    if (r->flags & BBLOG_REC_NO_PAYLOAD)       /* bblog_format.h */
         return crc == 0 ? PAYLOAD_OK : PAYLOAD_BAD;
     if (s->fd_data < 0)
         return PAYLOAD_BAD;
@@ -114,7 +116,10 @@ static int payload_check(struct bblog_scan *s, const struct bblog_log_record *r,
                            r->data_off, &done);
     if (rc != 0)
         return rc;
-    if (done < r->len || bblog_crc32c(0, s->payload, (size_t) r->len) != crc)
+    if (done < r->len)
+        return PAYLOAD_BAD;
+    /* A record the trim point cut: what lay below was punched, the CRC cannot be checked. */
+    if (!(r->flags & BBLOG_REC_CUT) && bblog_crc32c(0, s->payload, (size_t) r->len) != crc)
         return PAYLOAD_BAD;
     return PAYLOAD_OK;
 }
@@ -203,7 +208,27 @@ int bblog_scan_next(struct bblog_scan *s, struct bblog_log_record *rec, const vo
     if (r.len == 0 || r.epoch > s->hdr.epoch || r.seq == 0
         || (s->have_seq && (s->last_seq == UINT64_MAX || r.seq != s->last_seq + 1)))
         return damage(s, pos, BBLOG_DMG_IMPOSSIBLE, &r);
-    if (s->fd_data < 0 && !(r.flags & BBLOG_REC_KEEP))
+    if (r.flags & (BBLOG_REC_CUT | BBLOG_REC_TRIMMED))  /* never written: a damaged record */
+        return damage(s, pos, BBLOG_DMG_IMPOSSIBLE, &r);
+    r.cut = 0;
+    if (!(r.flags & BBLOG_REC_NO_PAYLOAD) && r.epoch == s->hdr.epoch && r.data_off < s->trim) {
+        uint64_t cut = s->trim - r.data_off;
+        if (cut >= r.len) {     /* no payload left to check */
+            r.flags |= BBLOG_REC_TRIMMED;
+            r.slot = pos;
+            *rec = r;
+            *payload = NULL;
+            s->pos = pos + RS;
+            s->last_seq = r.seq;
+            s->have_seq = 1;
+            s->trimmed++;
+            return 1;
+        }
+        r.off += cut, r.len -= cut, r.data_off += cut;
+        r.cut = cut;
+        r.flags |= BBLOG_REC_CUT;
+    }
+    if (s->fd_data < 0 && !(r.flags & BBLOG_REC_NO_PAYLOAD))
         return damage(s, pos, BBLOG_DMG_NO_DATA, &r);
     rc = payload_check(s, &r, crc);
     if (rc == PAYLOAD_BAD)
@@ -213,7 +238,7 @@ int bblog_scan_next(struct bblog_scan *s, struct bblog_log_record *rec, const vo
         return scan_stop(s, pos, rc);
     r.slot = pos;
     *rec = r;
-    *payload = r.flags & BBLOG_REC_KEEP ? NULL : s->payload;
+    *payload = r.flags & BBLOG_REC_NO_PAYLOAD ? NULL : s->payload;
     s->pos = pos + RS;
     s->last_seq = r.seq;
     s->have_seq = 1;
@@ -333,8 +358,10 @@ int bblog_scan_open(const char *meta_path, struct bblog_scan **out)
     /* A damaged sync slot can only be torn by a crash while it was written, after the records
      * it covered were durable, or damaged after the fact: either way no record in the file
      * is a torn tail, and every bad one is corruption. */
-    if (s->hdr.synced.count > 0)
+    if (s->hdr.synced.count > 0) {
         s->synced_end = s->hdr.synced.meta_end;
+        s->trim = s->hdr.synced.trim;
+    }
     if (s->hdr.bad_slots > 0 && s->meta_size > s->synced_end)
         s->synced_end = s->meta_size;
     s->chunk = malloc(CHUNK);
@@ -356,6 +383,11 @@ fail:
 const struct bblog_log_header *bblog_scan_header(const struct bblog_scan *s)
 {
     return &s->hdr;
+}
+
+uint64_t bblog_scan_trimmed(const struct bblog_scan *s)
+{
+    return s->trimmed;
 }
 
 uint64_t bblog_scan_bad_pos(const struct bblog_scan *s)

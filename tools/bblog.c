@@ -332,7 +332,8 @@ static int cmd_dump(int argc, char **argv)
     printf("set %016" PRIx64 "\n", h->set_id);
     if (h->synced.count > 0)
         printf("synced count=%" PRIu64 " seq=%" PRIu64 " meta_end=%" PRIu64 " data_end=%" PRIu64
-               "\n", h->synced.count, h->synced.seq, h->synced.meta_end, h->synced.data_end);
+               " trim=%" PRIu64 "\n", h->synced.count, h->synced.seq, h->synced.meta_end,
+               h->synced.data_end, h->synced.trim);
     else
         printf("synced none in this epoch\n");
     if (h->bad_slots > 0)
@@ -353,6 +354,13 @@ static int cmd_dump(int argc, char **argv)
          * of, were drained (replay also uses the other logs' drained_gen). */
         int live = r.epoch == h->epoch && r.gen >= h->drained_gen;
 
+        if (r.flags & (BBLOG_REC_PFS | BBLOG_REC_TRIMMED)) {
+            printf("%s seq=%" PRIu64 " off=%" PRIu64 " len=%" PRIu64 " epoch=%" PRIu64
+                   " gen=%" PRIu32 " slot=%" PRIu64 "\n", r.flags & BBLOG_REC_PFS ? "pfs" :
+                   "trimmed", r.seq, r.off, r.len, r.epoch, r.gen, r.slot);
+            n++;
+            continue;
+        }
         if (r.flags & BBLOG_REC_KEEP) {
             printf("keep seq=%" PRIu64 " off=%" PRIu64 " len=%" PRIu64 " epoch=%" PRIu64
                    " gen=%" PRIu32 " slot=%" PRIu64 " %s\n", r.seq, r.off, r.len, r.epoch, r.gen,

@@ -41,7 +41,9 @@ struct ADIOI_BBLOG_hints {
     int keep_logs;                      /* bblog_keep_logs=true */
     int verify;                         /* bblog_verify=true: drains read back what they wrote */
     ADIO_Offset flush_buffer_size;      /* bytes per process per drain round */
-    ADIO_Offset max_size;               /* burst-buffer budget per process, 0 = unlimited */
+    ADIO_Offset max_size;               /* burst-buffer budget per process, 0 = a share of
+                                         * the free space at open (ad_bblog_cap.c) */
+    int high_water;                     /* percent of it that starts draining; 0 = never */
     ADIO_Offset indep_threshold;        /* mean extent size drained independently, 0 = never */
     int node_exchange;                  /* bblog_node_exchange=bb: drain reads node peers' logs */
     int posix_reads;                    /* bblog_consistency=posix: reads see others' writes */
@@ -80,6 +82,9 @@ struct ADIOI_BBLOG_stats {
     uint64_t max_exchange_bytes;        /* one exchange's buffer: every process's pieces */
     uint64_t exchange_bytes;            /* received in the drains' piece exchanges, in all */
     uint64_t bytes_verified;            /* read back from the PFS file by verifying drains */
+    uint64_t bytes_trimmed;             /* log space given back while open (ad_bblog_cap.c) */
+    uint64_t capacity_waits;            /* writes that waited for log space */
+    double t_capacity_wait, max_capacity_wait;  /* seconds: in all, and the longest wait */
     int last_drain;                     /* ADIOI_BBLOG_DRAIN_* below, of the last drain */
     double t_append, t_drain, t_sync, t_verify;         /* seconds */
 };
@@ -134,6 +139,14 @@ struct ADIOI_BBLOG_logstate {
     struct ADIOI_BBLOG_piece *drained;  /* with bg: written by it since the last drain */
     size_t ndrained, drained_cap;
     struct ADIOI_BBLOG_vis *vis;        /* what other processes' reads see (ad_bblog_vis.c) */
+    /* A burst buffer smaller than the output (ad_bblog_cap.c); cap 0: no limit known. */
+    uint64_t cap, hwm, gran;            /* log bytes allowed, drain start, trim step */
+    uint64_t trim;                      /* data log bytes below are given back */
+    uint64_t trim_ready;                /* the drain thread's offer: flushed on the PFS below */
+    struct bblog_index *rev;            /* appends by log offset (log_off: file offset) */
+    int cap_failed;                     /* trimming failed: the old fallback from now on */
+    int planning;                       /* the drain thread plans at collective writes */
+    int cap_tight;                      /* the last agreement: some budget nearly used */
 };
 
 struct ADIOI_BBLOG_state {
@@ -158,6 +171,7 @@ struct ADIOI_BBLOG_state {
     char pfs_path[PATH_MAX];            /* absolute path of the inner file */
     struct ADIOI_BBLOG_node *node;      /* node exchange of the drain, from the first drain */
     int one_node;                       /* all processes on one host (agreed at open) */
+    int cap_watch;                      /* some budget is small: Cap_coll at collective writes */
     uint64_t host_hash;                 /* this process's host name, hashed (at open) */
     struct ADIOI_BBLOG_peers *peers;    /* other processes' published writes, or NULL */
     struct ADIOI_BBLOG_remote *remote;  /* other nodes' read servers, or NULL */
@@ -172,6 +186,10 @@ struct ADIOI_BBLOG_state {
 };
 
 #define ADIOI_BBLOG_STATE(fd) ((struct ADIOI_BBLOG_state *) (fd)->fs_ptr)
+/* Collective writes between planning points of background drains (ad_bblog_order.c). */
+#define ADIOI_BBLOG_PLAN_EVERY 16
+/* Collective writes between the agreements of a small budget (ad_bblog_cap.c). */
+#define ADIOI_BBLOG_CAP_EVERY 64
 #define ADIOI_BBLOG_MAX(var, v) do { if ((v) > (var)) (var) = (v); } while (0)
 
 /* ---- ROMIO operations ---- */
@@ -393,6 +411,7 @@ typedef int (*ADIOI_BBLOG_through_fn) (ADIO_File fd, uint64_t off, uint64_t len,
                                        uint64_t data_off);
 int ADIOI_BBLOG_Vis_publish(ADIO_File fd, ADIOI_BBLOG_through_fn through);
 void ADIOI_BBLOG_Vis_emptied(struct ADIOI_BBLOG_logstate *ls);
+int ADIOI_BBLOG_Vis_trim(struct ADIOI_BBLOG_logstate *ls, uint64_t upto);
 int ADIOI_BBLOG_Vis_open(struct ADIOI_BBLOG_state *st);
 void ADIOI_BBLOG_Vis_close(struct ADIOI_BBLOG_state *st);
 int ADIOI_BBLOG_Vis_read(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, char *buf,
@@ -463,6 +482,21 @@ void ADIOI_BBLOG_Lock(struct ADIOI_BBLOG_logstate *ls);
 void ADIOI_BBLOG_Unlock(struct ADIOI_BBLOG_logstate *ls);
 int ADIOI_BBLOG_Bg_start(ADIO_File fd);                 /* at open: MPI error code */
 int ADIOI_BBLOG_Bg_plan(ADIO_File fd);                  /* collective: 0 or ENOMEM */
+int ADIOI_BBLOG_Bg_make_room(struct ADIOI_BBLOG_logstate *ls);
+
+/* ---- a burst buffer smaller than the output (ad_bblog_cap.c) ---- */
+typedef int (*ADIOI_BBLOG_cap_fn) (void *arg, struct bblog_extent * piece);
+void ADIOI_BBLOG_Cap_open(struct ADIOI_BBLOG_state *st, int local_procs);
+int ADIOI_BBLOG_Cap_note_append(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len,
+                                uint64_t data_off);
+void ADIOI_BBLOG_Cap_reset(struct ADIOI_BBLOG_logstate *ls);
+uint64_t ADIOI_BBLOG_Cap_walk(struct ADIOI_BBLOG_logstate *ls, ADIOI_BBLOG_cap_fn fn,
+                              void *arg);
+int ADIOI_BBLOG_Cap_apply(struct ADIOI_BBLOG_state *st);
+int ADIOI_BBLOG_Cap_wait(struct ADIOI_BBLOG_state *st, uint64_t len);
+void ADIOI_BBLOG_Cap_start_solo(ADIO_File fd);
+int ADIOI_BBLOG_Cap_small(const struct ADIOI_BBLOG_state *st);
+int ADIOI_BBLOG_Cap_coll(ADIO_File fd, uint64_t bytes);
 void ADIOI_BBLOG_Bg_pause(struct ADIOI_BBLOG_logstate *ls);
 /* drained: a collective drain emptied every process's log */
 void ADIOI_BBLOG_Bg_resume(struct ADIOI_BBLOG_logstate *ls, int drained);

@@ -685,6 +685,18 @@ static void agree_start(ADIO_File fd, struct ADIOI_BBLOG_state *st, int rc,
     ADIOI_Free(all);
 }
 
+/* Marks this process's log drained after a drain that left nothing in it. With more than one
+ * process, every record of this file stamped up to now is on the PFS: the header says so
+ * job-wide, for a replay after a crash in which some process died before marking its own log
+ * (bblog_format.h, drained_gen). Returns 0 or the log's error. */
+static int mark_log_drained(struct ADIOI_BBLOG_state *st)
+{
+    return st->nprocs > 1 ?
+        bblog_log_mark_drained_gen(st->ls->log,
+                                   ADIOI_BBLOG_COLL_STAMP(ADIOI_BBLOG_Stamp(st->ls)) + 1) :
+        bblog_log_mark_drained(st->ls->log);
+}
+
 static int drain(ADIO_File fd, int sync_inner, int *emptied)
 {
     static const char myname[] = "ADIOI_BBLOG_DRAIN";
@@ -731,13 +743,26 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
     agree_start(fd, st, rc, segs, n, slo, shi, &ag);
     if (ag.count == 0) {
         ADIOI_BBLOG_Vis_emptied(st->ls);        /* what it lists is all in the PFS file */
+        /* Nothing left to write, but the log may still hold records: of what the background
+         * drain wrote, or PFS records. Marked drained like after any drain, or a replay after
+         * a crash before close removes the log would put them back over newer bytes of
+         * processes whose logs are gone. */
+        if (rc == 0 && st->ls->log && (st->ls->log_end > 0 || st->ls->nthrough > 0)) {
+            rc = mark_log_drained(st);
+            if (rc != 0)
+                err = ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot mark drained",
+                                         bblog_log_meta_path(st->ls->log));
+            st->ls->log_bytes = 0;
+            st->ls->log_end = 0;
+            ADIOI_BBLOG_Cap_reset(st->ls);
+        }
         ADIOI_BBLOG_Order_reset(st->ls);
         *emptied = 1;
         free(segs);
         free(stamps);
         /* Nothing logged anywhere, but bytes written straight to the PFS file (large
          * writes) must be flushed by a sync all the same; every process is here. */
-        if (sync_inner && st->inner->is_open) {
+        if (err == MPI_SUCCESS && sync_inner && st->inner->is_open) {
             ADIO_Flush(st->inner, &err);
             if (err == MPI_SUCCESS)
                 ADIOI_BBLOG_Flushed(st->ls, w0);
@@ -981,13 +1006,7 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
     if (!anyfail)
         ADIOI_BBLOG_Vis_emptied(st->ls);
     if (!anyfail && st->ls->log) {
-        /* With more than one process, every record of this file stamped up to now is on the
-         * PFS: the header says so job-wide, for a replay after a crash in which some process
-         * died before marking its own log (bblog_format.h, drained_gen). */
-        rc = st->nprocs > 1 ?
-            bblog_log_mark_drained_gen(st->ls->log,
-                                       ADIOI_BBLOG_COLL_STAMP(ADIOI_BBLOG_Stamp(st->ls)) + 1) :
-            bblog_log_mark_drained(st->ls->log);
+        rc = mark_log_drained(st);
         if (rc != 0)
             err = ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot mark drained",
                                      bblog_log_meta_path(st->ls->log));
@@ -1011,6 +1030,7 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
         ADIOI_BBLOG_Order_reset(st->ls);
         st->ls->log_bytes = 0;
         st->ls->log_end = 0;
+        ADIOI_BBLOG_Cap_reset(st->ls);
         *emptied = 1;
         if (flushed)
             ADIOI_BBLOG_Flushed(st->ls, w0);

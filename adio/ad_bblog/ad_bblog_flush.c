@@ -23,16 +23,18 @@ void ADIOI_BBLOG_Flush(ADIO_File fd, int *error_code)
     }
     ADIOI_BBLOG_Bg_mark(st->ls);     /* a sync ends an I/O phase (pacing) */
     if (st->hints.sync_bb) {
-        int rc;
+        int rc = 0;
+        /* What went around the log must be durable too, on the PFS, before the log's PFS
+         * records name it (ad_bblog_write.c). */
+        if (st->through_unsynced && st->inner->is_open)
+            ADIO_Flush(st->inner, error_code);
         ADIOI_BBLOG_Lock(st->ls);
-        rc = st->ls->log ? bblog_log_sync(st->ls->log) : 0;
+        if (*error_code == MPI_SUCCESS && st->ls->log)
+            rc = bblog_log_sync(st->ls->log);
         ADIOI_BBLOG_Unlock(st->ls);
         if (rc != 0)
             *error_code = ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot make the log durable",
                                              bblog_log_meta_path(st->ls->log));
-        /* What went around the log must be durable too: on the PFS. */
-        if (*error_code == MPI_SUCCESS && st->through_unsynced && st->inner->is_open)
-            ADIO_Flush(st->inner, error_code);
     } else {
         *error_code = ADIOI_BBLOG_Drain(fd, 1);
     }

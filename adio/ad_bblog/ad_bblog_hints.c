@@ -19,10 +19,11 @@
 #define DEFAULT_FLUSH_BUFFER_SIZE (16 * 1024 * 1024)
 #define MIN_FLUSH_BUFFER_SIZE     4096
 #define DEFAULT_INDEP_THRESHOLD   (1024 * 1024)
+#define DEFAULT_HIGH_WATER        50      /* percent of the log's capacity (ad_bblog_cap.c) */
 /* Drain rounds describe their extents with int lengths: keep a round well inside that. */
 #define MAX_FLUSH_BUFFER_SIZE     (1024 * 1024 * 1024)
 
-enum hint_kind { H_PATH, H_SIZE, H_ENUM, H_BOOL, H_SECONDS };
+enum hint_kind { H_PATH, H_SIZE, H_ENUM, H_BOOL, H_SECONDS, H_PERCENT };
 
 struct hint_def {
     const char *key;            /* MPI_Info key */
@@ -44,6 +45,7 @@ static const struct hint_def hint_defs[] = {
     {"bblog_drain_max_rate", "BBLOG_DRAIN_MAX_RATE", H_SIZE, NULL},
     {"bblog_flush_buffer_size", "BBLOG_FLUSH_BUFFER_SIZE", H_SIZE, NULL},
     {"bblog_max_size", "BBLOG_MAX_SIZE", H_SIZE, NULL},
+    {"bblog_high_water", "BBLOG_HIGH_WATER", H_PERCENT, NULL},
     {"bblog_indep_threshold", "BBLOG_INDEP_THRESHOLD", H_SIZE, NULL},
     {"bblog_node_exchange", "BBLOG_NODE_EXCHANGE", H_ENUM, "bb|mpi"},
     {"bblog_consistency", "BBLOG_CONSISTENCY", H_ENUM, "posix|mpi"},
@@ -210,6 +212,19 @@ static int apply(const struct hint_def *d, int from_env, const char *v,
                 strcmp(v, "proactive") == 0 ? ADIOI_BBLOG_DRAIN_PROACTIVE :
                 ADIOI_BBLOG_DRAIN_ON_DEMAND;
         return MPI_SUCCESS;
+    case H_PERCENT: {
+            char *end;
+            long pct;
+            errno = 0;
+            pct = strtol(v, &end, 10);
+            if (*end == '%')
+                end++;
+            if (errno || end == v || *end != '\0' || pct < 0 || pct > 100)
+                return bad_value(d, from_env, v, "expected a percentage from 0 (never drain "
+                                 "early) to 100, such as 50 or 50%");
+            h->high_water = (int) pct;
+            return MPI_SUCCESS;
+        }
     case H_SECONDS: {
             char *end;
             double sec;
@@ -270,6 +285,7 @@ static void set_defaults(struct ADIOI_BBLOG_hints *h)
     h->indep_threshold = DEFAULT_INDEP_THRESHOLD;
     h->node_exchange = 1;
     h->posix_reads = 1;
+    h->high_water = DEFAULT_HIGH_WATER;
 }
 
 /* Applies the bblog_* keys of info to h; a bblog_ key that is no hint is MPI_ERR_INFO_KEY. */
@@ -393,6 +409,8 @@ void ADIOI_BBLOG_Publish_hints(ADIO_File fd, const struct ADIOI_BBLOG_hints *h)
     ADIOI_Info_set(fd->info, "bblog_flush_buffer_size", v);
     snprintf(v, sizeof(v), "%lld", (long long) h->max_size);
     ADIOI_Info_set(fd->info, "bblog_max_size", v);
+    snprintf(v, sizeof(v), "%d", h->high_water);
+    ADIOI_Info_set(fd->info, "bblog_high_water", v);
     snprintf(v, sizeof(v), "%lld", (long long) h->indep_threshold);
     ADIOI_Info_set(fd->info, "bblog_indep_threshold", v);
     ADIOI_Info_set(fd->info, "bblog_node_exchange", h->node_exchange ? "bb" : "mpi");

@@ -184,6 +184,25 @@ static unsigned long long biased(long long v)
     return (unsigned long long) v ^ (1ULL << 63);
 }
 
+/* Processes of this open on this node, which share its burst buffer (collective when the
+ * open spans nodes). */
+static int local_procs(ADIO_File fd, struct ADIOI_BBLOG_state *st)
+{
+    MPI_Comm node;
+    int n = st->nprocs;
+
+    if (st->one_node && st->hints.debug_node_size <= 0)
+        return n;
+    if (st->hints.debug_node_size > 0)
+        return st->hints.debug_node_size < n ? st->hints.debug_node_size : n;
+    if (MPI_Comm_split_type(fd->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
+        MPI_SUCCESS) {
+        MPI_Comm_size(node, &n);
+        MPI_Comm_free(&node);
+    }
+    return n;
+}
+
 /*
  * The one collective of the open's checks (each costs a synchronisation of all processes,
  * which on an oversubscribed node is milliseconds): a MPI_MAX reduction that carries at once
@@ -199,10 +218,11 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
     static const char *const names[] = {
         "bblog_flush_buffer_size", "bblog_sync", "bblog_max_size (set or unset)",
         "bblog_indep_threshold", "bblog_drain (on_demand or not)", "bblog_close",
-        "bblog_node_exchange", "bblog_consistency", "bblog_verify"
+        "bblog_node_exchange", "bblog_consistency", "bblog_verify",
+        "bblog_high_water (0 or not)"
     };
-    enum { NH = 9, FAILED = 0, HI = 1, LO = HI + NH, HOST = LO + NH, TOK = HOST + 2,
-        KEY = TOK + TOKEN_WORDS, ORIGIN = KEY + 2, N = ORIGIN + 1 };
+    enum { NH = 10, FAILED = 0, HI = 1, LO = HI + NH, HOST = LO + NH, TOK = HOST + 2,
+        KEY = TOK + TOKEN_WORDS, ORIGIN = KEY + 2, WATCH = ORIGIN + 1, N = WATCH + 1 };
     unsigned long long in[N], out[N];
     long long h[NH] = { 0 };
     char host[MPI_MAX_PROCESSOR_NAME + 1];
@@ -221,6 +241,7 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
         h[6] = st->hints.node_exchange;
         h[7] = st->hints.posix_reads;
         h[8] = st->hints.verify;
+        h[9] = st->hints.high_water > 0;
     }
     for (i = 0; i < NH; i++) {
         in[HI + i] = biased(h[i]);
@@ -240,6 +261,8 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
         clock_gettime(CLOCK_REALTIME, &now);
         in[ORIGIN] = (unsigned long long) now.tv_sec * 1000000 + now.tv_nsec / 1000;
     }
+    /* Whether any process's burst-buffer budget is small (ad_bblog_cap.c). */
+    in[WATCH] = st->hints_parsed && ADIOI_BBLOG_Cap_small(st);
     MPI_Allreduce(in, out, N, MPI_UNSIGNED_LONG_LONG, MPI_MAX, fd->comm);
     if (out[FAILED])
         return code != MPI_SUCCESS ? code :
@@ -251,6 +274,7 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
                                    "bblog: hint %s differs between processes of %s; it must be "
                                    "the same on all of them", names[i], fd->filename);
     st->one_node = out[HOST] == ~out[HOST + 1];
+    st->cap_watch = out[WATCH] != 0;
     memcpy(token, &out[TOK], TOKEN_WORDS * sizeof(out[0]));
     token[TOKEN_WORDS * sizeof(out[0]) - 1] = '\0';
     st->key[0] = out[KEY];
@@ -390,12 +414,16 @@ void ADIOI_BBLOG_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_co
         ADIOI_BBLOG_Publish_hints(fd, &st->hints);
     if (!st->passthrough && !(access_mode & ADIO_RDONLY))
         ADIOI_BBLOG_Note_hints(st);
+    if (!st->passthrough && !(access_mode & ADIO_RDONLY) && st->hints.high_water > 0)
+        ADIOI_BBLOG_Cap_open(st, local_procs(fd, st));
     if (st->passthrough || (access_mode & ADIO_RDONLY) ||
         (st->hints.drain == ADIOI_BBLOG_DRAIN_ON_DEMAND && !st->hints.close_bb))
         return;
     /* Background drains write the PFS file with POSIX calls from a thread of their own. */
     st->ls->rank = rank;
     *error_code = agree(fd, ADIOI_BBLOG_Bg_start(fd));
+    if (*error_code == MPI_SUCCESS && st->hints.drain != ADIOI_BBLOG_DRAIN_ON_DEMAND)
+        st->ls->planning = 1;
     if (*error_code != MPI_SUCCESS) {
         int ierr;
         ADIOI_BBLOG_Inner_close(st, &ierr);

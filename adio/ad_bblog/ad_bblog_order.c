@@ -66,7 +66,6 @@
 #include "ad_bblog.h"
 #include "adioi.h"
 
-#define PLAN_EVERY 16           /* collective writes between planning points */
 
 uint64_t ADIOI_BBLOG_Stamp(const struct ADIOI_BBLOG_logstate *ls)
 {
@@ -202,14 +201,16 @@ void ADIOI_BBLOG_Coll_end(ADIO_File fd, int began, int may_wait)
     st->ls->colls++;
     ADIOI_BBLOG_Unlock(st->ls);
     /* With background drains, collective calls are the planning points (ad_bblog_bg.c):
-     * every sync, set_size, set_atomicity and collective read, and every PLAN_EVERY-th
+     * every sync, set_size, set_atomicity and collective read, and every ADIOI_BBLOG_PLAN_EVERY-th
      * collective write (all processes count alike, so they agree without a message; an
      * exchange at each of IOR's thousands of small write_all calls would cost more than the
-     * drain saves). A failure leaves the thread paused until the next collective drain:
+     * drain saves); with bblog_drain=on_demand, where the thread only makes room for a small
+     * budget, the collective writes that plan are chosen by ad_bblog_cap.c. A failure leaves the thread paused until the next collective drain:
      * nothing is lost. A nonblocking collective write is no planning point: its caller may
      * still have to reach another process before that one enters the call. */
-    if (st->ls->bg && may_wait && st->hints.drain != ADIOI_BBLOG_DRAIN_ON_DEMAND &&
-        (!began || st->ls->colls % PLAN_EVERY == 0))
+    if (st->ls->bg && may_wait && st->ls->planning &&
+        (!began || (st->hints.drain != ADIOI_BBLOG_DRAIN_ON_DEMAND &&
+                    st->ls->colls % ADIOI_BBLOG_PLAN_EVERY == 0)))
         ADIOI_BBLOG_Bg_plan(fd);
 }
 

@@ -20,11 +20,11 @@ enum {
     C_BYTES_DRAINED, C_BYTES_SUPERSEDED, C_INDEP_WRITES, C_COLL_WRITES, C_BYTES_THROUGH,
     C_WRITES_THROUGH,
     C_READ_CALLS, C_BYTES_OVERLAID, C_BYTES_FROM_PEERS, C_BYTES_FROM_OTHERS,
-    C_BYTES_FROM_NODES, C_REMOTE_ASKS, C_BYTES_VERIFIED,
+    C_BYTES_FROM_NODES, C_REMOTE_ASKS, C_BYTES_VERIFIED, C_BYTES_TRIMMED, C_CAPACITY_WAITS,
     C_AIO_SUBMITS, C_SYNC_WRITES, C_WAITS, C_NCOUNTERS
 };
 
-enum { T_APPEND, T_DRAIN, T_SYNC, T_LOG_SYNC, T_VERIFY, T_NTIMES };
+enum { T_APPEND, T_DRAIN, T_SYNC, T_LOG_SYNC, T_VERIFY, T_CAPACITY_WAIT, T_NTIMES };
 
 /* bblog_stats' last_drain: how the file's last collective drain ended (agreed by all). */
 static const char *const last_drain[] = { "none", "completed", "verified", "failed",
@@ -60,6 +60,8 @@ void ADIOI_BBLOG_Stats_report(ADIO_File fd)
     c[C_BYTES_FROM_NODES] = st->st.bytes_from_nodes;
     c[C_REMOTE_ASKS] = st->st.remote_asks;
     c[C_BYTES_VERIFIED] = st->st.bytes_verified;
+    c[C_BYTES_TRIMMED] = st->st.bytes_trimmed;
+    c[C_CAPACITY_WAITS] = st->st.capacity_waits;
     c[C_AIO_SUBMITS] = ls.aio_submits;
     c[C_SYNC_WRITES] = ls.sync_writes;
     c[C_WAITS] = ls.waits;
@@ -68,6 +70,7 @@ void ADIOI_BBLOG_Stats_report(ADIO_File fd)
     t[T_SYNC] = st->st.t_sync;
     t[T_LOG_SYNC] = ls.sync_seconds;
     t[T_VERIFY] = st->st.t_verify;
+    t[T_CAPACITY_WAIT] = st->st.max_capacity_wait;
     MPI_Reduce(c, csum, C_NCOUNTERS, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, fd->comm);
     MPI_Reduce(coll, collmax, 6, MPI_UNSIGNED_LONG_LONG, MPI_MAX, 0, fd->comm);
     MPI_Reduce(t, tmax, T_NTIMES, MPI_DOUBLE, MPI_MAX, 0, fd->comm);
@@ -99,7 +102,9 @@ void ADIOI_BBLOG_Stats_report(ADIO_File fd)
             "\"max_time_log_fsync_s\": %.6f, \"direct_io\": %d, \"libaio\": %d, "
             "\"max_index_bytes\": %llu, \"max_plan_bytes\": %llu, "
             "\"max_exchange_buffer_bytes\": %llu, \"max_exchange_bytes\": %llu, "
-            "\"last_drain\": \"%s\", \"bytes_verified\": %llu, \"max_time_verify_s\": %.6f}\n",
+            "\"last_drain\": \"%s\", \"bytes_verified\": %llu, \"max_time_verify_s\": %.6f, "
+            "\"bytes_given_back\": %llu, \"capacity_waits\": %llu, "
+            "\"max_capacity_wait_s\": %.6f}\n",
             st->pfs_path, st->nprocs, st->logdir, (long long) st->hints.flush_buffer_size,
             csum[C_WRITE_CALLS], csum[C_BYTES_LOGGED], csum[C_RECORDS], collmax[0],
             collmax[1], csum[C_EXTENTS_DRAINED], csum[C_BYTES_DRAINED],
@@ -111,7 +116,8 @@ void ADIOI_BBLOG_Stats_report(ADIO_File fd)
             csum[C_REMOTE_ASKS], csum[C_AIO_SUBMITS], csum[C_SYNC_WRITES], csum[C_WAITS],
             tmax[T_APPEND], tmax[T_DRAIN], tmax[T_SYNC], tmax[T_LOG_SYNC], ls.direct, ls.aio,
             collmax[2], collmax[3], collmax[4], collmax[5], last_drain[st->st.last_drain],
-            csum[C_BYTES_VERIFIED], tmax[T_VERIFY]);
+            csum[C_BYTES_VERIFIED], tmax[T_VERIFY], csum[C_BYTES_TRIMMED],
+            csum[C_CAPACITY_WAITS], tmax[T_CAPACITY_WAIT]);
     if (out != stderr)
         fclose(out);
 }

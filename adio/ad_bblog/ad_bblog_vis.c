@@ -310,6 +310,91 @@ void ADIOI_BBLOG_Vis_emptied(struct ADIOI_BBLOG_logstate *ls)
     v->npend = 0;
 }
 
+/* Entry e with its log bytes below upto turned into bytes of the PFS file (VIS_THROUGH, the
+ * same stamp): out gets 1 or 2 entries; returns how many. */
+static size_t trim_ent(const struct vis_ent *e, uint64_t upto, struct vis_ent *out)
+{
+    uint64_t cut;
+
+    out[0] = *e;
+    if (e->flags || e->data_off >= upto)
+        return 1;
+    cut = upto - e->data_off;
+    out[0].flags = VIS_THROUGH;
+    out[0].data_off = 0;
+    if (cut >= e->len)
+        return 1;
+    out[0].len = cut;
+    out[1] = *e;
+    out[1].off += cut;
+    out[1].len -= cut;
+    out[1].data_off += cut;
+    return 2;
+}
+
+/*
+ * The log's bytes below upto are about to become holes (ad_bblog_cap.c): they are in the PFS
+ * file (or overwritten by a later entry). The entries naming them are rewritten to name the PFS
+ * file instead, keeping their stamps, so that a reader still ranks those bytes against other
+ * processes' older ones. A rewrite, not an append: the epoch is odd while it lasts and moves
+ * on after, so a reader that looked before reads again. Application thread only.
+ */
+int ADIOI_BBLOG_Vis_trim(struct ADIOI_BBLOG_logstate *ls, uint64_t upto)
+{
+    struct ADIOI_BBLOG_vis *v = ls->vis;
+    struct vis_ent *ents, *tmp, two[2];
+    size_t count, n = 0, i, k;
+    int rc;
+
+    if (!v || !v->map)
+        return 0;
+    count = v->map->count;
+    ents = (struct vis_ent *) ((char *) v->map + VIS_HDR);
+    for (i = 0; i < count; i++)
+        if (!ents[i].flags && ents[i].data_off < upto)
+            break;
+    if (i < count) {
+        if (!(tmp = malloc(2 * count * sizeof(*tmp))))
+            return ENOMEM;
+        for (i = 0; i < count; i++) {
+            k = trim_ent(&ents[i], upto, two);
+            memcpy(tmp + n, two, k * sizeof(*tmp));
+            n += k;
+        }
+        if (VIS_HDR + n * sizeof(*tmp) > v->map_len) {
+            size_t len = v->map_len;
+            while (len < VIS_HDR + n * sizeof(*tmp))
+                len *= 2;
+            if ((rc = vis_map(v, len)) != 0) {
+                free(tmp);
+                return rc;
+            }
+        }
+        store(&v->map->epoch, v->map->epoch + 1);
+        memcpy((char *) v->map + VIS_HDR, tmp, n * sizeof(*tmp));
+        store(&v->map->count, n);
+        store(&v->map->epoch, v->map->epoch + 1);
+        free(tmp);
+    }
+    /* Entries of the call in progress, not published yet. */
+    for (i = 0; i < v->npend; i++) {
+        if (v->pend[i].flags || v->pend[i].data_off >= upto)
+            continue;
+        k = trim_ent(&v->pend[i], upto, two);
+        if (k == 2 && ADIOI_BBLOG_Grow((void **) &v->pend, &v->pend_cap, v->npend + 1,
+                                       sizeof(*v->pend)))
+            return ENOMEM;
+        v->pend[i] = two[0];
+        if (k == 2) {
+            memmove(&v->pend[i + 2], &v->pend[i + 1], (v->npend - i - 1) * sizeof(*v->pend));
+            v->pend[i + 1] = two[1];
+            v->npend++;
+            i++;
+        }
+    }
+    return 0;
+}
+
 /* ---- the reader's side ---- */
 
 static void peer_forget(struct peer *p)
@@ -518,6 +603,12 @@ static int peer_update(struct peer *p, uint32_t limit, uint64_t *epoch)
             if (rc == 0)
                 rc = bblog_idx_insert(p->idx, ent.off, ent.len, ent.data_off);
         }
+    }
+    /* Entries are rewritten in place when the writer trims its log (Vis_trim): what was read
+     * under an epoch that moved on may be torn. */
+    if (load(&p->map->epoch) != e) {
+        peer_forget(p);
+        return EAGAIN;
     }
     return rc;
 }
@@ -827,6 +918,8 @@ int ADIOI_BBLOG_Vis_read(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, char *b
             continue;
         /* Nothing of anyone else's in the range on this node, and no other node: the
          * caller's plain overlay does. */
+        if (rc == 0 && c.n == 0 && !st->remote && emptied(ps, epochs))
+            continue;
         if (rc != 0 || (c.n == 0 && !st->remote))
             break;
         rc = add_logged(&c, ls->idx, lo, hi, ls, NULL, st->rank, 3);

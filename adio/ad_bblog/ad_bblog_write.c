@@ -5,8 +5,9 @@
  * path; the PFS sees nothing until a drain.
  *
  * Writes go straight to the inner file instead when the log must not or cannot hold them:
- * atomic mode, the shared-file-pointer file, and the burst buffer full (bblog_max_size
- * reached or the log refused the append), the last for bytes that no logged extent covers.
+ * atomic mode, the shared-file-pointer file, and the burst buffer full (its capacity reached
+ * and the background drain unable to make room, ad_bblog_cap.c, or the log refused the
+ * append), the last for bytes that no logged extent covers.
  * Large extents are logged too: the write call returns at the burst buffer's speed whatever
  * its size, and the drain writes them back whole. Bytes that a logged
  * extent covers stay in the log even then, while the log takes appends (bblog_max_size):
@@ -60,10 +61,34 @@ static int write_inner(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const voi
     return err;
 }
 
+/* A write straight to the PFS file, in place in the log's order: a PFS record (bblog_format.h),
+ * so that a replay after a crash puts no older logged bytes, this process's or another's, back
+ * over these. With bblog_sync=bb a sync acknowledges the log, so the bytes are made durable on
+ * the PFS before the record can be. Under ls->lock. */
+static int note_pfs(ADIO_File fd, ADIO_Offset off, ADIO_Offset len)
+{
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    int err = MPI_SUCCESS;
+
+    if (!st->ls->log || st->ls->log_failed || !st->ls->multi)
+        return MPI_SUCCESS;
+    if (st->hints.sync_bb)
+        ADIO_Flush(st->inner, &err);
+    if (err == MPI_SUCCESS) {
+        bblog_log_set_gen(st->ls->log, ADIOI_BBLOG_COLL_STAMP(ADIOI_BBLOG_Stamp(st->ls)));
+        if (bblog_log_pfs(st->ls->log, (uint64_t) off, (uint64_t) len) != 0)
+            st->ls->log_failed = 1;     /* the log takes nothing more: all goes through */
+    }
+    return err;
+}
+
 static int write_through(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void *buf)
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
     int err = write_inner(fd, off, len, buf);
+
+    if (err == MPI_SUCCESS)
+        err = note_pfs(fd, off, len);
 
     /* Other processes' reads must not show what they logged earlier over these bytes. */
     if (err == MPI_SUCCESS && st->ls &&
@@ -166,6 +191,20 @@ static int replace_through(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const
     return write_through(fd, off, len, buf);
 }
 
+/* Whether len more bytes may go into the log: within bblog_max_size, or the capacity of
+ * ad_bblog_cap.c, waiting for the background drain to make room where it can. */
+static int fits(struct ADIOI_BBLOG_state *st, uint64_t len)
+{
+    struct ADIOI_BBLOG_logstate *ls = st->ls;
+
+    if (ls->cap && !ls->cap_failed) {
+        if (ls->log_end - ls->trim + len <= ls->cap)
+            return 1;
+        return ls->bg && ls->rev ? ADIOI_BBLOG_Cap_wait(st, len) : 0;
+    }
+    return st->hints.max_size <= 0 || ls->log_bytes + (ADIO_Offset) len <= st->hints.max_size;
+}
+
 static int log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void *buf)
 {
     static const char myname[] = "ADIOI_BBLOG_LOG_EXTENT";
@@ -181,7 +220,7 @@ static int log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void
      * file: they go there (and stay in the log too where they overwrite logged bytes). */
     if (st->vis_failed && !logged_overlap(st, off, len))
         return write_through(fd, off, len, buf);
-    if (st->ls->log_failed || (st->hints.max_size > 0 && st->ls->log_bytes + len > st->hints.max_size)) {
+    if (st->ls->log_failed || !fits(st, (uint64_t) len)) {
         if (!logged_overlap(st, off, len)) {
             ADIOI_BBLOG_Warn_full(st, st->ls->log_failed ? "is full or failing (a log write "
                                   "failed)" : "is full (bblog_max_size reached)");
@@ -217,6 +256,9 @@ static int log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void
         rc = ADIOI_BBLOG_Note_recent(st->ls, (uint64_t) off, (uint64_t) len, stamp);
     if (rc == 0)
         rc = bblog_idx_insert(st->ls->idx, (uint64_t) off, (uint64_t) len, data_off);
+    /* Without its note the trim point could pass these bytes: no more trimming then. */
+    if (rc == 0 && ADIOI_BBLOG_Cap_note_append(st->ls, (uint64_t) off, (uint64_t) len, data_off))
+        st->ls->cap_failed = 1;
     if (rc == 0)
         rc = ADIOI_BBLOG_Vis_note(st->ls, (uint64_t) off, (uint64_t) len, data_off, stamp, 0);
     if (rc != 0)
@@ -239,9 +281,13 @@ int ADIOI_BBLOG_Log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const
     uint64_t before;
     int err;
 
+    if (!ls->bg && ls->cap)
+        ADIOI_BBLOG_Cap_start_solo(fd);
     if (!ls->bg)
         return log_extent(fd, off, len, buf);
     ADIOI_BBLOG_Lock(ls);
+    if (ls->trim_ready > ls->trim)
+        ADIOI_BBLOG_Cap_apply(ADIOI_BBLOG_STATE(fd));
     before = bblog_idx_bytes(ls->idx);
     err = log_extent(fd, off, len, buf);
     ADIOI_BBLOG_Bg_note_write(ls, before);
@@ -339,9 +385,10 @@ static void write_coll(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t count,
             wrote_through(st);
         return;
     }
-    if (st->hints.max_size > 0 && may_wait) {
-        /* A collective call is the one place where a full burst buffer can be drained without
-         * writing anything through: all processes are here. */
+    if (st->hints.high_water == 0 && st->hints.max_size > 0 && may_wait) {
+        /* No background drain makes room (bblog_high_water=0): a collective call is the one
+         * place where a full burst buffer can be drained without writing anything through,
+         * all processes are here. */
         MPI_Count size;
         long long need, any;
         MPI_Type_size_x(datatype, &size);
@@ -349,6 +396,13 @@ static void write_coll(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t count,
             st->hints.max_size;
         MPI_Allreduce(&need, &any, 1, MPI_LONG_LONG, MPI_MAX, fd->comm);
         if (any && (*error_code = ADIOI_BBLOG_Drain(fd, 0)) != MPI_SUCCESS)
+            return;
+    } else if (may_wait && st->cap_watch &&
+               (st->ls->cap_tight || st->ls->colls % ADIOI_BBLOG_CAP_EVERY == 0)) {
+        /* A small budget: make room, or start the drain that makes it (ad_bblog_cap.c). */
+        MPI_Count size;
+        MPI_Type_size_x(datatype, &size);
+        if ((*error_code = ADIOI_BBLOG_Cap_coll(fd, (uint64_t) size * count)) != MPI_SUCCESS)
             return;
     }
     ADIOI_BBLOG_Coll_begin(fd);

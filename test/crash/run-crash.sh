@@ -5,7 +5,9 @@
 # crashwrite (4 ranks, crashpat.h's schedule: overlapping rewrites across steps, a sync every
 # 2 steps, each rank recording the step its last completed sync acknowledged) runs through
 # bblog: with bblog_sync=pfs and bblog_sync=bb, a 64 KiB flush buffer (several drain rounds per
-# sync). First one complete run per mode (the file must be exactly the schedule's last writes);
+# sync), and as mode bbcap with bblog_sync=bb and bblog_max_size=128k (a burst buffer much
+# smaller than the data: the background drain trims the logs while the job runs, and replay must
+# skip what lies below each log's trim point). First one complete run per mode (the file must be exactly the schedule's last writes);
 # then --runs killed runs, alternating the mode and the kill: the whole job (SIGKILL to
 # mpiexec's process group: mpiexec, proxy and ranks at once) or one random rank (SIGKILL to its
 # pid; mpiexec then tears the others down). The kill moment follows the job's progress, not the
@@ -46,7 +48,7 @@
 #   CRASH_WORK        where the work directory goes (default /dev/shm, else TMPDIR)
 #   CRASH_TIMEOUT     seconds a job may take before it counts as hung (default 120)
 #   CRASH_ONLY        MODE,KIND,J: every killed run the same, to reproduce a failure: the
-#                     mode (pfs|bb), the kill (job|rank; rank is node on the cluster) and the
+#                     mode (pfs|bb|bbcap), the kill (job|rank; rank is node on the cluster) and the
 #                     sync j (0: after the open; as in the run's name kill[I,MODE,KIND@sync J+..]);
 #                     the delay after it stays random. E.g. pfs,rank,1
 #   MPITEST_CLUSTER   HOSTS: run on the emulated cluster (above)
@@ -72,15 +74,16 @@ done
 case $runs${steps:-0} in
 *[!0-9]*|'') echo "run-crash: --runs and --steps take numbers" >&2; exit 1 ;;
 esac
-declare -A nsteps=([pfs]=${steps:-32} [bb]=${steps:-96})
+declare -A nsteps=([pfs]=${steps:-32} [bb]=${steps:-96} [bbcap]=${steps:-96})
 case $seed in *[!0-9]*|'') echo "run-crash: --seed takes a number" >&2; exit 1 ;; esac
 
 env_script=${BBLOG_ENV_SCRIPT:-/var/cache/bblog/current/bin/bblog-env.sh}
 tmo=${CRASH_TIMEOUT:-120}
 only=${CRASH_ONLY:-}
 case $only in
-''|pfs,job,[0-9]*|pfs,rank,[0-9]*|bb,job,[0-9]*|bb,rank,[0-9]*) ;;
-*) echo "run-crash: CRASH_ONLY=$only: expected MODE,KIND,J (pfs|bb, job|rank, a sync number)" >&2
+''|pfs,job,[0-9]*|pfs,rank,[0-9]*|bb,job,[0-9]*|bb,rank,[0-9]*|bbcap,job,[0-9]*|bbcap,rank,[0-9]*) ;;
+*) echo "run-crash: CRASH_ONLY=$only: expected MODE,KIND,J (pfs|bb|bbcap, job|rank, a sync" \
+        "number)" >&2
    exit 1 ;;
 esac
 nprocs=4
@@ -166,7 +169,10 @@ launch() {
     all_nodes rm -rf "$bb"
     all_nodes mkdir -p "$bb"
     steps=${nsteps[$mode]}
-    BBLOG_DIR=$bb BBLOG_SYNC=$mode BBLOG_FLUSH_BUFFER_SIZE=64k BBLOG_JOB_ID=$id \
+    local max=0
+    [ "$mode" = bbcap ] && max=128k
+    BBLOG_DIR=$bb BBLOG_SYNC=${mode%cap} BBLOG_MAX_SIZE=$max BBLOG_FLUSH_BUFFER_SIZE=64k \
+        BBLOG_JOB_ID=$id \
         setsid mpiexec "${cl_launch[@]}" -n $nprocs "$work/crashwrite" "bblog:$pfs" "$work/side" \
         "$steps" >"$work/job.log" 2>&1 &
     job_pid=$!
@@ -245,7 +251,7 @@ result() { # NAME WHY... (empty WHY: pass)
 
 # Complete runs: the reference time per mode, and the file after a clean close.
 declare -A t_full
-for mode in pfs bb; do
+for mode in pfs bb bbcap; do
     name="complete[$mode]"
     launch "$mode" "crash-full-$mode-$$"
     wait_ready
@@ -255,10 +261,10 @@ for mode in pfs bb; do
     [ "$job_hung" = 1 ] && why="did not finish in $tmo s"
     [ "$job_rc" != 0 ] && [ -z "$why" ] && why="exit status $job_rc"
     : >"$work/check.log"
-    if [ -z "$why" ] && ! "$work/crashcheck" "$pfs" $nprocs "$steps" "$mode" "$work/side" \
+    if [ -z "$why" ] && ! "$work/crashcheck" "$pfs" $nprocs "$steps" "${mode%cap}" "$work/side" \
         >"$work/check.log" 2>&1; then
         why="the file after a clean close is wrong"
-        [ "$mode" = bb ] && why="$why (with bblog_sync=bb every byte reaches the PFS in the \
+        [ "${mode%cap}" = bb ] && why="$why (with bblog_sync=bb every byte reaches the PFS in the \
 close drain: where ranks' writes overlap, the write with the highest stamp must win)"
     fi
     left=$(all_nodes find "$bb" -type f | head -n 3)
@@ -358,8 +364,7 @@ fi
 
 prev_log=       # a log with undrained data of an earlier killed job of the same file
 for ((i = 1; i <= runs; i++)); do
-    mode=pfs
-    [ $((i % 2)) = 0 ] && mode=bb
+    case $((i % 3)) in 1) mode=pfs ;; 2) mode=bb ;; 0) mode=bbcap ;; esac
     kind=job
     [ $(((i - 1) / 2 % 2)) = 1 ] && kind=rank
     [ -z "$only" ] || IFS=, read -r mode kind _ <<<"$only"
@@ -415,7 +420,7 @@ for ((i = 1; i <= runs; i++)); do
             why="${why:+$why; }bblog replay failed"
         fi
     fi
-    if ! "$work/crashcheck" "$pfs" $nprocs "$steps" "$mode" "$work/side" \
+    if ! "$work/crashcheck" "$pfs" $nprocs "$steps" "${mode%cap}" "$work/side" \
         >>"$work/check.log" 2>&1; then
         why="${why:+$why; }acknowledged data lost or garbage after replay"
         [ "$ended" = 1 ] && [ "$nlogs" = 0 ] && why="$why (the job had closed the file before \

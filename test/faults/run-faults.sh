@@ -8,8 +8,10 @@
 #
 # bbfull[SIZE]: bblog_dir on a tmpfs of SIZE the test mounts itself (root, private mount
 #   namespace; if the mount fails, the case fails and says why). Also: no call fails at all,
-#   the file equals plain ROMIO's (ufs leg) byte for byte, exactly one warning for the job
-#   names the directory, and no log is left.
+#   the file equals plain ROMIO's (ufs leg) byte for byte, and no log is left. With default
+#   hints the background drain makes room as the logs grow (bblog_high_water): nothing goes
+#   straight to the PFS file and no warning is printed; with bblog_high_water=0 (hw0) the
+#   burst buffer fills, and exactly one warning for the job names the directory.
 # inject[...]: test/faults/bbfault.so (LD_PRELOAD; see bbfault.c) makes chosen calls fail with
 #   EIO or ENOSPC or transfer half their bytes (or, once, land damaged: pfs-write-corrupt-verify,
 #   which bblog_verify=true must catch at the sync): appends to the data log (libaio submit and
@@ -162,8 +164,10 @@ finish() { # NAME
 }
 
 # ---- burst buffer full -------------------------------------------------------------------
-bbfull() { # SIZE
-    local size=$1 name="bbfull[$1]" nw=256 t=40000 total mnt
+bbfull() { # SIZE [hw0]
+    local size=$1 hw0=${2:-} name="bbfull[$1${2:+,$2}]" nw=256 t=40000 total mnt want=0
+    local -a envs=(BBLOG_STATS="$work/$name.stats")
+    [ -n "$hw0" ] && envs+=(BBLOG_HIGH_WATER=0) && want=1
     selected "$name" || return 0
     run_job "$name.ufs" "ufs:@/pfs/target.out" $nw $t
     if [ "$job_rc" != 0 ]; then
@@ -185,7 +189,8 @@ $(head -n 1 "$work/mount.log")"
         finish "$name"
         return
     fi
-    run_job "$name" "bblog:@/pfs/target.out" $nw $t -- \
+    rm -f "$work/$name.stats"
+    run_job "$name" "bblog:@/pfs/target.out" $nw $t "${envs[@]}" -- \
         unshare -m sh -c 'mount -t tmpfs -o size="$0" bblog-full "$1/bb" && shift && exec "$@"' \
         "$size" "$work/$name"
     mnt=$dir/bb
@@ -202,11 +207,28 @@ call may fail for it, not even a later sync or close)"
     if grep -q 'was not fully drained' "$dir/job.log"; then
         why="${why:+$why; }the job says logs were kept (not fully drained)"
     fi
-    # One warning for the job, by the first process whose log hit the limit, naming the
-    # directory; the others stay quiet.
+    # hw0: one warning for the job, by the first process whose log hit the limit, naming the
+    # directory; the others stay quiet. Default hints: none, the logs never outgrow the device.
     total=$(grep 'bblog: warning:' "$dir/job.log" | grep -c -F "burst buffer $mnt/bblog-")
-    [ "$total" = 1 ] || why="${why:+$why; }$total warnings naming $mnt (exactly 1 expected; \
-0: the burst buffer never filled)"
+    [ "$total" = "$want" ] || why="${why:+$why; }$total warnings naming $mnt ($want expected)"
+    if [ -z "$hw0" ]; then
+        why="${why:+$why; }$(python3 - "$work/$name.stats" <<'PY'
+import json, sys
+try:
+    objs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+except (OSError, ValueError) as e:
+    sys.exit("no bblog_stats (%s)" % e)
+st = [o for o in objs if "bblog_stats" in o]
+if not st:
+    sys.exit("no bblog_stats object")
+o = st[0]
+if o.get("bytes_through", 1) != 0 or o.get("bytes_given_back", 0) <= 0:
+    print("%s bytes went straight to the PFS file, %s given back: the background drain did "
+          "not make room" % (o.get("bytes_through"), o.get("bytes_given_back")))
+PY
+)"
+        why=${why%; }
+    fi
     if ! cmp -s "$work/ref.out" "$dir/pfs/target.out"; then
         why="${why:+$why; }the file differs from plain ROMIO's"
         "$work/fcheck" "$dir/pfs/target.out" "$dir/side" $nprocs $nw $t overlap \
@@ -218,6 +240,8 @@ call may fail for it, not even a later sync or close)"
 
 bbfull 2m   # no 4 MiB staging buffer fits
 bbfull 12m  # 4 ranks x 4 MiB do not all fit
+bbfull 2m hw0
+bbfull 12m hw0
 
 # ---- injected faults ---------------------------------------------------------------------
 # inject NAME EXPECT NW T OP PATH ERR SKIP TIMES RANK SYNC [VAR=VALUE]...

@@ -143,7 +143,8 @@ static int model_load(const struct bblog_replay_list *list, const char *path,
 {
     uint32_t drained_gen = rep->drained_gen;
     uint64_t *keep = NULL;
-    size_t first, nkeep;
+    struct orec *marks = NULL;
+    size_t first, nkeep, nmarks;
 
     for (size_t i = 0; i < list->n; i++) {
         const struct bblog_replay_log *l = &list->logs[i];
@@ -159,9 +160,22 @@ static int model_load(const struct bblog_replay_list *list, const char *path,
         FUZZ_CHECK(bblog_scan_open(l->meta_path, &s) == 0);
         first = m->n;
         nkeep = 0;
+        nmarks = 0;
         while (bblog_scan_next(s, &r, &payload) == 1) {
             if (r.epoch != bblog_scan_header(s)->epoch)
                 continue;
+            /* PFS records and bytes below the trim point: ordered, never written, and not
+             * restricted by keep records (bblog_format.h). */
+            if (r.gen >= drained_gen && (r.flags & (BBLOG_REC_PFS | BBLOG_REC_TRIMMED) ||
+                                         r.cut > 0)) {
+                marks = realloc(marks, (nmarks + 1) * sizeof *marks);
+                FUZZ_CHECK(marks != NULL);
+                marks[nmarks++] = (struct orec) { .off = r.flags & BBLOG_REC_CUT ?
+                    r.off - r.cut : r.off, .len = r.flags & BBLOG_REC_CUT ? r.cut : r.len,
+                    .seq = r.seq, .gen = r.gen, .rank = l->rank, .buf = NULL };
+                if (!(r.flags & BBLOG_REC_CUT))
+                    continue;
+            }
             if (r.flags & BBLOG_REC_KEEP) {
                 keep = realloc(keep, 2 * (nkeep + 1) * sizeof *keep);
                 FUZZ_CHECK(keep != NULL);
@@ -177,6 +191,7 @@ static int model_load(const struct bblog_replay_list *list, const char *path,
             if (m->bytes > ORACLE_MAX_BYTES) {
                 bblog_scan_close(s);
                 free(keep);
+                free(marks);
                 return -1;
             }
             struct orec o = { .off = r.off, .len = r.len, .seq = r.seq, .gen = r.gen,
@@ -188,8 +203,11 @@ static int model_load(const struct bblog_replay_list *list, const char *path,
         bblog_scan_close(s);
         if (nkeep > 0)
             model_keep(m, first, keep, nkeep);
+        for (size_t k = 0; k < nmarks; k++)
+            model_push(m, marks[k]);
     }
     free(keep);
+    free(marks);
     return 0;
 }
 
@@ -232,7 +250,7 @@ static void check_replayed(const struct bblog_replay_list *list, const char *pat
     for (size_t i = 0; i < m.n; i++) {
         b[nb++] = m.v[i].off;
         b[nb++] = m.v[i].off + m.v[i].len;
-        if (m.v[i].off + m.v[i].len > end)
+        if (m.v[i].buf && m.v[i].off + m.v[i].len > end)
             end = m.v[i].off + m.v[i].len;
     }
     FUZZ_CHECK(rep->file_end == end);
@@ -256,9 +274,10 @@ static void check_replayed(const struct bblog_replay_list *list, const char *pat
                 break;
             }
         }
-        if (w)
+        /* A marker that wins leaves the target's bytes alone: zeros in this new file. */
+        if (w && w->buf)
             check_range(fd, lo, hi - lo, w->buf + (lo - w->off));
-        else if (hi - lo <= HOLE_CHECK_MAX)
+        else if (hi - lo <= HOLE_CHECK_MAX && hi <= end)
             check_range(fd, lo, hi - lo, NULL);
     }
     close(fd);

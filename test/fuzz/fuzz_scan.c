@@ -57,20 +57,33 @@ resume:
         FUZZ_CHECK(r.slot == next_slot);
         FUZZ_CHECK(r.slot + BBLOG_RECORD_SIZE <= l->meta_len);
         FUZZ_CHECK(bblog_record_decode(m + r.slot, &d, &crc) == 0);
-        FUZZ_CHECK(d.seq == r.seq && d.off == r.off && d.len == r.len && d.epoch == r.epoch);
-        FUZZ_CHECK(d.data_off == r.data_off && d.gen == r.gen && d.flags == r.flags);
+        /* A record the trim point cut comes back as its part past the trim point. */
+        FUZZ_CHECK(r.cut == 0 || (r.flags & BBLOG_REC_CUT));
+        FUZZ_CHECK(d.seq == r.seq && d.off + r.cut == r.off && d.len == r.len + r.cut &&
+                   d.epoch == r.epoch);
+        FUZZ_CHECK(d.data_off + r.cut == r.data_off && d.gen == r.gen &&
+                   d.flags == (r.flags & ~(BBLOG_REC_CUT | BBLOG_REC_TRIMMED)));
         FUZZ_CHECK(r.len > 0);
         FUZZ_CHECK(r.seq != 0 && (seq == 0 || r.seq == seq + 1));
         FUZZ_CHECK(r.epoch <= h->epoch);
         seq = r.seq;
         next_slot += BBLOG_RECORD_SIZE;
         nrec++;
-        if (r.flags & BBLOG_REC_KEEP) {
-            /* A keep record: no payload, data_crc 0 (bblog_format.h); not undrained data. */
+        if (r.flags & BBLOG_REC_NO_PAYLOAD) {
+            /* A keep or PFS record: no payload, data_crc 0 (bblog_format.h); not undrained
+             * data. */
             FUZZ_CHECK(payload == NULL && crc == 0);
             continue;
         }
-        FUZZ_CHECK(bblog_crc32c(0, payload, (size_t) r.len) == crc);
+        if (r.flags & BBLOG_REC_TRIMMED) {
+            /* Wholly below the trim point of the header's sync slot: no payload. */
+            FUZZ_CHECK(payload == NULL && r.epoch == h->epoch &&
+                       r.data_off + r.len <= h->synced.trim);
+            continue;
+        }
+        FUZZ_CHECK(!(r.flags & BBLOG_REC_CUT) || (r.epoch == h->epoch &&
+                                                 r.data_off == h->synced.trim));
+        FUZZ_CHECK((r.flags & BBLOG_REC_CUT) || bblog_crc32c(0, payload, (size_t) r.len) == crc);
         FUZZ_CHECK(r.data_off <= l->data_len && r.len <= l->data_len - r.data_off);
         FUZZ_CHECK(memcmp(payload, l->data + r.data_off, (size_t) r.len) == 0);
         if (r.epoch == h->epoch && r.gen >= h->drained_gen) {

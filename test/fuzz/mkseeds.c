@@ -3,7 +3,8 @@
  * helpers of the unit tests write real logs with bblog_log_create): clean logs, drained and
  * undrained epochs, a rank stuck in its drain, torn tails, corrupt records and payloads,
  * missing ranks, two jobs' logs of one file, and damage to records a sync acknowledged (a
- * flipped bit in a slot or a payload, a meta log cut before its sync mark). Each case is written twice, with and without
+ * flipped bit in a slot or a payload, a meta log cut before its sync mark), and a log of format
+ * 3 with a PFS record and a trim point inside a record. Each case is written twice, with and without
  * the checksum fix-up flags (fuzzlog.h). Payloads are kept small so that the seeds are.
  *
  *   mkseeds WORKDIR OUTDIR     writes OUTDIR/scan/NAME and OUTDIR/replay/NAME
@@ -35,21 +36,23 @@ struct scenario {
     uint32_t missing;           /* rank whose log is removed */
     int sync;                   /* a sync after generation 1: what came before is acknowledged */
     uint32_t cut;               /* rank whose meta log is cut after its first record */
+    uint32_t trim;              /* rank that writes a PFS record and trims half its log */
 };
 
 static const struct scenario scenarios[] = {
-    { "clean1", 1, 0, NONE, NONE, NONE, 0, NONE, 0, NONE },
-    { "clean3", 3, 0, NONE, NONE, NONE, 0, NONE, 0, NONE },
-    { "drained4", 4, 1, NONE, NONE, NONE, 0, NONE, 0, NONE },
-    { "stuck3", 3, 1, 1, NONE, NONE, 0, NONE, 0, NONE },
-    { "torn2", 2, 1, NONE, 1, NONE, 0, NONE, 0, NONE },
-    { "corrupt_slot2", 2, 0, NONE, NONE, 0, 0, NONE, 0, NONE },
-    { "corrupt_payload2", 2, 0, NONE, NONE, 1, 1, NONE, 0, NONE },
-    { "missing4", 4, 1, NONE, NONE, NONE, 0, 2, 0, NONE },
-    { "synced_slot3", 3, 0, NONE, NONE, 1, 0, NONE, 1, NONE },
-    { "synced_payload2", 2, 0, NONE, NONE, 0, 1, NONE, 1, NONE },
-    { "synced_cut2", 2, 0, NONE, NONE, NONE, 0, NONE, 1, 1 },
-    { "synced_torn2", 2, 0, NONE, 0, NONE, 0, NONE, 1, NONE },
+    { "clean1", 1, 0, NONE, NONE, NONE, 0, NONE, 0, NONE, NONE },
+    { "clean3", 3, 0, NONE, NONE, NONE, 0, NONE, 0, NONE, NONE },
+    { "drained4", 4, 1, NONE, NONE, NONE, 0, NONE, 0, NONE, NONE },
+    { "stuck3", 3, 1, 1, NONE, NONE, 0, NONE, 0, NONE, NONE },
+    { "torn2", 2, 1, NONE, 1, NONE, 0, NONE, 0, NONE, NONE },
+    { "corrupt_slot2", 2, 0, NONE, NONE, 0, 0, NONE, 0, NONE, NONE },
+    { "corrupt_payload2", 2, 0, NONE, NONE, 1, 1, NONE, 0, NONE, NONE },
+    { "missing4", 4, 1, NONE, NONE, NONE, 0, 2, 0, NONE, NONE },
+    { "synced_slot3", 3, 0, NONE, NONE, 1, 0, NONE, 1, NONE, NONE },
+    { "synced_payload2", 2, 0, NONE, NONE, 0, 1, NONE, 1, NONE, NONE },
+    { "synced_cut2", 2, 0, NONE, NONE, NONE, 0, NONE, 1, 1, NONE },
+    { "synced_torn2", 2, 0, NONE, 0, NONE, 0, NONE, 1, NONE, NONE },
+    { "trim_pfs3", 3, 0, NONE, NONE, NONE, 0, NONE, 0, NONE, 1 },
 };
 
 static uint64_t lcg(uint64_t *x)
@@ -77,6 +80,13 @@ static int run(struct sim *s, const struct scenario *sc, uint64_t seed)
             rc = sim_drain(s, sc->stuck);
         if (rc == 0 && gen == 1 && sc->sync)
             rc = sim_sync(s);
+        if (rc == 0 && gen == 1 && sc->trim != NONE) {
+            struct bblog_log_stats st;
+            rc = bblog_log_pfs(s->logs[sc->trim], lcg(&x) % 2048, 1 + lcg(&x) % 300);
+            bblog_log_get_stats(s->logs[sc->trim], &st);
+            if (rc == 0)
+                rc = bblog_log_trim(s->logs[sc->trim], st.data_size / 2 + 5);
+        }
     }
     if (rc == 0)
         rc = sim_crash(s);
@@ -200,7 +210,7 @@ int main(int argc, char **argv)
         /* The scanner target: the log of the rank the scenario is about, else rank 0's. */
         {
             uint32_t r = sc->torn != NONE ? sc->torn : sc->corrupt != NONE ? sc->corrupt
-                         : sc->stuck != NONE ? sc->stuck : 0;
+                         : sc->stuck != NONE ? sc->stuck : sc->trim != NONE ? sc->trim : 0;
 
             if (emit(argv[2], "scan", sc->name, &s.meta_paths[r], 1) != 0 ||
                 emit(argv[2], "replay", sc->name, present, np) != 0) {

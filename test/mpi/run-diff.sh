@@ -145,7 +145,7 @@ if [ -n "$vg_all" ]; then
 fi
 
 programs="t_contig t_strided t_noncontig t_view t_overlap t_raw t_size t_atomic t_shared
-          t_nonblock t_manyfiles t_delete t_empty t_bigdata t_hints t_errors t_collread
+          t_nonblock t_manyfiles t_delete t_empty t_bigdata t_hints t_errors t_collread t_capacity
           t_twofh t_xorder t_bgdrain t_selfsync t_selfgrow t_peerread t_subcomm t_merge
           t_durable"
 cflags="-std=gnu11 -O2 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
@@ -323,6 +323,7 @@ except ValueError as e:
     print("bblog_stats: not a sequence of JSON objects (%s)" % e)
     sys.exit(0)
 want = sys.argv[2].split(":")
+objs = [o for o in objs if not (isinstance(o, dict) and "bblog_bg" in o)]   # background drains
 if len(objs) != int(want[0]) or not all(isinstance(o, dict) for o in objs):
     print("bblog_stats: %d JSON values, expected %s objects" % (len(objs), want[0]))
     sys.exit(0)
@@ -338,6 +339,14 @@ if want[1:] == ["verified"]:
         if o.get("drains", 0) > 0 and o.get("last_drain") != "verified":
             print("bblog_stats: last_drain %s after %s drains, expected verified"
                   % (o.get("last_drain"), o.get("drains")))
+if want[1:] == ["cap"]:
+    o = objs[0]
+    if o.get("bytes_given_back", 0) <= 0:
+        print("bblog_stats: bytes_given_back %s: no log space was given back while the file was "
+              "open" % o.get("bytes_given_back"))
+    if o.get("bytes_drained", 0) >= o.get("bytes_logged", 0):
+        print("bblog_stats: the collective drains wrote %s of %s logged bytes: the background "
+              "drain made no room" % (o.get("bytes_drained"), o.get("bytes_logged")))
 for o in objs:
     if want[1:] == ["ext"] and o.get("extents_drained", -1) > o.get("nprocs", 0):
         print("bblog_stats: %s extents drained by %s processes, expected one per process at most"
@@ -649,6 +658,24 @@ for c in "${cases[@]}"; do
 done
 selected "t_bigdata[node2,flush64k]" &&
     run_case "t_bigdata[node2,flush64k]" t_bigdata 4 "$small" "noforce,env=BBLOG_DEBUG_NODE_SIZE=2"
+
+# A burst buffer much smaller than the data and no sync: the background drain writes the oldest
+# logged bytes and gives their space back while the file is open (ad_bblog_cap.c).
+for r in 2 4; do
+    selected "t_capacity[max1m]" && run_case "t_capacity[max1m]" t_capacity $r \
+        "bblog_max_size=1m" stats=2:cap
+done
+selected "t_capacity[max1m,reactive]" &&
+    run_case "t_capacity[max1m,reactive]" t_capacity 3 "bblog_max_size=1m;bblog_drain=reactive" \
+        stats=2:cap,noforce
+selected "t_capacity[max1m,closebb]" &&
+    run_case "t_capacity[max1m,closebb]" t_capacity 2 "bblog_max_size=1m;bblog_close=bb" \
+        noforce
+selected "t_capacity[max1m,node2]" &&
+    run_case "t_capacity[max1m,node2]" t_capacity 4 "bblog_max_size=1m" \
+        "stats=2:cap,noforce,env=BBLOG_DEBUG_NODE_SIZE=2"
+selected "t_capacity[max1m,solo]" && run_case "t_capacity[max1m,solo]" t_capacity 1 \
+    "bblog_max_size=1m" stats=2:cap
 
 # Budgets smaller than the data: many drain rounds, burst buffer overflow, sync to the log only.
 selected "t_bigdata[flush64k]" && run_case "t_bigdata[flush64k]" t_bigdata 2 "$small"

@@ -154,7 +154,7 @@ static void check_header_roundtrip(size_t path_len, size_t job_len)
     bblog_header_encode(&h, buf);
     /* The magic reads "BBBLOGM1" in file order whatever the host. */
     assert_memory_equal(buf, "BBBLOGM1", 8);
-    assert_int_equal(bblog_get_le32(buf + BBLOG_H_VERSION), 2);
+    assert_int_equal(bblog_get_le32(buf + BBLOG_H_VERSION), BBLOG_FORMAT_VERSION);
     assert_int_equal(bblog_get_le32(buf + BBLOG_H_HEADER_SIZE), 4096);
     assert_int_equal(bblog_get_le32(buf + BBLOG_H_RECORD_SIZE), 64);
     assert_int_equal(bblog_get_le32(buf + BBLOG_H_DRAINED_GEN), 0);
@@ -181,7 +181,7 @@ static void check_header_roundtrip(size_t path_len, size_t job_len)
         assert_int_equal(buf[i], 0);
 
     assert_int_equal(bblog_header_decode(buf, &d), 0);
-    assert_int_equal(d.version, 2);
+    assert_int_equal(d.version, BBLOG_FORMAT_VERSION);
     assert_true(d.set_id == h.set_id);
     assert_true(d.synced.count == 0);
     assert_int_equal(d.bad_slots, 0);
@@ -229,8 +229,14 @@ static void test_header_identity_errors(void **state)
 
     /* The version is checked before the CRC: a future version may place it elsewhere. */
     memcpy(buf, good, sizeof buf);
-    bblog_put_le32(buf + BBLOG_H_VERSION, 3);
+    bblog_put_le32(buf + BBLOG_H_VERSION, BBLOG_FORMAT_VERSION + 1);
     assert_int_equal(bblog_header_decode(buf, &d), BBLOG_EVERSION);
+    /* Version 2 (no trim point) is still read. */
+    bblog_put_le32(buf + BBLOG_H_VERSION, 2);
+    assert_int_equal(bblog_header_decode(buf, &d), BBLOG_EBADHDR);
+    reseal(buf);
+    assert_int_equal(bblog_header_decode(buf, &d), 0);
+    assert_int_equal(d.version, 2);
     bblog_put_le32(buf + BBLOG_H_VERSION, 1);       /* the format before sync slots */
     assert_int_equal(bblog_header_decode(buf, &d), BBLOG_EVERSION);
     reseal(buf);
@@ -261,8 +267,10 @@ static void test_header_bitflips(void **state)
                                                        .meta_end = 4096 + 5 * 64,
                                                        .data_end = 500 }, buf + BBLOG_H_SYNC1);
     for (size_t bit = 0; bit < 8 * BBLOG_HEADER_SIZE; bit++) {
-        int want = bit < 64 ? BBLOG_EBADMAGIC : bit < 96 ? BBLOG_EVERSION
-            : bit < 8 * BBLOG_H_SYNC0 ? BBLOG_EBADHDR : 0;
+        uint32_t v = BBLOG_FORMAT_VERSION ^ (bit >= 64 && bit < 96 ? 1u << (bit - 64) : 0);
+        int want = bit < 64 ? BBLOG_EBADMAGIC
+            : bit < 96 && (v < BBLOG_FORMAT_VERSION_MIN || v > BBLOG_FORMAT_VERSION) ?
+            BBLOG_EVERSION : bit < 8 * BBLOG_H_SYNC0 ? BBLOG_EBADHDR : 0;
 
         buf[bit / 8] ^= (unsigned char) (1u << (bit % 8));
         assert_int_equal(bblog_header_decode(buf, &d), want);

@@ -423,6 +423,7 @@ struct model {
     size_t nrec, rcap;
     uint64_t next_seq, epoch;
     uint32_t gen;
+    uint64_t trim;              /* data below are holes: not read back */
 };
 
 static void model_init(struct model *m)
@@ -442,6 +443,7 @@ static void model_drained(struct model *m)
 {
     m->size = 0;
     m->nrec = 0;
+    m->trim = 0;
     m->epoch++;
 }
 
@@ -507,9 +509,9 @@ static void check_read_random(struct bblog_log *log, const struct model *m, uint
 {
     uint64_t off, len;
 
-    if (m->size == 0)
+    if (m->size <= m->trim)
         return;
-    off = tu_range(rs, 0, m->size - 1);
+    off = tu_range(rs, m->trim, m->size - 1);
     len = tu_range(rs, 1, m->size - off);
     check_read(log, m, off, len);
 }
@@ -793,7 +795,7 @@ static void test_create(void **state)
     /* The header is readable as soon as create returns. */
     assert_int_equal(bblog_scan_open(bblog_log_meta_path(log), &s), 0);
     h = bblog_scan_header(s);
-    assert_int_equal(h->version, 2);
+    assert_int_equal(h->version, BBLOG_FORMAT_VERSION);
     assert_int_equal(h->rank, 0);
     assert_int_equal(h->nprocs, 1);
     assert_true(h->epoch == 0);
@@ -989,6 +991,122 @@ static void appends(struct bblog_log *log, struct model *m, uint64_t *rs, int n)
 {
     for (int i = 0; i < n; i++)
         assert_int_equal(do_append(log, m, rs, random_len(rs, 8192)), 0);
+}
+
+/* Allocated bytes of the file at PATH (holes take none). */
+static uint64_t allocated(const char *path)
+{
+    struct stat sb;
+
+    assert_int_equal(stat(path, &sb), 0);
+    return (uint64_t) sb.st_blocks * 512;
+}
+
+/* The trim point: records wholly below it are skipped by the scan, one it cuts comes back from
+ * the trim point on (unverified, flagged), the rest whole; holes take the trimmed space off the
+ * device; a torn write of the next slot leaves the older trim point, below which every byte
+ * is a hole already; appends and reads above it go on. */
+static void test_trim(void **state)
+{
+    const unsigned modes[] = {0, BBLOG_LOG_NO_AIO | BBLOG_LOG_NO_DIRECT};
+    const char *dirs[] = {g_disk, g_shm};
+
+    (void) state;
+    for (int k = 0; k < 2; k++) {
+        struct bblog_log *log = mklog(dirs[k], modes[k], 65536, 2);
+        char *meta = strdup(bblog_log_meta_path(log)), *data = strdup(bblog_log_data_path(log));
+        struct bblog_log_stats st;
+        struct bblog_scan *s = NULL;
+        struct bblog_log_record r;
+        const void *payload;
+        struct model m;
+        uint64_t rs = 77 + (uint64_t) k, trim, before;
+        size_t cut_rec = 0, i;
+        int rc;
+
+        model_init(&m);
+        workload(log, &m, &rs, 200, 65536);
+        assert_int_equal(bblog_log_sync(log), 0);
+        /* A trim point inside a record, well past the first MiB. */
+        cut_rec = m.nrec / 2;
+        trim = m.recs[cut_rec].data_off + m.recs[cut_rec].len / 2;
+        assert_true(m.recs[cut_rec].len >= 2 && trim > 4096);
+        before = allocated(data);
+        assert_int_equal(bblog_log_trim(log, m.size + 1), BBLOG_EINVAL);
+        assert_int_equal(bblog_log_trim(log, trim), 0);
+        assert_int_equal(bblog_log_trim(log, trim - 1), 0);    /* never backwards */
+        m.trim = trim;
+        bblog_log_get_stats(log, &st);
+        assert_true(st.trim == trim);
+        assert_true(synced_of(meta).trim == trim);
+        if (st.punched > 0) {       /* every file system here punches; if one does not, no holes */
+            assert_true(st.punched == (trim & ~(uint64_t) 4095));
+            assert_true(allocated(data) + st.punched <= before + 4096);
+        }
+        check_read(log, &m, trim, m.size - trim);
+
+        assert_int_equal(bblog_scan_open(meta, &s), 0);
+        for (i = 0; i < m.nrec; i++) {
+            const struct mrec *e = &m.recs[i];
+            uint64_t c = i == cut_rec ? trim - e->data_off : 0;
+
+            assert_int_equal(bblog_scan_next(s, &r, &payload), 1);
+            assert_true(r.seq == e->seq);
+            if (i < cut_rec) {
+                assert_int_equal(r.flags, BBLOG_REC_TRIMMED);
+                assert_true(r.off == e->off && r.len == e->len && payload == NULL);
+                continue;
+            }
+            assert_true(r.off == e->off + c && r.len == e->len - c && r.data_off == e->data_off + c);
+            assert_true(r.cut == c);
+            assert_int_equal(r.flags, i == cut_rec ? BBLOG_REC_CUT : 0);
+            assert_memory_equal(payload, m.data + e->data_off + c, e->len - c);
+        }
+        assert_int_equal(bblog_scan_next(s, &r, &payload), 0);
+        assert_true(bblog_scan_trimmed(s) == cut_rec);
+        bblog_scan_close(s);
+
+        /* More appends and a sync whose slot is then torn: the older slot still names the
+         * trim point, and every record it leaves live has its payload. */
+        workload(log, &m, &rs, 50, 65536);
+        assert_int_equal(bblog_log_sync(log), 0);
+        {
+            struct bblog_log_synced y = synced_of(meta);
+            unsigned char junk[16];
+            int fd = open(meta, O_WRONLY);
+
+            assert_true(y.trim == trim);
+            memset(junk, 0xa5, sizeof junk);
+            assert_true(fd >= 0);
+            assert_int_equal(pwrite(fd, junk, sizeof junk, y.count % 2 ? BBLOG_H_SYNC1 :
+                                    BBLOG_H_SYNC0), (ssize_t) sizeof junk);
+            close(fd);
+            assert_true(synced_of(meta).trim == trim);
+        }
+        assert_int_equal(bblog_scan_open(meta, &s), 0);
+        while ((rc = bblog_scan_next(s, &r, &payload)) == 1)
+            assert_true((r.flags & BBLOG_REC_TRIMMED) || r.data_off >= trim);
+        assert_int_equal(rc, 0);
+        assert_true(bblog_scan_trimmed(s) == cut_rec);
+        bblog_scan_close(s);
+        /* A second trim point, past the records appended since. */
+        assert_int_equal(bblog_log_trim(log, m.recs[m.nrec - 10].data_off), 0);
+        m.trim = m.recs[m.nrec - 10].data_off;
+        check_read(log, &m, m.trim, m.size - m.trim);
+
+        /* A drain starts the next epoch with no trim point. */
+        assert_int_equal(bblog_log_mark_drained(log), 0);
+        model_drained(&m);
+        bblog_log_get_stats(log, &st);
+        assert_true(st.trim == 0 && st.punched == 0);
+        workload(log, &m, &rs, 20, 65536);
+        assert_int_equal(bblog_log_close(log, 0), 0);
+        check_scan(meta, &m);
+        remove_log_files(meta, data);
+        model_free(&m);
+        free(meta);
+        free(data);
+    }
 }
 
 /* Each sync that wrote something records it in the header's next sync slot, after its records;
@@ -1495,6 +1613,7 @@ int main(void)
         cmocka_unit_test_setup(test_mark_drained, test_setup),
         cmocka_unit_test_setup(test_mark_drained_twice, test_setup),
         cmocka_unit_test_setup(test_sync_marks, test_setup),
+        cmocka_unit_test_setup(test_trim, test_setup),
         cmocka_unit_test_setup(test_ordering, test_setup),
         cmocka_unit_test_setup(test_fault_transparent_pwrite, test_setup),
         cmocka_unit_test_setup(test_fault_unaligned_short, test_setup),

@@ -1,0 +1,300 @@
+/*
+ * A burst buffer smaller than the output (bblog_high_water, bblog_max_size; bblog(7)).
+ *
+ * Each process's log may take cap bytes of the device: bblog_max_size, or else a share of the
+ * space free in the burst-buffer directory at open (CAP_SHARE of it, split between the
+ * processes of the open on this node). Once the log holds high_water percent of that, the
+ * background drain (ad_bblog_bg.c) writes the oldest logged bytes to the PFS file, in log
+ * order, and the space they took is given back: the log's trim point moves past them and
+ * holes are punched below it (bblog_log_trim). A write that does not fit waits for that
+ * space, as long as the drain can make progress; only when it cannot (everything left was
+ * written after the last planning point by collective calls, say) does it fall back as a
+ * full burst buffer always did: the bytes go straight to the PFS file.
+ *
+ * Finding the oldest bytes: the index is keyed by file offset, so every append is also noted
+ * in rev, keyed by data log offset (its log_off field holds the file offset). A rev entry is
+ * live where the index still maps those file bytes to those log bytes; the rest was drained
+ * or overwritten since, and is dropped from rev as the walk meets it.
+ *
+ * Who moves the trim point: the drain thread, after a segment, finds the first live log byte
+ * and, once the PFS file is flushed, offers it (trim_ready); the application thread takes it
+ * at its next write (Cap_apply), because the trim also rewrites the list other processes read
+ * this log through (ad_bblog_vis.c), which only the application thread writes.
+ *
+ * Without a background drain (bblog_drain=on_demand, the default) the thread starts when it
+ * is needed: at once for a file of one process; for several processes, at a collective write
+ * that finds some process past its high-water mark, all start it together, and such writes
+ * are planning points from then on. Finding out costs one Allreduce at every
+ * ADIOI_BBLOG_CAP_EVERY-th collective write, and at every one while a budget is nearly used
+ * (Cap_coll), paid only where the smallest budget of the open is small (bblog_max_size set, or
+ * under CAP_WATCH of free space per process: Cap_small); with larger ones a write phase that
+ * fills the device falls back as before. Processes that only write independently cannot agree without a
+ * message: their full burst buffer falls back to the PFS file as before.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/statvfs.h>
+
+#include "ad_bblog.h"
+#include "adioi.h"
+
+#define CAP_SHARE 0.75          /* of the free space at open, when bblog_max_size is unset */
+#define MIN_GRAN ((uint64_t) 1 << 20)
+#define CAP_WATCH ((double) (1 << 30))  /* budgets below this may need early drains */
+
+void ADIOI_BBLOG_Cap_open(struct ADIOI_BBLOG_state *st, int local_procs)
+{
+    struct ADIOI_BBLOG_logstate *ls = st->ls;
+    struct statvfs sv;
+    uint64_t cap = 0;
+
+    if (ls->cap || st->hints.high_water == 0)
+        return;
+    if (st->hints.max_size > 0) {
+        cap = (uint64_t) st->hints.max_size;
+    } else if (statvfs(st->logdir, &sv) == 0) {
+        double free_b = (double) sv.f_bavail * (double) sv.f_frsize;
+        cap = (uint64_t) (free_b * CAP_SHARE / (local_procs > 0 ? local_procs : 1));
+    }
+    if (cap == 0)
+        return;
+    /* The index by log offset costs an insert per write: kept only where a drain thread may
+     * make room, which a default open of several processes with a large budget never starts. */
+    if (!ls->rev && (st->cap_watch || st->nprocs == 1 || st->hints.close_bb ||
+                     st->hints.drain != ADIOI_BBLOG_DRAIN_ON_DEMAND) &&
+        bblog_idx_create(&ls->rev) != 0)
+        return;                 /* no memory: no capacity drains, the old fallback */
+    ls->rank = st->rank;
+    ls->cap = cap;
+    ls->hwm = cap / 100 * (uint64_t) st->hints.high_water;
+    ls->gran = cap / 16 < MIN_GRAN ? MIN_GRAN : cap / 16;
+}
+
+int ADIOI_BBLOG_Cap_note_append(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len,
+                                uint64_t data_off)
+{
+    return ls->rev ? bblog_idx_insert(ls->rev, data_off, len, off) : 0;
+}
+
+void ADIOI_BBLOG_Cap_reset(struct ADIOI_BBLOG_logstate *ls)
+{
+    if (ls->rev)
+        bblog_idx_clear(ls->rev);
+    ls->trim = ls->trim_ready = 0;
+}
+
+/*
+ * Calls fn on the live pieces of the log in log order, from the oldest, until it returns
+ * nonzero; rev entries found dead on the way are dropped. Returns the data log offset of the
+ * first live byte not consumed (ls->log_end when none is left), for the trim point. Lock held.
+ */
+uint64_t ADIOI_BBLOG_Cap_walk(struct ADIOI_BBLOG_logstate *ls, ADIOI_BBLOG_cap_fn fn,
+                              void *arg)
+{
+    struct bblog_idx_iter rit, it;
+    struct bblog_extent r, e;
+    uint64_t dead[2 * 32], first = ls->log_end;
+    size_t nd = 0, i;
+    int stop = 0;
+
+    if (!ls->rev)
+        return ls->trim;
+    bblog_idx_iter_init(ls->rev, &rit, 0, UINT64_MAX);
+    while (!stop && bblog_idx_iter_next(&rit, &r)) {
+        uint64_t live_from = UINT64_MAX;
+
+        /* r: log bytes [r.off, r.off + r.len) hold file bytes from r.log_off on. */
+        bblog_idx_iter_init(ls->idx, &it, r.log_off, r.len);
+        while (!stop && bblog_idx_iter_next(&it, &e)) {
+            uint64_t at = r.off + (e.off - r.log_off);
+            if (e.log_off != at)
+                continue;
+            if (live_from == UINT64_MAX)
+                live_from = at;
+            if (!fn || (stop = fn(arg, &e)) != 0) {
+                first = at;
+                stop = 1;
+            }
+        }
+        /* The part of the entry before its first live byte is dead: drop it. */
+        if (live_from != r.off && nd < 32) {
+            dead[2 * nd] = r.off;
+            dead[2 * nd + 1] = (live_from == UINT64_MAX ? r.off + r.len : live_from) - r.off;
+            nd++;
+        }
+        if (nd == 32)
+            break;              /* the rest on the next walk */
+    }
+    for (i = 0; i < nd; i++)
+        bblog_idx_remove(ls->rev, dead[2 * i], dead[2 * i + 1]);
+    if (nd == 32 && !stop) {    /* cut short: the trim point is no further than here */
+        bblog_idx_iter_init(ls->rev, &rit, 0, UINT64_MAX);
+        if (bblog_idx_iter_next(&rit, &r) && r.off < first)
+            first = r.off;
+    }
+    return first < ls->trim ? ls->trim : first;
+}
+
+/* Application thread, lock held (with bg): takes the trim point the drain offers. */
+int ADIOI_BBLOG_Cap_apply(struct ADIOI_BBLOG_state *st)
+{
+    struct ADIOI_BBLOG_logstate *ls = st->ls;
+    uint64_t upto = ls->trim_ready;
+    int rc;
+
+    if (upto <= ls->trim || !ls->log)
+        return 0;
+    /* Readers of this log through its list first: its entries below the trim point now name
+     * PFS bytes, before those log bytes become holes. */
+    rc = ADIOI_BBLOG_Vis_trim(ls, upto);
+    if (rc == 0)
+        rc = bblog_log_trim(ls->log, upto);
+    if (rc != 0) {
+        ls->trim_ready = ls->trim;      /* the space stays taken; the drain tries no more */
+        ls->cap_failed = 1;
+        return rc;
+    }
+    st->st.bytes_trimmed += upto - ls->trim;
+    ls->trim = upto;
+    return 0;
+}
+
+/*
+ * Application thread, lock held, bg running: waits until len more bytes fit in the log, or
+ * the drain can free nothing more. Returns 1 when they fit.
+ */
+int ADIOI_BBLOG_Cap_wait(struct ADIOI_BBLOG_state *st, uint64_t len)
+{
+    struct ADIOI_BBLOG_logstate *ls = st->ls;
+    double t0 = ADIOI_BBLOG_Now(), t;
+    int waited = 0, fits;
+
+    ADIOI_BBLOG_Cap_apply(st);
+    while (!(fits = ls->log_end - ls->trim + len <= ls->cap) && len <= ls->cap &&
+           !ls->cap_failed) {
+        if (ADIOI_BBLOG_Bg_make_room(ls) != 0)
+            break;
+        waited = 1;
+        ADIOI_BBLOG_Cap_apply(st);
+    }
+    if (waited) {
+        t = ADIOI_BBLOG_Now() - t0;
+        st->st.capacity_waits++;
+        st->st.t_capacity_wait += t;
+        ADIOI_BBLOG_MAX(st->st.max_capacity_wait, t);
+    }
+    return fits;
+}
+
+/* Pieces of the index split at their stamp runs, noted as appended since the last planning
+ * point: a thread started late sends them at its first plan. Lock held. */
+static int seed_recent(struct ADIOI_BBLOG_logstate *ls)
+{
+    struct bblog_idx_iter it;
+    struct bblog_extent e;
+    int rc = 0;
+
+    bblog_idx_iter_init(ls->idx, &it, 0, UINT64_MAX);
+    while (rc == 0 && bblog_idx_iter_next(&it, &e)) {
+        while (rc == 0 && e.len > 0) {
+            uint64_t run_end, n = e.len;
+            uint64_t stamp = ADIOI_BBLOG_Stamp_at(ls, e.log_off, &run_end);
+            if (run_end - e.log_off < n)
+                n = run_end - e.log_off;
+            rc = ADIOI_BBLOG_Note_recent(ls, e.off, n, stamp);
+            e.off += n, e.log_off += n, e.len -= n;
+        }
+    }
+    return rc;
+}
+
+/* A file of one process, past its high-water mark with no drain thread: start one. */
+void ADIOI_BBLOG_Cap_start_solo(ADIO_File fd)
+{
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    struct ADIOI_BBLOG_logstate *ls = st->ls;
+
+    if (ls->bg || !ls->cap || ls->cap_failed || ls->multi || st->nprocs > 1 ||
+        ls->log_end - ls->trim < ls->hwm)
+        return;
+    if (ADIOI_BBLOG_Bg_start(fd) != MPI_SUCCESS)
+        ls->cap_failed = 1;     /* the old fallback; Bg_start said why */
+}
+
+/* Whether this process's budget is small enough that early drains may be needed in this open
+ * (bblog_max_size set, or a share of the free space below CAP_WATCH): then every blocking
+ * collective write asks all processes (Cap_coll). Agreed at open (ad_bblog_open.c). */
+int ADIOI_BBLOG_Cap_small(const struct ADIOI_BBLOG_state *st)
+{
+    struct statvfs sv;
+
+    if (st->hints.high_water == 0)
+        return 0;
+    if (st->hints.max_size > 0)
+        return 1;
+    if (statvfs(st->logdir, &sv) != 0)
+        return 1;
+    return (double) sv.f_bavail * (double) sv.f_frsize * CAP_SHARE / (st->nprocs ? st->nprocs : 1)
+        < (double) CAP_WATCH;
+}
+
+/*
+ * Collective, at blocking collective writes of an open whose budget is small (cap_watch):
+ * every ADIOI_BBLOG_CAP_EVERY-th, and every one while the last agreement found some process
+ * near its budget (cap_tight; all processes know it alike). Whether some process is past its
+ * high-water mark, or has no room for this call's bytes even after its drain made what room it
+ * could. Past the mark with no drain thread yet: every process starts one. Then a planning
+ * point: everything logged so far may be drained, so a write without room waits for a
+ * segment, not for a whole drain. Without drain threads (they could not start), the old
+ * fallback, a collective drain. Returns an MPI error code, the same on every process.
+ */
+int ADIOI_BBLOG_Cap_coll(ADIO_File fd, uint64_t bytes)
+{
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    struct ADIOI_BBLOG_logstate *ls = st->ls;
+    int in[4], out[4], started = 0, rc = 0;
+
+    ADIOI_BBLOG_Lock(ls);
+    if (ls->cap && !ls->cap_failed && ls->bg && ls->log_end - ls->trim + bytes > ls->cap)
+        ADIOI_BBLOG_Cap_wait(st, bytes);
+    in[0] = ls->cap && !ls->cap_failed && ls->log_end - ls->trim >= ls->hwm;
+    in[1] = ls->log_end > ls->trim && (ls->cap ? ls->log_end - ls->trim + bytes > ls->cap :
+                                       st->hints.max_size > 0 &&
+                                       ls->log_bytes + (ADIO_Offset) bytes > st->hints.max_size);
+    /* Calls like this one until the next agreement could outgrow the budget: agree at every
+     * collective write until they cannot. */
+    in[2] = ls->log_end - ls->trim + (uint64_t) ADIOI_BBLOG_CAP_EVERY * bytes >
+        (ls->cap ? ls->cap : (uint64_t) st->hints.max_size);
+    ADIOI_BBLOG_Unlock(ls);
+    in[3] = 0;
+    if (st->nprocs > 1)
+        MPI_Allreduce(in, out, 3, MPI_INT, MPI_MAX, fd->comm);
+    else
+        out[0] = in[0], out[1] = in[1], out[2] = in[2];
+    ls->cap_tight = out[1] || out[2];
+    if (!out[0] && !out[1])
+        return MPI_SUCCESS;
+    if (!ls->planning && !ls->cap_failed && st->nprocs > 1) {
+        if (!ls->bg) {
+            rc = ADIOI_BBLOG_Bg_start(fd) != MPI_SUCCESS;
+            started = rc == 0;
+        }
+        if (rc == 0 && started) {
+            ADIOI_BBLOG_Lock(ls);
+            rc = seed_recent(ls) != 0;
+            ADIOI_BBLOG_Unlock(ls);
+        }
+        in[3] = rc;
+        MPI_Allreduce(&in[3], &out[3], 1, MPI_INT, MPI_MAX, fd->comm);
+        if (out[3])
+            ls->cap_failed = 1;         /* held threads stay held until close */
+        else
+            ls->planning = 1;
+    }
+    if (ls->planning)
+        return ADIOI_BBLOG_Bg_plan(fd) == 0 ? MPI_SUCCESS :
+            ADIOI_BBLOG_Err_rc("ADIOI_BBLOG_WRITESTRIDEDCOLL", __LINE__, ENOMEM,
+                               "cannot plan the background drain of", st->pfs_path);
+    return out[1] ? ADIOI_BBLOG_Drain(fd, 0) : MPI_SUCCESS;
+}

@@ -80,7 +80,8 @@
  * payloads while the file stays open and gives their space back to the device (holes punched
  * in BASE.data). Every payload byte below the trim point of the newest sync slot is on the
  * PFS already (made durable there before the slot was written) or was overwritten by a later
- * record, so replay does not write it: a record wholly below the trim point is not replayed,
+ * write that was durable before the slot was (a record of this log or another, or bytes
+ * written straight to the PFS file), so replay does not write it: a record wholly below the trim point is not replayed,
  * and one the trim point cuts is replayed from the trim point on, without its payload CRC (the
  * bytes below were punched). The trimmed bytes still take their place in the replay order: an
  * older record of another log must not be written over them (the PFS holds them, or a newer

@@ -58,7 +58,8 @@ if MPI_TESTS
 TESTS += test/crash/run-crash.sh test/faults/run-faults.sh
 endif
 EXTRA_DIST += test/crash/run-crash.sh test/crash/crashpat.h test/crash/crashwrite.c \
-    test/crash/crashcheck.c test/faults/run-faults.sh test/faults/faultpat.h test/faults/fio.c \
+    test/crash/crashcheck.c test/crash/captrim.c test/faults/run-faults.sh \
+    test/faults/faultpat.h test/faults/fio.c \
     test/faults/fcheck.c test/faults/bbfault.c bench/crash-replay-long.sh
 
 # bblog_dir on a different device per rank (issue 8): even ranks log to /dev/shm, odd ranks to

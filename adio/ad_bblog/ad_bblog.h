@@ -145,6 +145,7 @@ struct ADIOI_BBLOG_logstate {
     uint64_t trim_ready;                /* the drain thread's offer: flushed on the PFS below */
     struct bblog_index *rev;            /* appends by log offset (log_off: file offset) */
     int cap_failed;                     /* trimming failed: the old fallback from now on */
+    int trims;                          /* some process of the open may trim its log */
     int planning;                       /* the drain thread plans at collective writes */
     int cap_tight;                      /* the last agreement: some budget nearly used */
 };

@@ -700,12 +700,29 @@ static int collect_cut(void *arg, uint64_t off, uint64_t len)
     return 0;
 }
 
+/* Another process forgets what it logged that this process's pieces overwrote later, and may
+ * then trim it from its log (ad_bblog_cap.c): before it learns of them, the pieces must
+ * outlive a crash of this process, in the log or, for writes through, in the PFS file. */
+static int make_pieces_durable(struct ADIOI_BBLOG_state *st, struct ADIOI_BBLOG_logstate *ls)
+{
+    int err = MPI_SUCCESS;
+
+    if (ls->nthrough > ls->bg->plan_through && st->through_unsynced && st->inner->is_open) {
+        ADIO_Flush(st->inner, &err);
+        if (err != MPI_SUCCESS)
+            return EIO;
+        st->through_unsynced = 0;
+    }
+    return ls->nrecent > 0 && ls->log ? bblog_log_sync(ls->log) : 0;
+}
+
 /*
  * Planning point (collective; at the end of each collective call on the file, all processes
  * alike). The thread's segment in flight completes first, on every process, before any
  * process learns what the others wrote: once the plan is over, another process may write its
- * newer bytes over ours at once, and ours must have landed. Returns 0 or ENOMEM (then every process returns it, and the thread stays paused
- * until the next collective drain: nothing is written out of order).
+ * newer bytes over ours at once, and ours must have landed. Returns 0, or an errno value when
+ * this process could not plan (no memory, or its pieces could not be made durable): then its
+ * thread stays paused until the next collective drain, so nothing is written out of order.
  */
 int ADIOI_BBLOG_Bg_plan(ADIO_File fd)
 {
@@ -740,9 +757,11 @@ int ADIOI_BBLOG_Bg_plan(ADIO_File fd)
             mine[3 * k + 2] = ls->through[i].stamp;
         }
         n = ls->nrecent + (ls->nthrough - bg->plan_through);
-    } else {
-        n = 0;
     }
+    if (rc == 0 && ls->trims && n > 0)
+        rc = make_pieces_durable(st, ls);
+    if (rc != 0)
+        n = 0;
     /* Collective even after a failure here, so that every process learns of it. */
     xrc = o.counts ? ADIOI_BBLOG_Order_exchange(fd, &o, mine, (int) n, 1) : ENOMEM;
     rc = rc ? rc : xrc;
@@ -779,8 +798,9 @@ int ADIOI_BBLOG_Bg_plan(ADIO_File fd)
         bblog_pace_set_pending(&bg->pace, ADIOI_BBLOG_Now(), bblog_idx_bytes(ls->idx));
         resume_locked(ls);
     } else if (!bg->warned++) {
-        fprintf(stderr, "bblog: warning: rank %d: no memory to plan the background drain of "
-                "%s; it waits for the next sync or close\n", st->rank, ls->pfs_path);
+        fprintf(stderr, "bblog: warning: rank %d: cannot plan the background drain of %s "
+                "(%s); it waits for the next sync or close\n", st->rank, ls->pfs_path,
+                bblog_strerror(rc));
     }
     /* On failure the thread stays paused: Bg_resume after the next collective drain. */
     pthread_mutex_unlock(&ls->lock);

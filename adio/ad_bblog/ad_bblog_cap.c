@@ -14,7 +14,10 @@
  * Finding the oldest bytes: the index is keyed by file offset, so every append is also noted
  * in rev, keyed by data log offset (its log_off field holds the file offset). A rev entry is
  * live where the index still maps those file bytes to those log bytes; the rest was drained
- * or overwritten since, and is dropped from rev as the walk meets it.
+ * or overwritten since, and is dropped from rev as the walk meets it. Bytes that another
+ * process overwrote leave the index at a planning point, and that process made its newer pieces
+ * durable before it sent them there (ad_bblog_bg.c): a trim point past them cannot, after a
+ * crash, leave older bytes in the PFS file than the acknowledged ones.
  *
  * Who moves the trim point: the drain thread, after a segment, finds the first live log byte
  * and, once the PFS file is flushed, offers it (trim_ready); the application thread takes it
@@ -51,6 +54,9 @@ void ADIOI_BBLOG_Cap_open(struct ADIOI_BBLOG_state *st, int local_procs)
 
     if (ls->cap || st->hints.high_water == 0)
         return;
+    /* From inputs every process of the open agreed on: whether any of them may trim. */
+    ls->trims = st->cap_watch || st->nprocs == 1 || st->hints.close_bb ||
+        st->hints.drain != ADIOI_BBLOG_DRAIN_ON_DEMAND;
     if (st->hints.max_size > 0) {
         cap = (uint64_t) st->hints.max_size;
     } else if (statvfs(st->logdir, &sv) == 0) {
@@ -61,9 +67,7 @@ void ADIOI_BBLOG_Cap_open(struct ADIOI_BBLOG_state *st, int local_procs)
         return;
     /* The index by log offset costs an insert per write: kept only where a drain thread may
      * make room, which a default open of several processes with a large budget never starts. */
-    if (!ls->rev && (st->cap_watch || st->nprocs == 1 || st->hints.close_bb ||
-                     st->hints.drain != ADIOI_BBLOG_DRAIN_ON_DEMAND) &&
-        bblog_idx_create(&ls->rev) != 0)
+    if (!ls->rev && ls->trims && bblog_idx_create(&ls->rev) != 0)
         return;                 /* no memory: no capacity drains, the old fallback */
     ls->rank = st->rank;
     ls->cap = cap;
@@ -292,9 +296,11 @@ int ADIOI_BBLOG_Cap_coll(ADIO_File fd, uint64_t bytes)
         else
             ls->planning = 1;
     }
-    if (ls->planning)
-        return ADIOI_BBLOG_Bg_plan(fd) == 0 ? MPI_SUCCESS :
-            ADIOI_BBLOG_Err_rc("ADIOI_BBLOG_WRITESTRIDEDCOLL", __LINE__, ENOMEM,
+    if (ls->planning) {
+        int rc = ADIOI_BBLOG_Bg_plan(fd);
+        return rc == 0 ? MPI_SUCCESS :
+            ADIOI_BBLOG_Err_rc("ADIOI_BBLOG_WRITESTRIDEDCOLL", __LINE__, rc,
                                "cannot plan the background drain of", st->pfs_path);
+    }
     return out[1] ? ADIOI_BBLOG_Drain(fd, 0) : MPI_SUCCESS;
 }

@@ -20,10 +20,10 @@
 #   - replaying a second time changes no byte (idempotence);
 #   - replay refuses, writing nothing, --file of another path, --job of another job, and a log
 #     directory that also holds a log of another (killed) job of the same file.
-# One more deterministic case, drain-commit[bb]: with bblog_sync=bb, rank 1 dies (SIGKILL from
-# test/faults/bbfault.so) in the drain of close just before it marks its log drained, after rank
-# 0 marked its own: replay must not put rank 1's older bytes back over what other ranks wrote
-# later and the completed drain put on the PFS.
+# Deterministic cases: trim-superseded[bbcap] (below, captrim.c), and drain-commit[bb]: with
+# bblog_sync=bb, rank 1 dies (SIGKILL from test/faults/bbfault.so) in the drain of close just
+# before it marks its log drained, after rank 0 marked its own: replay must not put rank 1's
+# older bytes back over what other ranks wrote later and the completed drain put on the PFS.
 #
 # On the emulated cluster (MPITEST_CLUSTER=HOSTS, test/cluster-lib.sh): the job runs across the
 # nodes, the file and the side directory on the cluster's PFS, each node's logs on its own burst
@@ -135,7 +135,7 @@ failed=0
 trap cleanup EXIT
 
 cflags="-std=gnu11 -O2 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror"
-for p in crashwrite crashcheck; do
+for p in crashwrite crashcheck captrim; do
     # shellcheck disable=SC2086
     if ! mpicc $cflags -I"$src" "$src/$p.c" -o "$work/$p"; then
         echo "run-crash: cannot compile $p.c" >&2
@@ -321,6 +321,33 @@ else
 fi
 result "$name" "$why"
 fi
+
+# trim-superseded[bbcap]: rank 0 gives back the log space of acknowledged bytes that the last
+# rank overwrote later, in a write no sync acknowledged, and the job dies (captrim.c). The newer
+# write must have been durable before rank 0 let its bytes go: after the replay the bytes hold
+# the acknowledged value or the newer one, never what the PFS file held before either.
+name="trim-superseded[bbcap]"
+rm -rf "$work/side" "$pfs" "$pfs".*
+mkdir -p "$work/side"
+all_nodes rm -rf "$bb"
+all_nodes mkdir -p "$bb"
+BBLOG_DIR=$bb BBLOG_SYNC=bb BBLOG_MAX_SIZE=256k BBLOG_JOB_ID=crash-trim-$$ \
+    timeout -k 5 "$tmo" mpiexec "${cl_launch[@]}" -n $nprocs "$work/captrim" "bblog:$pfs" \
+    "$work/side" "$bb" >"$work/job.log" 2>&1
+why=
+: >"$work/check.log"
+if [ ! -s "$work/side/trimmed" ]; then
+    why="rank 0 never gave back the log space of its first bytes: the case tests nothing"
+elif ! replay_all --file "$pfs"; then
+    why="bblog replay failed"
+else
+    bad=$(head -c 65536 "$pfs" | tr -d '\252\273' | wc -c)
+    short=$((65536 - $(head -c 65536 "$pfs" | wc -c)))
+    [ "$bad" = 0 ] ||
+        why="after the replay $bad of the first 64 KiB hold neither the acknowledged 0xaa nor the newer 0xbb"
+    [ "$short" = 0 ] || why="${why:+$why; }the file ends $short bytes before 64 KiB"
+fi
+result "$name" "$why"
 
 # drain-death[pfs]: on the cluster, rank 2 (an aggregator of ROMIO's two-phase write on a node
 # of its own) dies at its first write to the PFS file, in the drain of the first sync. The

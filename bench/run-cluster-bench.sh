@@ -14,8 +14,12 @@
 # bblog-contig-4m.
 #
 # Usage: bench/run-cluster-bench.sh [--shapes "2x2 4x1"] [--reps N] [--size BYTES]
-#                                   [--netem SPEC] [--out FILE]
+#                                   [--netem SPEC] [--shared-bb] [--out FILE]
 #   --netem SPEC  tc netem on every node's link, e.g. 'delay 0.1ms rate 2gbit'
+#   --shared-bb   one burst buffer for all nodes (up --shared-bb), and each bblog case twice:
+#                 as above (each node's drain reads its own node's logs, ROMIO's two-phase
+#                 write between nodes), and with bblog_shared_bb=true (NAME-shared: the drain
+#                 reads every node's logs, each process writes its chunks alone)
 #   --out FILE    also write the table there
 # Environment: BBLOG_ENV_SCRIPT (default /var/cache/bblog/current/bin/bblog-env.sh).
 set -euo pipefail
@@ -26,6 +30,7 @@ shapes="2x2 4x1"
 reps=3
 size=$((16 << 20))
 netem=
+shared=
 out=
 while [ $# -gt 0 ]; do
     case $1 in
@@ -33,6 +38,7 @@ while [ $# -gt 0 ]; do
     --reps) reps=$2; shift 2 ;;
     --size) size=$2; shift 2 ;;
     --netem) netem=$2; shift 2 ;;
+    --shared-bb) shared=--shared-bb; shift ;;
     --out) out=$2; shift 2 ;;
     *) echo "run-cluster-bench: unknown argument $1" >&2; exit 2 ;;
     esac
@@ -51,6 +57,12 @@ cases=(
     "bblog-segmented-4k bblog -a contiguous -b $size -t $k -s 1 -c"
     "bblog-contig-4m bblog -a contiguous -b $size -t $m4 -s 1 -c"
 )
+if [ -n "$shared" ]; then
+    for c in "${cases[@]}"; do
+        read -r name fs args <<<"$c"
+        [ "$fs" = bblog ] && cases+=("$name-shared $fs $args -H bblog_shared_bb=true")
+    done
+fi
 table="| shape | case | end-to-end s (median) | min-max | write phase s | vs plain contiguous 4 MiB |
 | --- | --- | --- | --- | --- | --- |"
 for shape in $shapes; do
@@ -59,7 +71,7 @@ for shape in $shapes; do
     for ((i = 1; i <= nodes; i++)); do hosts=${hosts:+$hosts,}n$i:$per; done
     np=$((nodes * per))
     "$cluster" down >/dev/null 2>&1 || true
-    "$cluster" up "$nodes" ${netem:+--netem "$netem"} >/dev/null
+    "$cluster" up "$nodes" ${netem:+--netem "$netem"} $shared >/dev/null
     eval "$("$cluster" env)"
     declare -A tot=() wr=()
     for ((r = 1; r <= reps; r++)); do

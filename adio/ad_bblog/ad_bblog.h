@@ -46,6 +46,7 @@ struct ADIOI_BBLOG_hints {
     int high_water;                     /* percent of it that starts draining; 0 = never */
     ADIO_Offset indep_threshold;        /* mean extent size drained independently, 0 = never */
     int node_exchange;                  /* bblog_node_exchange=bb: drain reads node peers' logs */
+    int shared_bb;                      /* bblog_shared_bb=true: every node sees bblog_dir */
     int posix_reads;                    /* bblog_consistency=posix: reads see others' writes */
     char stats[PATH_MAX];               /* "" = off, "stderr", or a file to append JSON to */
     /* The tests' environment variables (bblog(7), ENVIRONMENT), 0 when unset: */

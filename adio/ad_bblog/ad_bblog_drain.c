@@ -789,9 +789,16 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
      * its node's logs is agreed before any round uses them. */
     node_try = st->hints.node_exchange && st->nprocs > 1 && !indep;
     if (node_try) {
+        static int shared_warned;
         int bad = !ADIOI_BBLOG_Node_prepare(fd), anybad;
         MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, fd->comm);
         r.collect = !anybad;
+        if (anybad && st->hints.shared_bb && !st->one_node && st->rank == 0 &&
+            !shared_warned++)
+            fprintf(stderr, "bblog: warning: bblog_shared_bb=true, but some process of %s "
+                    "cannot open the logs of the others in %s: is that directory the same on "
+                    "every node? Drains move the data through MPI instead (said once per "
+                    "job)\n", st->pfs_path, st->logdir);
     }
     /* ROMIO's two-phase write fills the holes of an aggregator's domain by reading the file
      * first (read-modify-write); past the end of the file that read comes back short and the

@@ -48,6 +48,7 @@ static const struct hint_def hint_defs[] = {
     {"bblog_high_water", "BBLOG_HIGH_WATER", H_PERCENT, NULL},
     {"bblog_indep_threshold", "BBLOG_INDEP_THRESHOLD", H_SIZE, NULL},
     {"bblog_node_exchange", "BBLOG_NODE_EXCHANGE", H_ENUM, "bb|mpi"},
+    {"bblog_shared_bb", "BBLOG_SHARED_BB", H_BOOL, NULL},
     {"bblog_consistency", "BBLOG_CONSISTENCY", H_ENUM, "posix|mpi"},
     {"bblog_keep_logs", "BBLOG_KEEP_LOGS", H_BOOL, NULL},
     {"bblog_verify", "BBLOG_VERIFY", H_BOOL, NULL},
@@ -238,7 +239,8 @@ static int apply(const struct hint_def *d, int from_env, const char *v,
         }
     case H_BOOL:
         {
-            int *b = strcmp(d->key, "bblog_verify") == 0 ? &h->verify : &h->keep_logs;
+            int *b = strcmp(d->key, "bblog_verify") == 0 ? &h->verify :
+                strcmp(d->key, "bblog_shared_bb") == 0 ? &h->shared_bb : &h->keep_logs;
             if (strcasecmp(v, "true") == 0 || strcmp(v, "1") == 0 || strcasecmp(v, "yes") == 0)
                 *b = 1;
             else if (strcasecmp(v, "false") == 0 || strcmp(v, "0") == 0 ||
@@ -414,6 +416,7 @@ void ADIOI_BBLOG_Publish_hints(ADIO_File fd, const struct ADIOI_BBLOG_hints *h)
     snprintf(v, sizeof(v), "%lld", (long long) h->indep_threshold);
     ADIOI_Info_set(fd->info, "bblog_indep_threshold", v);
     ADIOI_Info_set(fd->info, "bblog_node_exchange", h->node_exchange ? "bb" : "mpi");
+    ADIOI_Info_set(fd->info, "bblog_shared_bb", h->shared_bb ? "true" : "false");
     ADIOI_Info_set(fd->info, "bblog_consistency", h->posix_reads ? "posix" : "mpi");
     ADIOI_Info_set(fd->info, "bblog_keep_logs", h->keep_logs ? "true" : "false");
     ADIOI_Info_set(fd->info, "bblog_verify", h->verify ? "true" : "false");

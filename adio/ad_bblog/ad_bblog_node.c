@@ -165,7 +165,9 @@ static void claim_map(const struct ADIOI_BBLOG_state *st, struct ADIOI_BBLOG_nod
     void *m = MAP_FAILED;
 
     nd->claim = -1;
-    if (st->hints.debug_static_chunks)
+    /* Across nodes a mapping is no place for a counter: updates made on one node need not be
+     * seen on another, nor be atomic with theirs (a shared burst buffer). */
+    if (st->hints.debug_static_chunks || !st->one_node)
         return;
     if (create && !(path = mine = claim_name(st)))
         return;
@@ -261,7 +263,7 @@ static struct ADIOI_BBLOG_node *node_new(ADIO_File fd, struct ADIOI_BBLOG_state 
      * cluster: several nodes, ROMIO's two-phase exchange between them. */
     if (pseudo > 0)
         MPI_Comm_split(fd->comm, st->rank / pseudo, st->rank, &comm);
-    else if (st->one_node)
+    else if (st->one_node || st->hints.shared_bb)
         comm = fd->comm, own = 0;       /* a new communicator costs several collectives */
     else
         MPI_Comm_split_type(fd->comm, MPI_COMM_TYPE_SHARED, st->rank, MPI_INFO_NULL, &comm);

@@ -184,14 +184,14 @@ static unsigned long long biased(long long v)
     return (unsigned long long) v ^ (1ULL << 63);
 }
 
-/* Processes of this open on this node, which share its burst buffer (collective when the
- * open spans nodes). */
+/* Processes of this open that share its burst buffer: those on this node, or all with
+ * bblog_shared_bb (collective when the open spans nodes). */
 static int local_procs(ADIO_File fd, struct ADIOI_BBLOG_state *st)
 {
     MPI_Comm node;
     int n = st->nprocs;
 
-    if (st->one_node && st->hints.debug_node_size <= 0)
+    if ((st->one_node || st->hints.shared_bb) && st->hints.debug_node_size <= 0)
         return n;
     if (st->hints.debug_node_size > 0)
         return st->hints.debug_node_size < n ? st->hints.debug_node_size : n;
@@ -219,9 +219,9 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
         "bblog_flush_buffer_size", "bblog_sync", "bblog_max_size (set or unset)",
         "bblog_indep_threshold", "bblog_drain (on_demand or not)", "bblog_close",
         "bblog_node_exchange", "bblog_consistency", "bblog_verify",
-        "bblog_high_water (0 or not)"
+        "bblog_high_water (0 or not)", "bblog_shared_bb"
     };
-    enum { NH = 10, FAILED = 0, HI = 1, LO = HI + NH, HOST = LO + NH, TOK = HOST + 2,
+    enum { NH = 11, FAILED = 0, HI = 1, LO = HI + NH, HOST = LO + NH, TOK = HOST + 2,
         KEY = TOK + TOKEN_WORDS, ORIGIN = KEY + 2, WATCH = ORIGIN + 1, N = WATCH + 1 };
     unsigned long long in[N], out[N];
     long long h[NH] = { 0 };
@@ -242,6 +242,7 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
         h[7] = st->hints.posix_reads;
         h[8] = st->hints.verify;
         h[9] = st->hints.high_water > 0;
+        h[10] = st->hints.shared_bb;
     }
     for (i = 0; i < NH; i++) {
         in[HI + i] = biased(h[i]);

@@ -11,8 +11,10 @@
 #     (test/apps/run-hdf5-testpar.sh): processes read what processes of other nodes wrote, a
 #     compressed chunk among it;
 #   - at the first shape, Slurm (test/cluster/run-slurm.sh): jobs submitted with sbatch, one
-#     run to its end and one killed with scancel, recovered by tools/bblog-slurm-epilog; and
-#     again on 2 nodes that share one burst buffer (the epilog's other configuration);
+#     run to its end and one killed with scancel, recovered by tools/bblog-slurm-epilog;
+#   - then on 2 nodes x 2 ranks that share one burst buffer: the differential suite's sharedbb
+#     cases (bblog_shared_bb=true: the drain reads every node's logs), crash recovery with that
+#     hint, replayed in place by one node, and Slurm again (the epilog's other configuration);
 # and takes the cluster down again, also when something failed. Files are compared with the ufs
 # run's on the same cluster, and every node's burst buffer must be empty after a clean close.
 #
@@ -133,17 +135,32 @@ for shape in $shapes; do
     unset MPITEST_CLUSTER
     [ "$keep_up" = 1 ] && [ "$shape" = "${shapes##* }" ] || "$cluster" down
 done
-# The Slurm epilog's other configuration: one burst buffer that all nodes share.
+# One burst buffer that all nodes share: the drains of bblog_shared_bb=true (run-diff's
+# sharedbb cases), and the Slurm epilog's other configuration.
 if [ "$keep_up" = 0 ]; then
-    echo "==== run-cluster: Slurm with one burst buffer for 2 nodes"
+    echo "==== run-cluster: one burst buffer for 2 nodes x 2 ranks, and Slurm"
     "$cluster" down >/dev/null 2>&1
     if "$cluster" up 2 --shared-bb --slurm; then
+        MPITEST_CLUSTER=n1:2,n2:2 "$here/test/mpi/run-diff.sh" '*sharedbb*' 2>&1 |
+            tee "$logs/diff.shared.log" | grep -E '^(FAIL|ERROR)|passed, '
+        drc=${PIPESTATUS[0]}
+        MPITEST_CLUSTER=n1:2,n2:2 "$here/test/crash/run-crash.sh" --runs 2 2>&1 |
+            tee "$logs/crash.shared.log" | grep -E '^(FAIL|ERROR)|passed, '
+        crc=${PIPESTATUS[0]}
         "$here/test/cluster/run-slurm.sh" 2>&1 | tee "$logs/slurm.shared.log" |
             grep -E '^(FAIL|ERROR)|passed, '
         rc=${PIPESTATUS[0]}
     else
-        rc=1
+        rc=1 drc=1 crc=1
     fi
+    line=$(grep -E 'passed, [0-9]+ failed' "$logs/diff.shared.log" 2>/dev/null | tail -n 1)
+    summary="$summary
+  2x2 shared-bb diff: ${line:-no result line} (exit $drc)"
+    [ "$drc" = 0 ] || { failed=1; echo "run-cluster: diff with a shared burst buffer failed"; }
+    line=$(grep -E 'passed, [0-9]+ failed' "$logs/crash.shared.log" 2>/dev/null | tail -n 1)
+    summary="$summary
+  2x2 shared-bb crash: ${line:-no result line} (exit $crc)"
+    [ "$crc" = 0 ] || { failed=1; echo "run-cluster: crash with a shared burst buffer failed"; }
     line=$(grep -E 'passed, [0-9]+ failed' "$logs/slurm.shared.log" 2>/dev/null | tail -n 1)
     summary="$summary
   2x2 shared-bb slurm: ${line:-no result line} (exit $rc)"

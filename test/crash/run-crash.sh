@@ -29,7 +29,10 @@
 # nodes, the file and the side directory on the cluster's PFS, each node's logs on its own burst
 # buffer; the kill of one rank becomes the kill of one node's ranks (those of the last node), and
 # after each kill every node's logs are copied into one directory on the PFS and replayed there
-# at once (bblog(1): a replay per node can order overlapping writes of two nodes wrongly).
+# at once (bblog(1): a replay per node can order overlapping writes of two nodes wrongly). On a
+# cluster whose nodes share one burst buffer (scripts/cluster.sh up --shared-bb) the jobs run
+# with bblog_shared_bb=true and n1, where the runner is, replays the logs in place (the node
+# whose ranks are killed is the last).
 # drain-commit[bb] needs its two ranks on one node and runs off the cluster only. One case runs
 # on the cluster only, drain-death[pfs]: rank 2, an aggregator of ROMIO's two-phase write on a
 # node of its own, dies at its first write to the PFS file (the drain of the first sync); no
@@ -78,6 +81,7 @@ declare -A nsteps=([pfs]=${steps:-32} [bb]=${steps:-96} [bbcap]=${steps:-96})
 case $seed in *[!0-9]*|'') echo "run-crash: --seed takes a number" >&2; exit 1 ;; esac
 
 env_script=${BBLOG_ENV_SCRIPT:-/var/cache/bblog/current/bin/bblog-env.sh}
+[ "${CLUSTER_BB_KIND:-}" = shared ] && export BBLOG_SHARED_BB=true
 tmo=${CRASH_TIMEOUT:-120}
 only=${CRASH_ONLY:-}
 case $only in
@@ -279,7 +283,7 @@ done
 # bytes over another's newer ones where their ranks wrote the same bytes): one replay there.
 replay_all() {
     local from=$bb
-    if [ -n "$cl_nodes" ]; then
+    if [ -n "$cl_nodes" ] && [ "${CLUSTER_BB_KIND:-}" != shared ]; then
         from=$work/gathered
         rm -rf "$from"
         mkdir -p "$from"

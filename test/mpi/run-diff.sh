@@ -298,7 +298,8 @@ check_kept_logs() {
 # (bytes_from_peers summed over the objects; the node exchange, ad_bblog_node.c); N:ext: no
 # object has more extents drained than processes (t_merge: one range of the file per process);
 # N:verified: every object whose file was drained says its last drain was verified, and the
-# drains read back bytes (bblog_verify=true).
+# drains read back bytes (bblog_verify=true); N:alone: the drains read other processes' logs
+# and made no collective write to the PFS file (each process wrote its chunks alone).
 # Prints the problem, if any.
 check_stats() {
     local f=$1 want=$2
@@ -347,6 +348,14 @@ if want[1:] == ["cap"]:
     if o.get("bytes_drained", 0) >= o.get("bytes_logged", 0):
         print("bblog_stats: the collective drains wrote %s of %s logged bytes: the background "
               "drain made no room" % (o.get("bytes_drained"), o.get("bytes_logged")))
+if want[1:] == ["alone"]:
+    if peers <= 0:
+        print("bblog_stats: no drain read another process's log (bytes_from_peers %d)" % peers)
+    for o in objs:
+        coll = o.get("inner_write_calls", 0) - o.get("indep_writes", 0) - o.get("writes_through", 0)
+        if o.get("drains", 0) > 0 and coll != 0:
+            print("bblog_stats: %d collective write calls on the PFS file, expected none (the "
+                  "drain's chunks written alone)" % coll)
 for o in objs:
     if want[1:] == ["ext"] and o.get("extents_drained", -1) > o.get("nprocs", 0):
         print("bblog_stats: %s extents drained by %s processes, expected one per process at most"
@@ -385,11 +394,13 @@ check_syncnote() {
 # noread (likewise every preadv of a data log, the drain's reads of the node's logs: a drain
 # that writes from the mapped logs reads none), noserver (every listen() after MPI_Init's
 # fails: no read server starts, so processes write straight to the PFS file, each rank warns
-# once per file, and the file and every read must still be right).
+# once per file, and the file and every read must still be right), sharedwarn (bblog_shared_bb
+# =true where each node has a burst buffer of its own: one warning in the job that the logs of
+# other nodes cannot be opened).
 run_case() {
     local name=$1 prog=$2 n=$3 hints=$4 opts=${5:-}
     local dir=$work/$name.$n keep=0 stats= warn=0 syncnote= vg=0 nested=0 noforce=0 ref_ok=0
-    local noserver=0
+    local noserver=0 sharedwarn=0
     local mode target
     local base why s
     local want got
@@ -400,6 +411,7 @@ run_case() {
         keep) keep=1 ;;
         stats=*) stats=${o#stats=} ;;
         warn) warn=1 ;;
+        sharedwarn) sharedwarn=1 ;;
         syncnote=*) syncnote=${o#syncnote=} ;;
         valgrind) vg=1 ;;
         nested) nested=1 ;;
@@ -452,6 +464,9 @@ run_case() {
             [ -n "$stats" ] && extra="$extra$(check_stats "$dir/$mode.stats" "$stats")"
             [ "$warn" = 1 ] && extra="$extra$(check_warning "$leg_log" "$leg_bb")"
             [ -n "$syncnote" ] && extra="$extra$(check_syncnote "$leg_log" "$syncnote")"
+            [ "$sharedwarn" = 1 ] &&
+                [ "$(grep -c 'bblog: warning: bblog_shared_bb=true, but' "$leg_log")" != 1 ] &&
+                extra="$extra not one warning that bblog_shared_bb=true finds no shared logs"
             [ -s "$dir/truncs.log" ] && extra="$extra the driver resized the file (it must not \
 here; bbfault made it fail): $(head -n 1 "$dir/truncs.log")"
             rm -f "$dir/truncs.log"
@@ -723,6 +738,24 @@ selected "t_peerread[max256k]" && run_case "t_peerread[max256k]" t_peerread 3 "$
 selected "t_subcomm[node2,noserver]" &&
     run_case "t_subcomm[node2,noserver]" t_subcomm 6 "" \
         "noforce,noserver,env=BBLOG_DEBUG_NODE_SIZE=2"
+# A burst buffer that every node sees (bblog_shared_bb=true; on the cluster up --shared-bb):
+# each drain reads every process's log, whatever its node, and each process writes its chunks
+# of the file alone, with no exchange between nodes. Off the cluster the hint changes nothing.
+if [ "${CLUSTER_BB_KIND:-}" = shared ]; then
+    for c in "t_strided 4" "t_overlap 4" "t_xorder 4" "t_merge 4" "t_bigdata 3" "t_peerread 4" \
+        "t_collread 4"; do
+        set -- $c
+        selected "$1[sharedbb]" && run_case "$1[sharedbb]" "$1" "$2" "bblog_shared_bb=true"
+    done
+    selected "t_strided[sharedbb,flush64k]" &&
+        run_case "t_strided[sharedbb,flush64k]" t_strided 4 "bblog_shared_bb=true;$small"
+    selected "t_strided[sharedbb,stats]" &&
+        run_case "t_strided[sharedbb,stats]" t_strided 4 "bblog_shared_bb=true" stats=2:alone
+elif [ -n "$cl_nodes" ]; then
+    # The hint where each node has a burst buffer of its own: a warning, and the MPI exchange.
+    selected "t_strided[sharedbb,nodelocal]" &&
+        run_case "t_strided[sharedbb,nodelocal]" t_strided 4 "bblog_shared_bb=true" sharedwarn
+fi
 # Kept logs; statistics (t_contig opens its file twice: write, then check).
 selected "t_contig[keep]" && run_case "t_contig[keep]" t_contig 2 "bblog_keep_logs=true" keep
 selected "t_contig[stats]" && run_case "t_contig[stats]" t_contig 2 "" stats=2

@@ -39,7 +39,9 @@ EXTRA_DIST += \
 # The graft, its post-build check, and the scripts that fetch and build the MPI.
 EXTRA_DIST += adio/graft/graft_probe.c
 dist_noinst_SCRIPTS += adio/graft/graft-mpich.sh adio/graft/check-mpi.sh \
+    adio/graft/mkpatch-mpich.sh test/graft/run-mkpatch.sh \
     scripts/build-mpi.sh scripts/install-deps.sh
+EXTRA_DIST += doc/mpi-versions.md
 
 # `make mpi`: builds MPICH with this tree's driver, or rebuilds it incrementally, in the cache
 # (${BBLOG_CACHE:-/var/cache/bblog}); e.g. make mpi MPI_BUILD_FLAGS="--mpich-src DIR".

@@ -285,6 +285,12 @@ fi
 [ -f "$prefix/lib/libmpi.so.12" ] || die "$prefix/lib/libmpi.so.12 was not installed"
 ln -sfn libmpi.so.12 "$prefix/lib/libmpich.so.12"
 
+# ---- the bblog command and its man pages, in the MPI's prefix ----------------------------------
+# (bblog replay, ls, status, dump; bblog(1), bblog(7)): where the MPI's users find mpiexec.
+step "installing the bblog command and man pages into $prefix"
+run "$logs/tool.log" make -C "$core_build" -j"$jobs" tools/bblog
+run "$logs/tool-install.log" make -C "$core_build" install-binPROGRAMS install-man prefix="$prefix"
+
 # ---- 9. environment file and the stable link ----------------------------------------------------
 env_file=$prefix/bin/bblog-env.sh
 {

@@ -1,9 +1,14 @@
 #!/bin/sh
-# build-ompi.sh [--ompi-src DIR] [--bblog-src DIR] [--cache DIR] [-j N] [--no-check]
-#               [--env-out FILE] [--reuse BUILDDIR] [-- EXTRA OPEN MPI CONFIGURE ARGS]
+# build-ompi.sh [--series 4|5] [--ompi-src DIR] [--bblog-src DIR] [--cache DIR] [-j N]
+#               [--no-check] [--env-out FILE] [--reuse BUILDDIR] [-- EXTRA CONFIGURE ARGS]
 #
-# From nothing to an Open MPI 4.1 with the bblog ROMIO driver compiled into its ROMIO component
-# (io/romio321), the Open MPI counterpart of build-mpi.sh:
+# From nothing to an Open MPI 4.1 (--series 4, the default: Debian 12's 4.1.4, component
+# io/romio321) or 5.0 (--series 5: Debian 13 "trixie"'s 5.0.7, component io/romio341) with the
+# bblog ROMIO driver compiled into its ROMIO component, the Open MPI counterpart of build-mpi.sh.
+# Open MPI 5's source comes from trixie's deb-src index, kept in the cache's own APT state
+# ($cache/apt-trixie): the machine's APT sources are not touched. Open MPI 5 has no C++
+# bindings (no libmpi_cxx), runs with its bundled PMIx and PRRTE, and needs no OMPI_MCA_io:
+# the graft makes its ROMIO component claim bblog: names ahead of OMPIO (graft-ompi.sh).
 #   1. scripts/install-deps.sh --ompi (Debian packages, Open MPI build dependencies and stack);
 #   2. the bblog core (libbblog.a + headers), built out of tree and installed with `install -C`;
 #   3. Open MPI's source: Debian's (`apt-get source openmpi`, 4.1.4, downloaded once into the
@@ -21,7 +26,7 @@
 #   downloads/openmpi/             Debian source package
 #   openmpi-<version>-<key>/       one build, keyed by source, graft script, configure options
 #       src/ build/ install/ core-build/ core/ logs/
-#   openmpi-current -> openmpi-<version>-<key>/install
+#   openmpi-current -> openmpi-<version>-<key>/install   (Open MPI 5: openmpi5-current)
 # A rerun with the same key is incremental: only the ROMIO component is rebuilt and installed
 # (a driver edit costs its compile and the relink of mca_io_romio321.so).
 # The key hashes graft-ompi.sh's text, so any edit of the graft script means a new directory and
@@ -43,6 +48,7 @@ here=$(cd "$(dirname "$0")/.." && pwd -P)
 bblog_src=$here
 cache=${BBLOG_CACHE:-/var/cache/bblog}
 ompi_src=
+series=4
 jobs=2
 check=yes
 env_out=
@@ -60,6 +66,8 @@ usage() {
 
 while [ $# -gt 0 ]; do
     case $1 in
+    --series) [ $# -ge 2 ] || usage; series=$2; shift 2 ;;
+    --series=*) series=${1#*=}; shift ;;
     --ompi-src) [ $# -ge 2 ] || usage; ompi_src=$2; shift 2 ;;
     --ompi-src=*) ompi_src=${1#*=}; shift ;;
     --bblog-src) [ $# -ge 2 ] || usage; bblog_src=$2; shift 2 ;;
@@ -79,6 +87,11 @@ while [ $# -gt 0 ]; do
     esac
 done
 extra_args="$*"
+case $series in
+4) comp=romio321 want=4.1 ;;
+5) comp=romio341 want=5.0 ;;
+*) die "--series $series: 4 (Open MPI 4.1) or 5 (Open MPI 5.0)" ;;
+esac
 
 bblog_src=$(cd "$bblog_src" && pwd -P) || die "--bblog-src: no such directory"
 [ -f "$bblog_src/logfs/bblog_log.h" ] || die "$bblog_src is not a bblog checkout"
@@ -130,18 +143,36 @@ ompi_version() {
 
 if [ -n "$ompi_src" ]; then
     ompi_src=$(cd "$ompi_src" && pwd -P) || die "--ompi-src: no such directory"
-    [ -f "$ompi_src/ompi/mca/io/romio321/romio/adio/common/ad_fstype.c" ] ||
-        die "$ompi_src does not look like an Open MPI 4.1 tree (no ompi/mca/io/romio321/romio)"
+    [ -d "$ompi_src/ompi/mca/io/$comp" ] ||
+        die "$ompi_src does not look like an Open MPI $want tree (no ompi/mca/io/$comp)"
     version=$(ompi_version "$ompi_src")
     case $version in
-    4.1.*) ;;
-    *) die "$ompi_src: Open MPI ${version:-of unknown version}; the graft targets Open MPI 4.1" ;;
+    "$want".*) ;;
+    *) die "$ompi_src: Open MPI ${version:-of unknown version}; --series $series is $want" ;;
     esac
     src_id="tree:$ompi_src"
 else
     dl=$cache/downloads/openmpi
+    [ "$series" = 4 ] || dl=$cache/downloads/openmpi-$series
     mkdir -p "$dl"
     dsc=$(ls "$dl"/openmpi_*.dsc 2>/dev/null | sort -V | tail -n 1)
+    if [ -z "$dsc" ] && [ "$series" = 5 ]; then
+        step "downloading trixie's Open MPI source into $dl (APT state in $cache/apt-trixie)"
+        apt_dir=$cache/apt-trixie
+        mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
+        echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]" \
+            "http://deb.debian.org/debian trixie main" >"$apt_dir/sources.list"
+        set -- -o Dir::Etc::SourceList="$apt_dir/sources.list" -o Dir::Etc::SourceParts=/dev/null \
+            -o Dir::State::Lists="$apt_dir/lists" -o Dir::Cache="$apt_dir/cache"
+        run "$cache/logs/apt-trixie.log" apt-get "$@" update -q
+        (cd "$dl" && apt-get "$@" source --download-only -q openmpi) \
+            >"$cache/logs/fetch-ompi.log" 2>&1 || {
+            tail -n 20 "$cache/logs/fetch-ompi.log" >&2
+            die "apt-get source openmpi (trixie) failed (log: $cache/logs/fetch-ompi.log)"
+        }
+        dsc=$(ls "$dl"/openmpi_*.dsc 2>/dev/null | sort -V | tail -n 1)
+        [ -n "$dsc" ] || die "apt-get source left no openmpi_*.dsc in $dl"
+    fi
     if [ -z "$dsc" ]; then
         step "downloading Debian's Open MPI source (apt-get source openmpi) into $dl"
         apt-cache showsrc openmpi 2>/dev/null | grep -q '^Package: openmpi' ||
@@ -159,18 +190,25 @@ else
     deb_version=${deb_version#openmpi_}
     version=${deb_version%-*}
     case $version in
-    4.1.*) ;;
-    *) die "$dsc: Open MPI $version; the graft targets Open MPI 4.1 (ROMIO 3.2.1)" ;;
+    "$want".*) ;;
+    *) die "$dsc: Open MPI $version; --series $series is Open MPI $want" ;;
     esac
     src_id="debian:$(basename "$dsc")"
 fi
 
 # ---- 3. the key --------------------------------------------------------------------------------
 # --with-io-romio-flags is added below with the core's path, which is inside the key's directory.
-config_args="--disable-mpi-fortran --disable-oshmem --enable-mpi-cxx --disable-mpi-java
- --with-libevent=external --with-hwloc=external --with-pmix=$pmix_dir
- --without-verbs --without-ucx --without-ofi --without-psm --without-psm2 --without-cuda
- --without-tm --enable-shared --disable-static"
+config_args="--disable-mpi-fortran --disable-oshmem --disable-mpi-java
+ --with-libevent=external --with-hwloc=external
+ --without-ucx --without-ofi --without-cuda --without-tm --enable-shared --disable-static"
+if [ "$series" = 4 ]; then
+    config_args="$config_args --with-pmix=$pmix_dir --enable-mpi-cxx --without-verbs
+ --without-psm --without-psm2"
+else
+    # The PRRTE that Open MPI 5 bundles needs PMIx 4.2.4 or later, and Debian 12 has 4.2.2:
+    # both bundled.
+    config_args="$config_args --with-pmix=internal --with-prrte=internal"
+fi
 romio_fs=ufs+nfs+bblog
 [ -z "$extra_args" ] || config_args="$config_args $extra_args"
 key=$( {
@@ -190,7 +228,8 @@ if [ -n "$reuse" ]; then
     # shellcheck disable=SC2086 # config_args is a list of words by construction
     want_cfg=$(echo "$reuse/src/configure" --prefix="$reuse/install" $config_args \
         --with-io-romio-flags="--with-file-system=$romio_fs --with-bblog=$reuse/core")
-    have_cfg=$(sed -n 's/^  \$ //p' "$reuse/build/config.log" | head -n 1)
+    # (Open MPI 5's config.log quotes the arguments that hold spaces; 4.1's does not.)
+    have_cfg=$(sed -n "s/^  \\$ //p" "$reuse/build/config.log" | head -n 1 | tr -d "'")
     [ "$have_cfg" = "$want_cfg" ] ||
         die "--reuse $reuse: configured differently; it has: $have_cfg; this run needs: $want_cfg"
     if [ -n "$ompi_src" ]; then
@@ -255,6 +294,8 @@ run "$logs/core-install.log" install -C -m 644 "$core_build/libbblog.a" "$core/l
 
 # ---- 7. configure Open MPI ---------------------------------------------------------------------
 build=$kdir/build
+romio_rel=ompi/mca/io/romio321/romio
+[ "$series" = 4 ] || romio_rel=3rd-party/romio341
 if [ ! -f "$build/.bblog-configured" ]; then
     rm -rf "$build"
     mkdir -p "$build"
@@ -263,34 +304,43 @@ if [ ! -f "$build/.bblog-configured" ]; then
     (cd "$build" && run "$logs/configure.log" "$kdir/src/configure" --prefix="$prefix" \
         $config_args \
         --with-io-romio-flags="--with-file-system=$romio_fs --with-bblog=$core")
-    grep -q 'define ROMIO_BBLOG 1' "$build/ompi/mca/io/romio321/romio/adio/include/romioconf.h" ||
+    grep -q 'define ROMIO_BBLOG 1' "$build/$romio_rel/adio/include/romioconf.h" ||
         die "ROMIO was configured without the bblog file system (see $logs/configure.log)"
     touch "$build/.bblog-configured"
 fi
 
 # The component links libbblog.a, which make does not know as a dependency: when install -C
 # replaced the archive, drop the component's .la so that make relinks it.
-comp_dir=$build/ompi/mca/io/romio321
-if [ -f "$comp_dir/mca_io_romio321.la" ] &&
-   [ "$core/lib/libbblog.a" -nt "$comp_dir/mca_io_romio321.la" ]; then
-    step "libbblog.a changed: relinking mca_io_romio321"
-    rm -f "$comp_dir/mca_io_romio321.la"
+comp_dir=$build/ompi/mca/io/$comp
+if [ -f "$comp_dir/mca_io_$comp.la" ] &&
+   [ "$core/lib/libbblog.a" -nt "$comp_dir/mca_io_$comp.la" ]; then
+    step "libbblog.a changed: relinking mca_io_$comp"
+    rm -f "$comp_dir/mca_io_$comp.la" "$build/$romio_rel/libromio_dist.la"
 fi
 
 # ---- 8. build and install ----------------------------------------------------------------------
 if [ -f "$build/.bblog-installed" ]; then
     # Within one key only the driver (through the graft's symlink) and the core can change, and
     # both end up in the ROMIO component alone.
-    step "make -j$jobs in ompi/mca/io/romio321 (log: $logs/make.log)"
-    run "$logs/make.log" make -C "$comp_dir" -j"$jobs"
-    step "make install in ompi/mca/io/romio321 (log: $logs/install.log)"
-    run "$logs/install.log" make -C "$comp_dir" install
+    # (Open MPI 5: and io/ompio, whose file_query the graft edits too.)
+    # (Open MPI 5: and io/ompio, whose file_query the graft edits too; both are linked into
+    # libmpi there, which make in ompi/ relinks.)
+    dirs=$comp_dir
+    [ "$series" = 4 ] || dirs="$build/$romio_rel $build/ompi/mca/io/ompio $build/ompi"
+    for d in $dirs; do
+        step "make -j$jobs in ${d#"$build"/} (log: $logs/make.log)"
+        run "$logs/make.log" make -C "$d" -j"$jobs"
+    done
+    d=$comp_dir
+    [ "$series" = 4 ] || d=$build/ompi
+    step "make install in ${d#"$build"/} (log: $logs/install.log)"
+    run "$logs/install.log" make -C "$d" install
 else
     t_make=$(now)
     # ROMIO needs only configure's mpi.h: building it first shows a driver that does not
     # compile for this ROMIO in a minute rather than at the end of the whole build.
     step "make -j$jobs in ROMIO first (log: $logs/make-romio.log)"
-    run "$logs/make-romio.log" make -C "$comp_dir/romio" -j"$jobs"
+    run "$logs/make-romio.log" make -C "$build/$romio_rel" -j"$jobs"
     step "make -j$jobs (log: $logs/make.log; the longest step)"
     run "$logs/make.log" make -C "$build" -j"$jobs"
     step "make -j$jobs install (log: $logs/install.log)"
@@ -301,12 +351,20 @@ else
     touch "$build/.bblog-installed"
 fi
 
-for lib in libmpi.so.40 libmpi_cxx.so.40; do
+libs=libmpi.so.40
+[ "$series" = 4 ] && libs="$libs libmpi_cxx.so.40"
+for lib in $libs; do
     [ -f "$prefix/lib/$lib" ] ||
         die "$prefix/lib/$lib was not installed (Debian's binaries need it)"
 done
-[ -f "$prefix/lib/openmpi/mca_io_romio321.so" ] ||
-    die "$prefix/lib/openmpi/mca_io_romio321.so was not installed"
+# Open MPI 4.1 builds its components as plug-ins; 5.0 links them into libmpi.
+[ -f "$prefix/lib/openmpi/mca_io_$comp.so" ] || [ "$series" != 4 ] ||
+    die "$prefix/lib/openmpi/mca_io_$comp.so was not installed"
+
+# ---- the bblog command and its man pages, in the MPI's prefix ----------------------------------
+step "installing the bblog command and man pages into $prefix"
+run "$logs/tool.log" make -C "$core_build" -j"$jobs" tools/bblog
+run "$logs/tool-install.log" make -C "$core_build" install-binPROGRAMS install-man prefix="$prefix"
 
 # ---- 9. environment file and the stable link ----------------------------------------------------
 env_file=$prefix/bin/bblog-env.sh
@@ -331,11 +389,16 @@ case ":${MANPATH:-}:" in
 *":$BBLOG_MPI_PREFIX/share/man:"*) ;;
 *) MANPATH=$BBLOG_MPI_PREFIX/share/man:${MANPATH:-}; export MANPATH ;;
 esac
+EOF
+    # Open MPI 5's ROMIO component claims bblog: names itself (graft-ompi.sh); 4.1's does not.
+    if [ "$series" = 4 ]; then
+        cat <<'EOF'
 # bblog lives in ROMIO; Open MPI's default MPI-IO component (OMPIO) would ignore bblog: names
 # and ROMIO_FSTYPE_FORCE. Set OMPI_MCA_io=ompio before sourcing this to keep OMPIO.
 OMPI_MCA_io=${OMPI_MCA_io:-romio321}
 export OMPI_MCA_io
 EOF
+    fi
 } >"$env_file.tmp"
 if cmp -s "$env_file.tmp" "$env_file"; then
     rm -f "$env_file.tmp"
@@ -343,18 +406,20 @@ else
     mv "$env_file.tmp" "$env_file"
 fi
 
-ln -sfn "$prefix" "$cache/openmpi-current.tmp"
-mv -T "$cache/openmpi-current.tmp" "$cache/openmpi-current"
+current=openmpi-current
+[ "$series" = 4 ] || current=openmpi$series-current
+ln -sfn "$prefix" "$cache/$current.tmp"
+mv -T "$cache/$current.tmp" "$cache/$current"
 
 # ---- 10. check ---------------------------------------------------------------------------------
 if [ "$check" = yes ]; then
     step "checking the graft (adio/graft/check-ompi.sh)"
-    run "$logs/check.log" sh "$here/adio/graft/check-ompi.sh" "$prefix"
+    run "$logs/check.log" sh "$here/adio/graft/check-ompi.sh" "$prefix" "$comp"
     sed 's/^/    /' "$logs/check.log"
 fi
 
 step "done"
 [ ! -f "$logs/build-time.txt" ] || echo "first build: $(cat "$logs/build-time.txt")"
-echo "Open MPI $version with bblog: $prefix  (also $cache/openmpi-current)"
+echo "Open MPI $version with bblog: $prefix  (also $cache/$current)"
 echo ". $env_file"
 [ -z "$env_out" ] || echo "$env_file" >"$env_out"

@@ -3,6 +3,9 @@
 #   1. Debian packages (scripts/install-deps.sh);
 #   2. MPICH 4.0.2 with the bblog driver grafted in (scripts/build-mpi.sh, cached), and PnetCDF
 #      1.12.3 on it (scripts/build-pnetcdf.sh, cached);
+#   2a. the graft as a site's patch series (adio/graft/mkpatch-mpich.sh) on a clean tree of
+#      that MPICH source package: it applies without fuzz, makes the graft's sources, and ROMIO's
+#      build system regenerates from it (test/graft/run-mkpatch.sh);
 #   2b. ROMIO's own test programs (src/mpi/romio/test of that MPICH, unchanged) through ufs:,
 #      bblog: and ROMIO_FSTYPE_FORCE=bblog: (test/romio/run-romio-tests.sh --quick: large_array
 #      and large_file at 256 MiB); BBLOG_ROMIO_TESTS=full runs them at their 4 GiB (15 minutes
@@ -22,8 +25,9 @@
 #      BBLOG_HDF5_TESTPAR=0 skips the step;
 #   3d. the tests across nodes of an emulated cluster (scripts/cluster.sh): a fixed part of the
 #      differential suite, ROMIO's test programs and crash recovery, at 2 nodes x 2 ranks and
-#      4 x 1, and HDF5's t_mpi and t_filters_parallel across 2 nodes when step 3c built HDF5
-#      (test/cluster/run-cluster.sh --quick); BBLOG_CLUSTER=0 skips the step;
+#      4 x 1, HDF5's t_mpi and t_filters_parallel across 2 nodes when step 3c built HDF5, and
+#      the drains and crash recovery of a burst buffer the nodes share (bblog_shared_bb), with
+#      Slurm jobs (test/cluster/run-cluster.sh --quick); BBLOG_CLUSTER=0 skips the step;
 #   4. the core again under AddressSanitizer + UBSan: `make check` of the unit tests, the
 #      fuzz corpus replay (test/fuzz) and the log security tests (test/security);
 #   5. `make distcheck` (the tarball builds and passes its checks).
@@ -46,6 +50,10 @@ step "MPICH with bblog"
 mkdir -p "$build"
 "$here/scripts/build-mpi.sh" --env-out "$build/mpi-env"
 mpi_env=$(cat "$build/mpi-env")
+
+step "the graft as a site's patch series, on a clean MPICH source tree (test/graft/run-mkpatch.sh)"
+"$here/test/graft/run-mkpatch.sh" \
+    "$(ls "${BBLOG_CACHE:-/var/cache/bblog}"/downloads/mpich_*.dsc | sort -V | tail -n 1)"
 
 rm -rf "$build/romio"
 romio_tests=${BBLOG_ROMIO_TESTS-1}

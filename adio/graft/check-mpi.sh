@@ -1,7 +1,8 @@
 #!/bin/sh
 # check-mpi.sh PREFIX: checks that the MPICH installed in PREFIX carries the bblog graft.
 #
-# Fatal (exit 1), because they mean the graft or the link did not take:
+# Fatal (exit 1), because they mean the graft, the link or the install did not take:
+#   - the bblog command or its man pages are not in PREFIX;
 #   - libmpi.so.12 lacks the "bblog:" prefix string, the driver's operations table, or the core
 #     library's symbols (libbblog.a), or does not NEED libaio;
 #   - a 2-rank program opening bblog:<tmp>/x, or a plain path with ROMIO_FSTYPE_FORCE=bblog:,
@@ -36,6 +37,12 @@ readelf -d "$lib" | grep 'NEEDED' | grep -q 'libaio\.so' || die "$lib does not N
 echo "ok: libmpi NEEDs $(readelf -d "$lib" | sed -n 's/.*NEEDED.*\[\(libaio[^]]*\)\].*/\1/p')"
 [ -e "$prefix/lib/libmpich.so.12" ] || die "$prefix/lib/libmpich.so.12 link missing"
 echo "ok: libmpich.so.12 -> $(readlink "$prefix/lib/libmpich.so.12")"
+"$prefix/bin/bblog" --help 2>&1 | grep -q '^usage: bblog ' ||
+    die "$prefix/bin/bblog missing or not the bblog command (build-mpi.sh installs it)"
+for m in man1/bblog.1 man7/bblog.7; do
+    [ -f "$prefix/share/man/$m" ] || die "$prefix/share/man/$m missing"
+done
+echo "ok: the bblog command and bblog(1), bblog(7) are in $prefix"
 
 # -- a 2-rank program ------------------------------------------------------------------------------
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bblog-check.XXXXXX")

@@ -1,5 +1,7 @@
 #!/bin/sh
 # graft-mpich.sh TREE BBLOG_SRCDIR
+# (environment: BBLOG_GRAFT_LINK=flags names the core in LIBS as -L/-l flags, for Open MPI 5's
+# ROMIO, which graft-ompi.sh grafts with this script; default: by the archive's path)
 #
 # Registers the bblog ROMIO driver in an MPICH 4.x source tree (or a bare ROMIO tree), as
 # DESIGN.md section 2 describes. ROMIO has no plug-in loader, so the driver must be compiled
@@ -104,8 +106,10 @@ def insert_before(text, path, anchor_re, block, what):
 
 CONFIGURE_BLOCK = r'''dnl >>> bblog graft (bblog adio/graft/graft-mpich.sh): the burst-buffer log driver.
 dnl Its core (plain C, no MPI) is built outside this tree: --with-bblog=DIR names DIR/include
-dnl and DIR/lib/libbblog.a. The archive and the system libraries it needs go into LIBS, which
-dnl reach MPICH's WRAPPER_LIBS, hence libmpi's LIBADD, through localdefs.
+dnl and DIR/lib/libbblog.a. The archive and the system libraries it needs go into LIBS: in MPICH
+dnl they reach WRAPPER_LIBS, hence libmpi's LIBADD, through localdefs; in Open MPI 5 (as -L and
+dnl -l flags, which libtool keeps in the convenience library libromio_dist.la) they reach the
+dnl io/romio341 component.
 AC_ARG_WITH([bblog],
     [AS_HELP_STRING([--with-bblog=DIR],
         [bblog core in DIR (DIR/include/bblog_log.h, DIR/lib/libbblog.a), needed by the bblog file system])],
@@ -121,12 +125,21 @@ if test -n "$file_system_bblog" ; then
     AC_CHECK_LIB([aio], [io_setup], [:],
         [AC_MSG_ERROR([libaio not found: the bblog driver needs it (Debian: libaio-dev)])])
     PAC_APPEND_FLAG([-I$bblog_core_dir/include], [CPPFLAGS])
-    PAC_APPEND_FLAG([$bblog_core_dir/lib/libbblog.a -laio -lpthread -lm], [LIBS])
+    PAC_APPEND_FLAG([@CORE_LIBS@ -laio -lpthread -lm], [LIBS])
     AC_DEFINE(ROMIO_BBLOG, 1, [Define for ROMIO with the bblog burst-buffer log driver])
 fi
 dnl <<< bblog graft
 
 '''
+
+
+# How LIBS names the core: by the archive's path (MPICH), or as -L and -l flags (Open MPI 5,
+# graft-ompi.sh: an archive named by its path would be dropped from libromio_dist.la's
+# dependencies, leaving the component with undefined bblog_* symbols that fail only at dlopen).
+if os.environ.get("BBLOG_GRAFT_LINK", "archive") == "flags":
+    CONFIGURE_BLOCK = CONFIGURE_BLOCK.replace("@CORE_LIBS@", "-L$bblog_core_dir/lib -lbblog")
+else:
+    CONFIGURE_BLOCK = CONFIGURE_BLOCK.replace("@CORE_LIBS@", "$bblog_core_dir/lib/libbblog.a")
 
 
 def configure_ac(text, path):

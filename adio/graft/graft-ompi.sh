@@ -1,9 +1,19 @@
 #!/bin/sh
 # graft-ompi.sh TREE BBLOG_SRCDIR
 #
-# Registers the bblog ROMIO driver in an Open MPI 4.1 source tree (ROMIO 3.2.1, in
-# ompi/mca/io/romio321/romio) or in that bare ROMIO tree; the Open MPI counterpart of
-# graft-mpich.sh. ROMIO 3.2.1 differs from MPICH 4's ROMIO in two places that matter here:
+# Registers the bblog ROMIO driver in an Open MPI 5.0 or 4.1 source tree, or in Open MPI 4.1's
+# bare ROMIO tree; the Open MPI counterpart of graft-mpich.sh.
+#
+# Open MPI 5.0 (ROMIO 3.4.1 in 3rd-party/romio341, component io/romio341): that ROMIO has MPICH
+# 4's driver interface and prefix table, so graft-mpich.sh grafts it, naming the core in LIBS
+# as -L/-l flags (BBLOG_GRAFT_LINK=flags). Then the components: Open MPI 5 opens files with
+# OMPIO unless told otherwise, and OMPIO would take bblog:PATH for a file named so, silently. So
+# io/romio341's file_query and delete_query claim, at priority 100 (OMPIO asks for 30), every
+# name with the bblog: prefix, and every name while ROMIO_FSTYPE_FORCE starts with bblog:, and
+# io/ompio's refuse them (with OMPI_MCA_io=ompio such an open fails instead of bypassing bblog).
+#
+# Open MPI 4.1 (ROMIO 3.2.1, in ompi/mca/io/romio321/romio): ROMIO 3.2.1 differs from MPICH
+# 4's ROMIO in two places that matter here:
 #   - adio/common/ad_fstype.c has no prefix table: ADIO_FileSysType_prefix is a chain of
 #     strncmp tests, and ADIO_ResolveFileType one #ifdef ROMIO_<FS> block per file system that
 #     sets *ops; the graft adds a "bblog:" test and an ADIO_BBLOG block to each;
@@ -44,12 +54,82 @@ bblog_src=$2
 tree=$(cd "$tree" && pwd -P)
 bblog_src=$(cd "$bblog_src" && pwd -P)
 
+comp5=$tree/ompi/mca/io/romio341/src/io_romio341_component.c
+if [ -f "$tree/3rd-party/romio341/adio/common/ad_fstype.c" ] && [ -f "$comp5" ]; then
+    BBLOG_GRAFT_LINK=flags sh "$(dirname "$0")/graft-mpich.sh" "$tree/3rd-party/romio341" \
+        "$bblog_src" || die "graft-mpich.sh failed on $tree/3rd-party/romio341"
+    python3 - "$comp5" "$tree/ompi/mca/io/ompio/io_ompio_component.c" <<'PYEOF'
+import os
+import re
+import sys
+
+HELPER = """/* bblog graft (bblog adio/graft/graft-ompi.sh): the bblog driver is ROMIO's alone. A bblog:
+ * name, or any name while ROMIO_FSTYPE_FORCE says bblog:, goes to ROMIO, ahead of OMPIO, and
+ * OMPIO refuses it: it would take it for a plain file name, silently. */
+static int bblog_claims(const char *name)
+{
+    const char *force = getenv("ROMIO_FSTYPE_FORCE");
+
+    return (name != NULL && (strncmp(name, "bblog:", 6) == 0 ||
+                             strncmp(name, "BBLOG:", 6) == 0)) ||
+        (force != NULL && (strncmp(force, "bblog:", 6) == 0 || strncmp(force, "BBLOG:", 6) == 0));
+}
+
+"""
+# (file, line after which the claim goes, the claim) for ROMIO's and OMPIO's components.
+EDITS = {
+    "romio341": (("    *priority = priority_param;\n",
+                  "    if (bblog_claims(file->f_filename))\n        *priority = 100;\n"),
+                 ("    *priority = delete_priority_param;\n",
+                  "    if (bblog_claims(filename))\n        *priority = 100;\n")),
+    "ompio": (("    *priority = priority_param;\n",
+               "    if (bblog_claims(file->f_filename))\n        return NULL;\n"),
+              ("    *usable = true;\n",
+               "    if (bblog_claims(filename))\n        *usable = false;\n")),
+}
+
+
+def graft(path, edits):
+    with open(path, encoding="utf-8") as f:
+        text = old = f.read()
+
+    def fail(msg):
+        sys.stderr.write("graft-ompi: %s: %s; is this Open MPI 5.0?\n" % (path, msg))
+        sys.exit(1)
+
+    if "bblog_claims" in text:
+        return
+    m = re.search(r"^static const struct mca_io_base_module_2_0_0_t \*\nfile_query *\(",
+                  text, re.M)
+    if not m:
+        fail("file_query not found")
+    text = text[:m.start()] + HELPER + text[m.start():]
+    for line, claim in edits:
+        if text.count(line) != 1:
+            fail("not one line %r" % line.strip())
+        text = text.replace(line, line + claim)
+    for inc in ("#include <stdlib.h>\n", "#include <string.h>\n"):
+        if inc not in text:
+            m = re.search(r"^#include ", text, re.M)
+            text = text[:m.start()] + inc + text[m.start():]
+    with open(path + ".bblog-tmp", "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(path + ".bblog-tmp", path)
+    print("graft-ompi: edited %s" % path)
+
+
+graft(sys.argv[1], EDITS["romio341"])
+graft(sys.argv[2], EDITS["ompio"])
+PYEOF
+    exit 0
+fi
 if [ -f "$tree/ompi/mca/io/romio321/romio/adio/common/ad_fstype.c" ]; then
     romio=$tree/ompi/mca/io/romio321/romio
 elif [ -f "$tree/adio/common/ad_fstype.c" ]; then
     romio=$tree
 else
-    die "$tree is neither an Open MPI 4.1 tree (ompi/mca/io/romio321/romio) nor a ROMIO tree"
+    die "$tree is neither an Open MPI 5.0 tree (3rd-party/romio341), an Open MPI 4.1 tree" \
+        "(ompi/mca/io/romio321/romio) nor a ROMIO tree"
 fi
 
 driver=$bblog_src/adio/ad_bblog

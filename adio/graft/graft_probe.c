@@ -52,7 +52,8 @@ static const char *plain_path(const char *path)
     return colon && colon > path + 1 ? colon + 1 : path;
 }
 
-/* Rank 0 reads every rank's record back with the ufs driver; returns 1 if all match. */
+/* Rank 0 reads every rank's record back with the ufs driver (where the name "ufs:PATH" reaches
+ * no ROMIO, as under Open MPI 5's OMPIO, with the plain path); returns 1 if all match. */
 static int reread_ok(const char *path, int nprocs)
 {
     char ufs[4096];
@@ -64,7 +65,9 @@ static int reread_ok(const char *path, int nprocs)
     got = calloc((size_t)nprocs, sizeof *got);
     if (got == NULL)
         return 0;
-    if (MPI_File_open(MPI_COMM_SELF, ufs, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh) == MPI_SUCCESS) {
+    if (MPI_File_open(MPI_COMM_SELF, ufs, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh) == MPI_SUCCESS ||
+        MPI_File_open(MPI_COMM_SELF, plain_path(path), MPI_MODE_RDONLY, MPI_INFO_NULL,
+                      &fh) == MPI_SUCCESS) {
         MPI_Status st;
         int count = 0;
 

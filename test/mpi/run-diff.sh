@@ -103,7 +103,14 @@ fi
 if mpiexec --version 2>&1 | grep -qE 'Open MPI|OpenRTE'; then
     ompi=yes
     launch=()
-    export OMPI_MCA_io=romio321 OMPI_MCA_rmaps_base_oversubscribe=1
+    # Every leg through ROMIO, plain ones too: io/romio341 on Open MPI 5 (its PRRTE takes
+    # oversubscription from its own variable), io/romio321 on 4.1.
+    if mpiexec --version 2>&1 | grep -qE 'Open MPI\)? 5\.'; then
+        export OMPI_MCA_io=romio341 PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe
+    else
+        export OMPI_MCA_io=romio321
+    fi
+    export OMPI_MCA_rmaps_base_oversubscribe=1
     if [ "$(id -u)" = 0 ]; then
         export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     fi

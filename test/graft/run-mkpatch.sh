@@ -1,0 +1,63 @@
+#!/bin/sh
+# run-mkpatch.sh DSC: the site patch series (adio/graft/mkpatch-mpich.sh) on a clean Debian MPICH
+# source tree, unpacked from DSC (scripts/build-mpi.sh keeps mpich_*.dsc in its cache's
+# downloads/). Checks, each fatal:
+#   - the series applies with `patch -p1` to another clean copy, without fuzz or rejects;
+#   - every file it touches is then what graft-mpich.sh makes of that file, and the driver's
+#     files are the checkout's;
+#   - ROMIO's build system regenerates from the patched tree (autoreconf -fi -I confdb) with the
+#     bblog file system in it (BUILD_AD_BBLOG, --with-bblog).
+# Exit: 0 passed, 1 failed.
+set -eu
+
+prog=run-mkpatch
+die() {
+    echo "$prog: FAIL: $*" >&2
+    exit 1
+}
+
+[ $# -eq 1 ] || die "usage: $0 MPICH_DSC"
+dsc=$1
+[ -f "$dsc" ] || die "$dsc: no such file"
+here=$(cd "$(dirname "$0")/../.." && pwd -P)
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/bblog-mkpatch-test.XXXXXX")
+trap 'rm -rf "$work"' EXIT INT TERM
+dpkg-source --no-check -x "$dsc" "$work/clean" >"$work/unpack.log" 2>&1 ||
+    die "dpkg-source -x $dsc failed: $(tail -n 3 "$work/unpack.log")"
+"$here/adio/graft/mkpatch-mpich.sh" "$work/clean" "$here" "$work/series" >"$work/mkpatch.log" 2>&1 ||
+    die "mkpatch-mpich.sh failed: $(tail -n 5 "$work/mkpatch.log")"
+echo "$prog: $(grep -c '^+++ ' "$work"/series/0001-*.patch) files edited," \
+    "$(grep -c '^+++ ' "$work"/series/0002-*.patch) driver files added"
+
+# Apply to a clean copy of the sources (ROMIO is all the series touches).
+mkdir -p "$work/site/src/mpi" "$work/graft/src/mpi"
+cp -a "$work/clean/src/mpi/romio" "$work/site/src/mpi/"
+cp -a "$work/clean/src/mpi/romio" "$work/graft/src/mpi/"
+for p in "$work"/series/*.patch; do
+    (cd "$work/site" && patch -p1 --no-backup-if-mismatch -F0 <"$p") >"$work/patch.log" 2>&1 ||
+        die "$(basename "$p") does not apply cleanly: $(tail -n 3 "$work/patch.log")"
+    ! grep -qiE 'fuzz|offset|reject' "$work/patch.log" ||
+        die "$(basename "$p") applies only with fuzz or offsets: $(cat "$work/patch.log")"
+done
+
+# The same tree made by the graft itself (its driver a symlink to the checkout).
+sh "$here/adio/graft/graft-mpich.sh" "$work/graft/src/mpi/romio" "$here" >"$work/graft.log" 2>&1 ||
+    die "graft-mpich.sh failed: $(tail -n 5 "$work/graft.log")"
+for f in $(sed -n 's/^graft-mpich: edited //p' "$work/graft.log" | sort -u); do
+    cmp -s "$work/site/src/mpi/romio/$f" "$work/graft/src/mpi/romio/$f" ||
+        die "src/mpi/romio/$f after the series differs from graft-mpich.sh's"
+done
+for f in "$here"/adio/ad_bblog/*; do
+    cmp -s "$f" "$work/site/src/mpi/romio/adio/ad_bblog/${f##*/}" ||
+        die "adio/ad_bblog/${f##*/} after the series differs from the checkout's"
+done
+echo "$prog: the series applies without fuzz and makes the graft's sources"
+
+(cd "$work/site/src/mpi/romio" && autoreconf -fi -I confdb) >"$work/autoreconf.log" 2>&1 ||
+    die "autoreconf of the patched ROMIO failed: $(tail -n 5 "$work/autoreconf.log")"
+grep -q 'BUILD_AD_BBLOG_TRUE' "$work/site/src/mpi/romio/configure" &&
+    grep -q 'with-bblog' "$work/site/src/mpi/romio/configure" ||
+    die "the patched ROMIO's configure knows no bblog file system"
+echo "$prog: ROMIO's configure regenerates with the bblog file system"
+echo "$prog: 1 passed, 0 failed"

@@ -7,6 +7,8 @@
  *     sets it on the inner file when it writes there with pwrite itself (ADIOI_BBLOG_DIRTY).
  *   MPICH 4.x: ADIOI_Fns has a SetLock slot, through which ROMIO's common code takes the locks
  *     of atomic mode and of the shared file pointer; bblog forwards it to the inner file.
+ *   Open MPI 5.0 (ROMIO 3.4.1, io/romio341): as MPICH 4.0 (int counts, the SetLock slot), but
+ *     ADIO_File has no dirty_write, and errors lose their message as in Open MPI 4.1 (below).
  *   Open MPI 4.1 (ROMIO 3.2.1, io/romio321): I/O counts are int; ADIOI_Fns ends at
  *     IwriteStridedColl, and the lock macros call fcntl on fd->fd_sys directly, which bblog's
  *     open sets to the inner file's descriptor, so the locks reach the inner file all the same.
@@ -25,8 +27,13 @@ typedef MPI_Aint ADIOI_BBLOG_count_t;
 typedef int ADIOI_BBLOG_count_t;
 #endif
 
-#ifdef MPICH_NUMVERSION
+/* (adio.h ends by including adioi.h, which defines ADIOI_WRITE_LOCK_FUNC where the locks go
+ * through the SetLock slot.) */
+#if defined(MPICH_NUMVERSION) || defined(ADIOI_WRITE_LOCK_FUNC)
 #define ADIOI_BBLOG_HAVE_SETLOCK 1
+#endif
+
+#ifdef MPICH_NUMVERSION
 #define ADIOI_BBLOG_DIRTY(fd) ((fd)->dirty_write = 1)
 #else
 #define ADIOI_BBLOG_DIRTY(fd) ((void) (fd))

@@ -11,6 +11,8 @@
 # io/romio341's file_query and delete_query claim, at priority 100 (OMPIO asks for 30), every
 # name with the bblog: prefix, and every name while ROMIO_FSTYPE_FORCE starts with bblog:, and
 # io/ompio's refuse them (with OMPI_MCA_io=ompio such an open fails instead of bypassing bblog).
+# And io/romio341's file_open and set_view keep the hints they pass to ROMIO (below): without
+# that, Open MPI 5.0.7 loses every hint given to MPI_File_open, ROMIO's own as well as bblog's.
 #
 # Open MPI 4.1 (ROMIO 3.2.1, in ompi/mca/io/romio321/romio): ROMIO 3.2.1 differs from MPICH
 # 4's ROMIO in two places that matter here:
@@ -58,7 +60,8 @@ comp5=$tree/ompi/mca/io/romio341/src/io_romio341_component.c
 if [ -f "$tree/3rd-party/romio341/adio/common/ad_fstype.c" ] && [ -f "$comp5" ]; then
     BBLOG_GRAFT_LINK=flags sh "$(dirname "$0")/graft-mpich.sh" "$tree/3rd-party/romio341" \
         "$bblog_src" || die "graft-mpich.sh failed on $tree/3rd-party/romio341"
-    python3 - "$comp5" "$tree/ompi/mca/io/ompio/io_ompio_component.c" <<'PYEOF'
+    python3 - "$comp5" "$tree/ompi/mca/io/ompio/io_ompio_component.c" \
+        "$tree/ompi/mca/io/romio341/src/io_romio341_file_open.c" <<'PYEOF'
 import os
 import re
 import sys
@@ -120,6 +123,31 @@ def graft(path, edits):
 
 graft(sys.argv[1], EDITS["romio341"])
 graft(sys.argv[2], EDITS["ompio"])
+
+# The info given to MPI_File_open and MPI_File_set_view: the component hands ROMIO a copy made
+# by opal_info_dup, whose entries count as never read, and ROMIO's own MPI_Info_dup (ADIO_Open,
+# system_hints.c) keeps only entries read before: every hint given, ROMIO's and bblog's, was
+# lost. Marking the copied entries read keeps them.
+path = sys.argv[3]
+with open(path, encoding="utf-8") as f:
+    text = old = f.read()
+DUP = "    opal_info_dup (info, &opal_info);\n"
+MARK = ("    /* bblog graft (graft-ompi.sh): keep the hints through ROMIO's MPI_Info_dup */\n"
+        "    {\n"
+        "        opal_info_entry_t *bblog_e;\n"
+        "        OPAL_LIST_FOREACH (bblog_e, &opal_info->super, opal_info_entry_t)\n"
+        "            bblog_e->ie_referenced++;\n"
+        "    }\n")
+if "bblog graft" not in text:
+    if text.count(DUP) != 2:
+        sys.stderr.write("graft-ompi: %s: not two lines %r; is this Open MPI 5.0?\n"
+                         % (path, DUP.strip()))
+        sys.exit(1)
+    text = text.replace(DUP, DUP + MARK)
+    with open(path + ".bblog-tmp", "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(path + ".bblog-tmp", path)
+    print("graft-ompi: edited %s" % path)
 PYEOF
     exit 0
 fi

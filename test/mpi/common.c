@@ -510,7 +510,8 @@ void tst_status_unset(MPI_Status *st)
     CHECK_MPI(MPI_Status_set_elements_x(st, MPI_BYTE, TST_STATUS_UNSET));
 }
 
-int tst_mpi_is_ompi(void)
+/* 1: Open MPI, 4: Open MPI 4.x (ROMIO 3.2.1), 0: another MPI. */
+static int ompi_kind(void)
 {
     static int known = -1;
 
@@ -520,9 +521,19 @@ int tst_mpi_is_ompi(void)
 
         CHECK_MPI(MPI_Get_library_version(v, &len));
         v[len] = '\0';
-        known = strstr(v, "Open MPI") != NULL;
+        known = strstr(v, "Open MPI v4.") ? 4 : strstr(v, "Open MPI") != NULL;
     }
     return known;
+}
+
+int tst_mpi_is_ompi(void)
+{
+    return ompi_kind() != 0;
+}
+
+int tst_romio_321(void)
+{
+    return ompi_kind() == 4;
 }
 
 void tst_read_expect(MPI_File fh, int64_t off, const unsigned char *expect, int64_t len,

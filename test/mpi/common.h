@@ -179,6 +179,9 @@ void tst_status_unset(MPI_Status *st);
  * older than MPICH 4's; the few places where the tests see a difference ask this and assert
  * Open MPI's behaviour there (each use says which ROMIO or Open MPI difference it is). */
 int tst_mpi_is_ompi(void);
+/* Open MPI 4.x, whose ROMIO is 3.2.1 (io/romio321), grafted without MPICH's set_view and
+ * get_info edits; Open MPI 5's ROMIO 3.4.1 behaves as MPICH 4's there. */
+int tst_romio_321(void);
 
 /* Deterministic pseudo-random numbers for test shapes (fixed seed per test). */
 uint64_t tst_rand(uint64_t *state);

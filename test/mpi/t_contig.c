@@ -86,7 +86,7 @@ int main(int argc, char **argv)
         tst_fill(buf, (size_t)n, off, tst_rank, 2);
         tst_status_unset(&st);
         CHECK_MPI(MPI_File_write_at_all(fh, off, buf, (int)n, MPI_BYTE, &st));
-        if (n == 0 && tst_mpi_is_ompi() && !tst_is_bblog(name))
+        if (n == 0 && tst_romio_321() && !tst_is_bblog(name))
             /* Open MPI's ROMIO 3.2.1: a collective write that is not interleaved goes to
              * ADIOI_GEN_WriteContig, which sets the status only after a pwrite (err != -1);
              * with nothing to write it leaves the caller's status as it was. MPICH 4's ROMIO

@@ -199,7 +199,7 @@ static void one_file(const char *fname, const struct hint *own, int nown, int ge
         MPI_Info_set(info, own[i].key, own[i].val);
     tst_open(MPI_COMM_WORLD, fname, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh);
     MPI_Info_free(&info);
-    if (tst_mpi_is_ompi())
+    if (tst_romio_321())
         check_info_ompi(fh, fname, own, nown);
     else
         check_info(fh, fname, own, nown);

@@ -130,7 +130,7 @@ int main(int argc, char **argv)
         memset(rd, 0, (size_t)n);
         tst_status_unset(&st);
         CHECK_MPI(MPI_File_read_at_all(fh, off, rd, (int)n, MPI_BYTE, &st));
-        if (n == 0 && tst_mpi_is_ompi())
+        if (n == 0 && tst_romio_321())
             /* Open MPI's ROMIO 3.2.1: ADIOI_GEN_ReadContig sets the status only after a pread
              * (err != -1), so a collective read of 0 bytes on every rank (not interleaved: each
              * rank reads alone) leaves the caller's status as it was; MPICH 4's ROMIO returns

@@ -174,6 +174,7 @@ struct ADIOI_BBLOG_state {
     struct ADIOI_BBLOG_node *node;      /* node exchange of the drain, from the first drain */
     int one_node;                       /* all processes on one host (agreed at open) */
     int cap_watch;                      /* some budget is small: Cap_coll at collective writes */
+    uint64_t bb_min_free;               /* smallest free-space share of the open (agreed) */
     uint64_t host_hash;                 /* this process's host name, hashed (at open) */
     struct ADIOI_BBLOG_peers *peers;    /* other processes' published writes, or NULL */
     struct ADIOI_BBLOG_remote *remote;  /* other nodes' read servers, or NULL */
@@ -497,7 +498,8 @@ uint64_t ADIOI_BBLOG_Cap_walk(struct ADIOI_BBLOG_logstate *ls, ADIOI_BBLOG_cap_f
 int ADIOI_BBLOG_Cap_apply(struct ADIOI_BBLOG_state *st);
 int ADIOI_BBLOG_Cap_wait(struct ADIOI_BBLOG_state *st, uint64_t len);
 void ADIOI_BBLOG_Cap_start_solo(ADIO_File fd);
-int ADIOI_BBLOG_Cap_small(const struct ADIOI_BBLOG_state *st);
+uint64_t ADIOI_BBLOG_Cap_free(const struct ADIOI_BBLOG_state *st);
+int ADIOI_BBLOG_Cap_small(ADIO_File fd, uint64_t min_free, int local_procs);
 int ADIOI_BBLOG_Cap_coll(ADIO_File fd, uint64_t bytes);
 void ADIOI_BBLOG_Bg_pause(struct ADIOI_BBLOG_logstate *ls);
 /* drained: a collective drain emptied every process's log */

@@ -30,8 +30,9 @@
  * are planning points from then on. Finding out costs one Allreduce at every
  * ADIOI_BBLOG_CAP_EVERY-th collective write, and at every one while a budget is nearly used
  * (Cap_coll), paid only where the smallest budget of the open is small (bblog_max_size set, or
- * under CAP_WATCH of free space per process: Cap_small); with larger ones a write phase that
- * fills the device falls back as before. Processes that only write independently cannot agree without a
+ * under CAP_WATCH of free space per process sharing a burst buffer: Cap_small, which costs an
+ * Allreduce at an open that spans nodes); with larger ones a write phase that fills the device
+ * falls back as before. Processes that only write independently cannot agree without a
  * message: their full burst buffer falls back to the PFS file as before.
  */
 #include <errno.h>
@@ -226,21 +227,38 @@ void ADIOI_BBLOG_Cap_start_solo(ADIO_File fd)
         ls->cap_failed = 1;     /* the old fallback; Bg_start said why */
 }
 
-/* Whether this process's budget is small enough that early drains may be needed in this open
- * (bblog_max_size set, or a share of the free space below CAP_WATCH): then every blocking
- * collective write asks all processes (Cap_coll). Agreed at open (ad_bblog_open.c). */
-int ADIOI_BBLOG_Cap_small(const struct ADIOI_BBLOG_state *st)
+/* The share of bblog_dir's free space that budgets come from (0: unknown), for the open's
+ * agreement, which keeps the smallest of all processes' (ad_bblog_open.c). */
+uint64_t ADIOI_BBLOG_Cap_free(const struct ADIOI_BBLOG_state *st)
 {
     struct statvfs sv;
+
+    if (statvfs(st->logdir, &sv) != 0)
+        return 0;
+    return (uint64_t) ((double) sv.f_bavail * (double) sv.f_frsize * CAP_SHARE);
+}
+
+/*
+ * Whether some process's budget is small enough that early drains may be needed in this open
+ * (bblog_max_size set, or its share of the smallest free space, min_free from the agreement,
+ * below CAP_WATCH): then every blocking collective write asks all processes (Cap_coll).
+ * local_procs is this process's count of processes sharing its burst buffer. Where that count
+ * is the same everywhere (one node, or one burst buffer for all), so is the answer; else the
+ * processes agree on it (collective). Returns the same on every process.
+ */
+int ADIOI_BBLOG_Cap_small(ADIO_File fd, uint64_t min_free, int local_procs)
+{
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    int small;
 
     if (st->hints.high_water == 0)
         return 0;
     if (st->hints.max_size > 0)
         return 1;
-    if (statvfs(st->logdir, &sv) != 0)
-        return 1;
-    return (double) sv.f_bavail * (double) sv.f_frsize * CAP_SHARE / (st->nprocs ? st->nprocs : 1)
-        < (double) CAP_WATCH;
+    small = (double) min_free / (local_procs > 0 ? local_procs : 1) < (double) CAP_WATCH;
+    if ((!st->one_node || st->hints.debug_node_size > 0) && !st->hints.shared_bb)
+        MPI_Allreduce(MPI_IN_PLACE, &small, 1, MPI_INT, MPI_MAX, fd->comm);
+    return small;
 }
 
 /*

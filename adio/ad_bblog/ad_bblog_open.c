@@ -262,8 +262,8 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
         clock_gettime(CLOCK_REALTIME, &now);
         in[ORIGIN] = (unsigned long long) now.tv_sec * 1000000 + now.tv_nsec / 1000;
     }
-    /* Whether any process's burst-buffer budget is small (ad_bblog_cap.c). */
-    in[WATCH] = st->hints_parsed && ADIOI_BBLOG_Cap_small(st);
+    /* The smallest share of free burst-buffer space, as max of ~ (ad_bblog_cap.c). */
+    in[WATCH] = st->hints_parsed ? ~(unsigned long long) ADIOI_BBLOG_Cap_free(st) : 0;
     MPI_Allreduce(in, out, N, MPI_UNSIGNED_LONG_LONG, MPI_MAX, fd->comm);
     if (out[FAILED])
         return code != MPI_SUCCESS ? code :
@@ -275,7 +275,7 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
                                    "bblog: hint %s differs between processes of %s; it must be "
                                    "the same on all of them", names[i], fd->filename);
     st->one_node = out[HOST] == ~out[HOST + 1];
-    st->cap_watch = out[WATCH] != 0;
+    st->bb_min_free = ~out[WATCH];
     memcpy(token, &out[TOK], TOKEN_WORDS * sizeof(out[0]));
     token[TOKEN_WORDS * sizeof(out[0]) - 1] = '\0';
     st->key[0] = out[KEY];
@@ -415,8 +415,11 @@ void ADIOI_BBLOG_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_co
         ADIOI_BBLOG_Publish_hints(fd, &st->hints);
     if (!st->passthrough && !(access_mode & ADIO_RDONLY))
         ADIOI_BBLOG_Note_hints(st);
-    if (!st->passthrough && !(access_mode & ADIO_RDONLY) && st->hints.high_water > 0)
-        ADIOI_BBLOG_Cap_open(st, local_procs(fd, st));
+    if (!st->passthrough && !(access_mode & ADIO_RDONLY) && st->hints.high_water > 0) {
+        int local = local_procs(fd, st);
+        st->cap_watch = ADIOI_BBLOG_Cap_small(fd, st->bb_min_free, local);
+        ADIOI_BBLOG_Cap_open(st, local);
+    }
     if (st->passthrough || (access_mode & ADIO_RDONLY) ||
         (st->hints.drain == ADIOI_BBLOG_DRAIN_ON_DEMAND && !st->hints.close_bb))
         return;

@@ -1,8 +1,8 @@
 /*
  * bblog_stats (BBLOG_STATS): at close, rank 0 writes one JSON object per file, on one line,
  * to stderr or appended to the named file. Counters are summed over processes; times are the
- * maximum over processes (the slowest one is what the application waits for); drains and
- * rounds are collective, the same count on every process. The memory and exchange figures are
+ * maximum over processes (the slowest one is what the application waits for), all in one
+ * MPI_Reduce; drains and rounds are collective, the same count on every process. The memory and exchange figures are
  * each process's largest, and the maximum over processes: max_index_bytes (the index at a
  * drain's start), max_plan_bytes (a drain's list of the process's own pieces), and
  * max_exchange_buffer_bytes / max_exchange_bytes (the pieces every process received in one
@@ -26,6 +26,26 @@ enum {
 
 enum { T_APPEND, T_DRAIN, T_SYNC, T_LOG_SYNC, T_VERIFY, T_CAPACITY_WAIT, T_NTIMES };
 
+/* The reduced vector: the counters (summed), then 6 per-process figures and the times
+ * (maximum). A time goes as the bits of a non-negative double, which order as the unsigned
+ * integers do. */
+enum { V_COLL = C_NCOUNTERS, V_TIMES = V_COLL + 6, V_N = V_TIMES + T_NTIMES };
+
+static void sum_then_max(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    const unsigned long long *a = in;
+    unsigned long long *b = inout;
+    int n, i;
+
+    (void) type;
+    for (n = 0; n < *len; n++, a += V_N, b += V_N)      /* whole vectors (one datatype) */
+        for (i = 0; i < V_N; i++)
+            if (i < V_COLL)
+                b[i] += a[i];
+            else if (a[i] > b[i])
+                b[i] = a[i];
+}
+
 /* bblog_stats' last_drain: how the file's last collective drain ended (agreed by all). */
 static const char *const last_drain[] = { "none", "completed", "verified", "failed",
     "verify_mismatch" };
@@ -33,10 +53,12 @@ static const char *const last_drain[] = { "none", "completed", "verified", "fail
 void ADIOI_BBLOG_Stats_report(ADIO_File fd)
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
-    unsigned long long c[C_NCOUNTERS], csum[C_NCOUNTERS], inner_calls;
-    unsigned long long coll[6] = { st->st.drains, st->st.rounds, st->st.max_index_bytes,
-        st->st.max_plan_bytes, st->st.max_exchange_bytes, st->st.exchange_bytes }, collmax[6];
+    unsigned long long v[V_N], out_v[V_N], inner_calls;
+    unsigned long long *c = v, *csum = out_v, *coll = v + V_COLL, *collmax = out_v + V_COLL;
     double t[T_NTIMES], tmax[T_NTIMES];
+    MPI_Datatype vec;
+    MPI_Op op;
+    int i;
     struct bblog_log_stats ls;
     FILE *out;
 
@@ -71,11 +93,28 @@ void ADIOI_BBLOG_Stats_report(ADIO_File fd)
     t[T_LOG_SYNC] = ls.sync_seconds;
     t[T_VERIFY] = st->st.t_verify;
     t[T_CAPACITY_WAIT] = st->st.max_capacity_wait;
-    MPI_Reduce(c, csum, C_NCOUNTERS, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, fd->comm);
-    MPI_Reduce(coll, collmax, 6, MPI_UNSIGNED_LONG_LONG, MPI_MAX, 0, fd->comm);
-    MPI_Reduce(t, tmax, T_NTIMES, MPI_DOUBLE, MPI_MAX, 0, fd->comm);
+    coll[0] = st->st.drains;
+    coll[1] = st->st.rounds;
+    coll[2] = st->st.max_index_bytes;
+    coll[3] = st->st.max_plan_bytes;
+    coll[4] = st->st.max_exchange_bytes;
+    coll[5] = st->st.exchange_bytes;
+    for (i = 0; i < T_NTIMES; i++) {
+        double x = t[i] > 0 ? t[i] : 0.0;
+        memcpy(&v[V_TIMES + i], &x, sizeof(x));
+    }
+    /* One reduction, not one per kind: at close every collective call costs a
+     * synchronisation of all processes. */
+    MPI_Type_contiguous(V_N, MPI_UNSIGNED_LONG_LONG, &vec);
+    MPI_Type_commit(&vec);
+    MPI_Op_create(sum_then_max, 1, &op);
+    MPI_Reduce(v, out_v, 1, vec, op, 0, fd->comm);
+    MPI_Op_free(&op);
+    MPI_Type_free(&vec);
     if (st->rank != 0)
         return;
+    for (i = 0; i < T_NTIMES; i++)
+        memcpy(&tmax[i], &out_v[V_TIMES + i], sizeof(tmax[i]));
     /* Write calls bblog made on the inner (PFS) driver, summed over processes: collective
      * drain rounds, independent drain writes, write-through. What ROMIO's two-phase code then
      * issues to the file system is below this level (strace shows it). */

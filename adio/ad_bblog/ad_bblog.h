@@ -342,6 +342,13 @@ size_t ADIOI_BBLOG_Run_find(const struct ADIOI_BBLOG_run *runs, size_t n, uint64
 /* The stamp of the log byte at log_off, and where its run ends in the log. */
 uint64_t ADIOI_BBLOG_Stamp_at(const struct ADIOI_BBLOG_logstate *ls, uint64_t log_off,
                               uint64_t *run_end);
+/* Calls fn for each piece of the logged extent [off, off+len) at log_off that lies in one run
+ * of one stamp (an extent coalesced across calls spans several), in order; stops at fn's
+ * first non-zero return and returns it. */
+typedef int (*ADIOI_BBLOG_run_fn) (void *arg, uint64_t off, uint64_t len, uint64_t log_off,
+                                   uint64_t stamp);
+int ADIOI_BBLOG_Stamp_runs(const struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len,
+                           uint64_t log_off, ADIOI_BBLOG_run_fn fn, void *arg);
 void ADIOI_BBLOG_Order_reset(struct ADIOI_BBLOG_logstate *ls);     /* after a drain */
 void ADIOI_BBLOG_Order_free(struct ADIOI_BBLOG_logstate *ls);
 

@@ -271,17 +271,16 @@ static void offer_trim(struct ADIOI_BBLOG_logstate *ls, int flushed)
  * index: this process's reads must still rank them by their stamps against what other
  * processes published (ad_bblog_vis.c), or an older extent of another process would show over
  * them. Without memory the read falls back to the PFS bytes, which are these. */
+static int drained_run(void *arg, uint64_t off, uint64_t len, uint64_t log_off, uint64_t stamp)
+{
+    (void) log_off;
+    return ADIOI_BBLOG_Note_drained(arg, off, len, stamp);
+}
+
 static void note_drained(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len,
                          uint64_t log_off)
 {
-    while (len > 0) {
-        uint64_t run_end, stamp = ADIOI_BBLOG_Stamp_at(ls, log_off, &run_end);
-        uint64_t n = run_end - log_off < len ? run_end - log_off : len;
-
-        if (ADIOI_BBLOG_Note_drained(ls, off, n, stamp) != 0)
-            return;
-        off += n, log_off += n, len -= n;
-    }
+    (void) ADIOI_BBLOG_Stamp_runs(ls, off, len, log_off, drained_run, ls);
 }
 
 static void forget_current(struct ADIOI_BBLOG_logstate *ls, const struct pick *p)
@@ -680,6 +679,7 @@ void ADIOI_BBLOG_Bg_mark(struct ADIOI_BBLOG_logstate *ls)
 struct trim_arg {
     uint64_t *cut;              /* pairs (off, len) to forget */
     size_t n, cap;
+    uint64_t before;            /* cut_older: forget runs of stamps below this one */
 };
 
 static int collect_cut(void *arg, uint64_t off, uint64_t len)
@@ -698,6 +698,14 @@ static int collect_cut(void *arg, uint64_t off, uint64_t len)
     t->cut[2 * t->n + 1] = len;
     t->n++;
     return 0;
+}
+
+static int cut_older(void *arg, uint64_t off, uint64_t len, uint64_t log_off, uint64_t stamp)
+{
+    struct trim_arg *t = arg;
+
+    (void) log_off;
+    return stamp < t->before ? collect_cut(t, off, len) : 0;
 }
 
 /* Another process forgets what it logged that this process's pieces overwrote later, and may
@@ -769,18 +777,10 @@ int ADIOI_BBLOG_Bg_plan(ADIO_File fd)
     for (i = 0; rc == 0 && i < o.n; i++) {
         uint64_t qoff = o.pieces[3 * i], qlen = o.pieces[3 * i + 1];
         uint64_t qstamp = o.pieces[3 * i + 2];
+        t.before = qstamp;
         bblog_idx_iter_init(ls->idx, &it, qoff, qlen);
-        while (rc == 0 && bblog_idx_iter_next(&it, &e)) {
-            while (rc == 0 && e.len > 0) {
-                uint64_t run_end, len = e.len;
-                uint64_t stamp = ADIOI_BBLOG_Stamp_at(ls, e.log_off, &run_end);
-                if (run_end - e.log_off < len)
-                    len = run_end - e.log_off;
-                if (stamp < qstamp)
-                    rc = collect_cut(&t, e.off, len);
-                e.off += len, e.log_off += len, e.len -= len;
-            }
-        }
+        while (rc == 0 && bblog_idx_iter_next(&it, &e))
+            rc = ADIOI_BBLOG_Stamp_runs(ls, e.off, e.len, e.log_off, cut_older, &t);
         if (rc == 0)
             rc = bblog_idx_insert(bg->fence, qoff, qlen, 0);
     }

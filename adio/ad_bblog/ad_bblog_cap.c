@@ -192,6 +192,12 @@ int ADIOI_BBLOG_Cap_wait(struct ADIOI_BBLOG_state *st, uint64_t len)
     return fits;
 }
 
+static int note_recent(void *arg, uint64_t off, uint64_t len, uint64_t log_off, uint64_t stamp)
+{
+    (void) log_off;
+    return ADIOI_BBLOG_Note_recent(arg, off, len, stamp);
+}
+
 /* Pieces of the index split at their stamp runs, noted as appended since the last planning
  * point: a thread started late sends them at its first plan. Lock held. */
 static int seed_recent(struct ADIOI_BBLOG_logstate *ls)
@@ -201,16 +207,8 @@ static int seed_recent(struct ADIOI_BBLOG_logstate *ls)
     int rc = 0;
 
     bblog_idx_iter_init(ls->idx, &it, 0, UINT64_MAX);
-    while (rc == 0 && bblog_idx_iter_next(&it, &e)) {
-        while (rc == 0 && e.len > 0) {
-            uint64_t run_end, n = e.len;
-            uint64_t stamp = ADIOI_BBLOG_Stamp_at(ls, e.log_off, &run_end);
-            if (run_end - e.log_off < n)
-                n = run_end - e.log_off;
-            rc = ADIOI_BBLOG_Note_recent(ls, e.off, n, stamp);
-            e.off += n, e.log_off += n, e.len -= n;
-        }
-    }
+    while (rc == 0 && bblog_idx_iter_next(&it, &e))
+        rc = ADIOI_BBLOG_Stamp_runs(ls, e.off, e.len, e.log_off, note_recent, ls);
     return rc;
 }
 

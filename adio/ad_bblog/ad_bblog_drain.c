@@ -31,60 +31,57 @@
 #include "bblog_format.h"
 #include "bblog_reorder.h"
 
+struct snap {
+    struct bblog_seg *segs;
+    uint64_t *stamps;
+    size_t n, seg_cap, stamp_cap;
+    uint64_t lo, hi;
+};
+
+static int snap_run(void *arg, uint64_t off, uint64_t len, uint64_t log_off, uint64_t stamp)
+{
+    struct snap *s = arg;
+
+    if (ADIOI_BBLOG_Grow((void **) &s->segs, &s->seg_cap, s->n + 1, sizeof(*s->segs)) ||
+        ADIOI_BBLOG_Grow((void **) &s->stamps, &s->stamp_cap, s->n + 1, sizeof(*s->stamps)))
+        return ENOMEM;
+    s->segs[s->n].off = off;
+    s->segs[s->n].len = len;
+    s->segs[s->n].src = log_off;
+    s->stamps[s->n++] = stamp;
+    s->lo = stamp < s->lo ? stamp : s->lo;
+    s->hi = stamp > s->hi ? stamp : s->hi;
+    return 0;
+}
+
 /* Snapshot of the index as segments (off, len, src = data-log offset), each within one run of
- * one ordering stamp (stamps[i]); *lo and *hi: the least and greatest stamp, with the bytes
- * written through since the last drain. */
+ * one ordering stamp (stamps[i]): an extent coalesced across stamps is cut at the run
+ * boundaries. *lo and *hi: the least and greatest stamp, with the bytes written through since
+ * the last drain. *segs and *stamps are the caller's to free, after a failure too. */
 static int snapshot(struct ADIOI_BBLOG_state *st, struct bblog_seg **segs, uint64_t **stamps,
                     size_t *n, uint64_t *lo, uint64_t *hi)
 {
     struct ADIOI_BBLOG_logstate *ls = st->ls;
     struct bblog_idx_iter it;
     struct bblog_extent e;
-    size_t i = 0, cap = bblog_idx_count(ls->idx) + ls->nruns + 1;
+    struct snap s = { 0 };
+    size_t i;
+    int rc = 0;
 
-    *lo = INT64_MAX;            /* stamps go to an MPI_LONG_LONG reduction */
-    *hi = 0;
-    *segs = malloc(cap * sizeof(**segs));
-    *stamps = malloc(cap * sizeof(**stamps));
-    if (!*segs || !*stamps)
-        return ENOMEM;
+    s.lo = INT64_MAX;           /* stamps go to an MPI_LONG_LONG reduction */
     bblog_idx_iter_init(ls->idx, &it, 0, UINT64_MAX);
-    while (bblog_idx_iter_next(&it, &e)) {
-        /* An extent coalesced across stamps is cut at the run boundaries. */
-        while (e.len > 0) {
-            uint64_t run_end, len = e.len;
-            uint64_t stamp = ADIOI_BBLOG_Stamp_at(ls, e.log_off, &run_end);
-            if (run_end - e.log_off < len)
-                len = run_end - e.log_off;
-            if (i == cap) {
-                struct bblog_seg *s2;
-                uint64_t *t2;
-                cap *= 2;
-                if (!(s2 = realloc(*segs, cap * sizeof(*s2))))
-                    return ENOMEM;
-                *segs = s2;
-                if (!(t2 = realloc(*stamps, cap * sizeof(*t2))))
-                    return ENOMEM;
-                *stamps = t2;
-            }
-            (*segs)[i].off = e.off;
-            (*segs)[i].len = len;
-            (*segs)[i].src = e.log_off;
-            (*stamps)[i] = stamp;
-            *lo = stamp < *lo ? stamp : *lo;
-            *hi = stamp > *hi ? stamp : *hi;
-            i++;
-            e.off += len;
-            e.log_off += len;
-            e.len -= len;
-        }
+    while (rc == 0 && bblog_idx_iter_next(&it, &e))
+        rc = ADIOI_BBLOG_Stamp_runs(ls, e.off, e.len, e.log_off, snap_run, &s);
+    for (i = 0; i < ls->nthrough; i++) {
+        s.lo = ls->through[i].stamp < s.lo ? ls->through[i].stamp : s.lo;
+        s.hi = ls->through[i].stamp > s.hi ? ls->through[i].stamp : s.hi;
     }
-    for (cap = 0; cap < ls->nthrough; cap++) {
-        *lo = ls->through[cap].stamp < *lo ? ls->through[cap].stamp : *lo;
-        *hi = ls->through[cap].stamp > *hi ? ls->through[cap].stamp : *hi;
-    }
-    *n = i;
-    return 0;
+    *segs = s.segs;
+    *stamps = s.stamps;
+    *n = rc == 0 ? s.n : 0;
+    *lo = s.lo;
+    *hi = s.hi;
+    return rc;
 }
 
 /* A piece this process wrote in a drain, and the CRC-32C of its bytes. */

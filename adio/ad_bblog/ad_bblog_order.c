@@ -326,6 +326,21 @@ uint64_t ADIOI_BBLOG_Stamp_at(const struct ADIOI_BBLOG_logstate *ls, uint64_t lo
     return ls->nruns ? ls->runs[i].stamp : ADIOI_BBLOG_Stamp(ls);
 }
 
+int ADIOI_BBLOG_Stamp_runs(const struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len,
+                           uint64_t log_off, ADIOI_BBLOG_run_fn fn, void *arg)
+{
+    int rc = 0;
+
+    while (rc == 0 && len > 0) {
+        uint64_t run_end, stamp = ADIOI_BBLOG_Stamp_at(ls, log_off, &run_end);
+        uint64_t n = run_end - log_off < len ? run_end - log_off : len;
+
+        rc = fn(arg, off, n, log_off, stamp);
+        off += n, log_off += n, len -= n;
+    }
+    return rc;
+}
+
 /* ---- the exchange at drain ---- */
 
 static int by_off(const void *a, const void *b)

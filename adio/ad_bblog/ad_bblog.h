@@ -148,7 +148,7 @@ struct ADIOI_BBLOG_logstate {
     int cap_failed;                     /* trimming failed: the old fallback from now on */
     int trims;                          /* some process of the open may trim its log */
     int planning;                       /* the drain thread plans at collective writes */
-    int cap_tight;                      /* the last agreement: some budget nearly used */
+    uint32_t cap_next;                  /* colls at which Cap_coll next agrees (all alike) */
 };
 
 struct ADIOI_BBLOG_state {
@@ -191,8 +191,8 @@ struct ADIOI_BBLOG_state {
 #define ADIOI_BBLOG_STATE(fd) ((struct ADIOI_BBLOG_state *) (fd)->fs_ptr)
 /* Collective writes between planning points of background drains (ad_bblog_order.c). */
 #define ADIOI_BBLOG_PLAN_EVERY 16
-/* Collective writes between the agreements of a small budget (ad_bblog_cap.c). */
-#define ADIOI_BBLOG_CAP_EVERY 64
+/* Most collective writes between the agreements of a small budget (ad_bblog_cap.c). */
+#define ADIOI_BBLOG_CAP_EVERY 4096
 #define ADIOI_BBLOG_MAX(var, v) do { if ((v) > (var)) (var) = (v); } while (0)
 
 /* ---- ROMIO operations ---- */

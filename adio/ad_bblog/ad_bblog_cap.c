@@ -27,9 +27,10 @@
  * Without a background drain (bblog_drain=on_demand, the default) the thread starts when it
  * is needed: at once for a file of one process; for several processes, at a collective write
  * that finds some process past its high-water mark, all start it together, and such writes
- * are planning points from then on. Finding out costs one Allreduce at every
- * ADIOI_BBLOG_CAP_EVERY-th collective write, and at every one while a budget is nearly used
- * (Cap_coll), paid only where the smallest budget of the open is small (bblog_max_size set, or
+ * are planning points from then on. Finding out costs an Allreduce at collective writes
+ * spaced by the room left (Cap_coll: at every one when a budget is nearly used, at most
+ * ADIOI_BBLOG_CAP_EVERY apart), paid only where the smallest budget of the open is small
+ * (bblog_max_size set, or
  * under CAP_WATCH of free space per process sharing a burst buffer: Cap_small, which costs an
  * Allreduce at an open that spans nodes); with larger ones a write phase that fills the device
  * falls back as before. Processes that only write independently cannot agree without a
@@ -38,6 +39,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/statvfs.h>
 
 #include "ad_bblog.h"
@@ -260,11 +262,14 @@ int ADIOI_BBLOG_Cap_small(ADIO_File fd, uint64_t min_free, int local_procs)
 }
 
 /*
- * Collective, at blocking collective writes of an open whose budget is small (cap_watch):
- * every ADIOI_BBLOG_CAP_EVERY-th, and every one while the last agreement found some process
- * near its budget (cap_tight; all processes know it alike). Whether some process is past its
- * high-water mark, or has no room for this call's bytes even after its drain made what room it
- * could. Past the mark with no drain thread yet: every process starts one. Then a planning
+ * Collective, at blocking collective writes of an open whose budget is small (cap_watch),
+ * when ls->colls reaches cap_next. Whether some process is past its high-water mark, or has
+ * no room for this call's bytes even after its drain made what room it could; and when to ask
+ * again: once calls like the largest of this one could have used half the smallest room left
+ * (to a process's high-water mark while below it, else to its budget), at the next call when
+ * that is less than one call, at most ADIOI_BBLOG_CAP_EVERY calls on. Every process computes
+ * the same cap_next from the reduced values. A later call much larger than this one may find
+ * no room before the next agreement: it waits for the drain if one runs, or falls back. Past the mark with no drain thread yet: every process starts one. Then a planning
  * point: everything logged so far may be drained, so a write without room waits for a
  * segment, not for a whole drain. Without drain threads (they could not start), the old
  * fallback, a collective drain. Returns an MPI error code, the same on every process.
@@ -273,26 +278,29 @@ int ADIOI_BBLOG_Cap_coll(ADIO_File fd, uint64_t bytes)
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
     struct ADIOI_BBLOG_logstate *ls = st->ls;
-    int in[4], out[4], started = 0, rc = 0;
+    unsigned long long in[4], out[4];
+    uint64_t used, budget, mark, every;
+    int started = 0, rc = 0, fail, anyfail;
 
     ADIOI_BBLOG_Lock(ls);
     if (ls->cap && !ls->cap_failed && ls->bg && ls->log_end - ls->trim + bytes > ls->cap)
         ADIOI_BBLOG_Cap_wait(st, bytes);
-    in[0] = ls->cap && !ls->cap_failed && ls->log_end - ls->trim >= ls->hwm;
-    in[1] = ls->log_end > ls->trim && (ls->cap ? ls->log_end - ls->trim + bytes > ls->cap :
-                                       st->hints.max_size > 0 &&
-                                       ls->log_bytes + (ADIO_Offset) bytes > st->hints.max_size);
-    /* Calls like this one until the next agreement could outgrow the budget: agree at every
-     * collective write until they cannot. */
-    in[2] = ls->log_end - ls->trim + (uint64_t) ADIOI_BBLOG_CAP_EVERY * bytes >
-        (ls->cap ? ls->cap : (uint64_t) st->hints.max_size);
+    used = ls->cap ? ls->log_end - ls->trim : (uint64_t) ls->log_bytes;
+    budget = ls->cap ? ls->cap : (uint64_t) st->hints.max_size;
+    mark = ls->cap && used < ls->hwm ? ls->hwm : budget;
+    in[0] = ls->cap && !ls->cap_failed && used >= ls->hwm;
+    in[1] = ls->log_end > ls->trim && budget > 0 && used + bytes > budget;
+    /* The room, as max of ~ (the least room); no budget (unknown free space): none to watch. */
+    in[2] = budget == 0 ? 0 : ~(unsigned long long) (mark > used ? mark - used : 0);
+    in[3] = bytes;
     ADIOI_BBLOG_Unlock(ls);
-    in[3] = 0;
     if (st->nprocs > 1)
-        MPI_Allreduce(in, out, 3, MPI_INT, MPI_MAX, fd->comm);
+        MPI_Allreduce(in, out, 4, MPI_UNSIGNED_LONG_LONG, MPI_MAX, fd->comm);
     else
-        out[0] = in[0], out[1] = in[1], out[2] = in[2];
-    ls->cap_tight = out[1] || out[2];
+        memcpy(out, in, sizeof(out));
+    every = out[1] ? 1 : ~out[2] / (2 * (out[3] > 0 ? out[3] : 1));
+    every = every < 1 ? 1 : every > ADIOI_BBLOG_CAP_EVERY ? ADIOI_BBLOG_CAP_EVERY : every;
+    ls->cap_next = ls->colls + (uint32_t) every;
     if (!out[0] && !out[1])
         return MPI_SUCCESS;
     if (!ls->planning && !ls->cap_failed && st->nprocs > 1) {
@@ -305,9 +313,9 @@ int ADIOI_BBLOG_Cap_coll(ADIO_File fd, uint64_t bytes)
             rc = seed_recent(ls) != 0;
             ADIOI_BBLOG_Unlock(ls);
         }
-        in[3] = rc;
-        MPI_Allreduce(&in[3], &out[3], 1, MPI_INT, MPI_MAX, fd->comm);
-        if (out[3])
+        fail = rc;
+        MPI_Allreduce(&fail, &anyfail, 1, MPI_INT, MPI_MAX, fd->comm);
+        if (anyfail)
             ls->cap_failed = 1;         /* held threads stay held until close */
         else
             ls->planning = 1;

@@ -397,8 +397,7 @@ static void write_coll(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t count,
         MPI_Allreduce(&need, &any, 1, MPI_LONG_LONG, MPI_MAX, fd->comm);
         if (any && (*error_code = ADIOI_BBLOG_Drain(fd, 0)) != MPI_SUCCESS)
             return;
-    } else if (may_wait && st->cap_watch &&
-               (st->ls->cap_tight || st->ls->colls % ADIOI_BBLOG_CAP_EVERY == 0)) {
+    } else if (may_wait && st->cap_watch && st->ls->colls >= st->ls->cap_next) {
         /* A small budget: make room, or start the drain that makes it (ad_bblog_cap.c). */
         MPI_Count size;
         MPI_Type_size_x(datatype, &size);

@@ -191,8 +191,10 @@ struct ADIOI_BBLOG_state {
 #define ADIOI_BBLOG_STATE(fd) ((struct ADIOI_BBLOG_state *) (fd)->fs_ptr)
 /* Collective writes between planning points of background drains (ad_bblog_order.c). */
 #define ADIOI_BBLOG_PLAN_EVERY 16
-/* Most collective writes between the agreements of a small budget (ad_bblog_cap.c). */
-#define ADIOI_BBLOG_CAP_EVERY 4096
+/* Collective writes between the agreements of a small budget (ad_bblog_cap.c): once some
+ * process is past its high-water mark, and at most before. */
+#define ADIOI_BBLOG_CAP_EVERY 64
+#define ADIOI_BBLOG_CAP_MAX_EVERY 4096
 #define ADIOI_BBLOG_MAX(var, v) do { if ((v) > (var)) (var) = (v); } while (0)
 
 /* ---- ROMIO operations ---- */

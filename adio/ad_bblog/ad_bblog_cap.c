@@ -27,16 +27,18 @@
  * Without a background drain (bblog_drain=on_demand, the default) the thread starts when it
  * is needed: at once for a file of one process; for several processes, at a collective write
  * that finds some process past its high-water mark, all start it together, and such writes
- * are planning points from then on. Finding out costs an Allreduce at collective writes
- * spaced by the room left (Cap_coll: at every one when a budget is nearly used, at most
- * ADIOI_BBLOG_CAP_EVERY apart), paid only where the smallest budget of the open is small
- * (bblog_max_size set, or
+ * are planning points from then on. Finding out costs an Allreduce at collective writes:
+ * until the first process reaches its mark, spaced by the room left to it (at most
+ * ADIOI_BBLOG_CAP_MAX_EVERY apart); from then on at every ADIOI_BBLOG_CAP_EVERY-th (they feed
+ * the drain) and at every one while a budget is nearly used (Cap_coll). It is paid only where the
+ * smallest budget of the open is small (bblog_max_size set, or
  * under CAP_WATCH of free space per process sharing a burst buffer: Cap_small, which costs an
  * Allreduce at an open that spans nodes); with larger ones a write phase that fills the device
  * falls back as before. Processes that only write independently cannot agree without a
  * message: their full burst buffer falls back to the PFS file as before.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -265,11 +267,14 @@ int ADIOI_BBLOG_Cap_small(ADIO_File fd, uint64_t min_free, int local_procs)
  * Collective, at blocking collective writes of an open whose budget is small (cap_watch),
  * when ls->colls reaches cap_next. Whether some process is past its high-water mark, or has
  * no room for this call's bytes even after its drain made what room it could; and when to ask
- * again: once calls like the largest of this one could have used half the smallest room left
- * (to a process's high-water mark while below it, else to its budget), at the next call when
- * that is less than one call, at most ADIOI_BBLOG_CAP_EVERY calls on. Every process computes
- * the same cap_next from the reduced values. A later call much larger than this one may find
- * no room before the next agreement: it waits for the drain if one runs, or falls back. Past the mark with no drain thread yet: every process starts one. Then a planning
+ * again (every process computes the same cap_next from the reduced values): at the next call
+ * when calls like the largest of this one could fill some budget within ADIOI_BBLOG_CAP_EVERY
+ * calls; ADIOI_BBLOG_CAP_EVERY calls on when some process is past its mark or the drains have
+ * started (these agreements are the planning points that feed them); else once such calls
+ * could have used half the smallest room left to a mark, at most ADIOI_BBLOG_CAP_MAX_EVERY
+ * calls on. A later call much
+ * larger than this one may find no room before the next agreement: it falls back as a full
+ * burst buffer does. Past the mark with no drain thread yet: every process starts one. Then a planning
  * point: everything logged so far may be drained, so a write without room waits for a
  * segment, not for a whole drain. Without drain threads (they could not start), the old
  * fallback, a collective drain. Returns an MPI error code, the same on every process.
@@ -278,28 +283,41 @@ int ADIOI_BBLOG_Cap_coll(ADIO_File fd, uint64_t bytes)
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
     struct ADIOI_BBLOG_logstate *ls = st->ls;
-    unsigned long long in[4], out[4];
-    uint64_t used, budget, mark, every;
-    int started = 0, rc = 0, fail, anyfail;
+    int in[3], out[3], started = 0, rc = 0, fail, anyfail;
+    uint64_t used, budget, room, calls, every;
 
     ADIOI_BBLOG_Lock(ls);
     if (ls->cap && !ls->cap_failed && ls->bg && ls->log_end - ls->trim + bytes > ls->cap)
         ADIOI_BBLOG_Cap_wait(st, bytes);
     used = ls->cap ? ls->log_end - ls->trim : (uint64_t) ls->log_bytes;
     budget = ls->cap ? ls->cap : (uint64_t) st->hints.max_size;
-    mark = ls->cap && used < ls->hwm ? ls->hwm : budget;
+    room = budget > used ? budget - used : 0;
     in[0] = ls->cap && !ls->cap_failed && used >= ls->hwm;
     in[1] = ls->log_end > ls->trim && budget > 0 && used + bytes > budget;
-    /* The room, as max of ~ (the least room); no budget (unknown free space): none to watch. */
-    in[2] = budget == 0 ? 0 : ~(unsigned long long) (mark > used ? mark - used : 0);
-    in[3] = bytes;
+    /* Calls like this one that still fit: 0 when fewer than ADIOI_BBLOG_CAP_EVERY fit in the
+     * budget, else those up to the mark (to the budget past it); none to watch without a
+     * budget (unknown free space). */
+    calls = budget == 0 ? UINT64_MAX : room / (bytes > 0 ? bytes : 1);
+    if (budget > 0 && calls >= ADIOI_BBLOG_CAP_EVERY && ls->cap && ls->hwm > used)
+        calls = (ls->hwm - used) / (bytes > 0 ? bytes : 1);
+    else if (calls < ADIOI_BBLOG_CAP_EVERY)
+        calls = 0;
+    /* As INT_MAX - calls under MPI_MAX: the fewest. Three ints: a reduction of 16 bytes or
+     * more took twice as long with MPICH on an oversubscribed node (another algorithm). */
+    in[2] = INT_MAX - (int) (calls < INT_MAX ? calls : INT_MAX);
     ADIOI_BBLOG_Unlock(ls);
     if (st->nprocs > 1)
-        MPI_Allreduce(in, out, 4, MPI_UNSIGNED_LONG_LONG, MPI_MAX, fd->comm);
+        MPI_Allreduce(in, out, 3, MPI_INT, MPI_MAX, fd->comm);
     else
         memcpy(out, in, sizeof(out));
-    every = out[1] ? 1 : ~out[2] / (2 * (out[3] > 0 ? out[3] : 1));
-    every = every < 1 ? 1 : every > ADIOI_BBLOG_CAP_EVERY ? ADIOI_BBLOG_CAP_EVERY : every;
+    calls = (uint64_t) (INT_MAX - out[2]);
+    if (out[1] || calls == 0)
+        every = 1;
+    else if (out[0] || ls->planning)
+        every = ADIOI_BBLOG_CAP_EVERY;
+    else
+        every = calls / 2;
+    every = every < 1 ? 1 : every > ADIOI_BBLOG_CAP_MAX_EVERY ? ADIOI_BBLOG_CAP_MAX_EVERY : every;
     ls->cap_next = ls->colls + (uint32_t) every;
     if (!out[0] && !out[1])
         return MPI_SUCCESS;

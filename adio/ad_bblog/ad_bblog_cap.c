@@ -30,11 +30,11 @@
  * are planning points from then on. Finding out costs an Allreduce at collective writes:
  * until the first process reaches its mark, spaced by the room left to it (at most
  * ADIOI_BBLOG_CAP_MAX_EVERY apart); from then on at every ADIOI_BBLOG_CAP_EVERY-th (they feed
- * the drain) and at every one while a budget is nearly used (Cap_coll). It is paid only where the
- * smallest budget of the open is small (bblog_max_size set, or
- * under CAP_WATCH of free space per process sharing a burst buffer: Cap_small, which costs an
- * Allreduce at an open that spans nodes); with larger ones a write phase that fills the device
- * falls back as before. Processes that only write independently cannot agree without a
+ * the drain) and at every one while a budget is nearly used (Cap_coll). It is paid only where
+ * the smallest budget of the open is small (bblog_max_size set, or under CAP_WATCH of free
+ * space per process sharing a burst buffer: Cap_small, which costs an Allreduce at an open
+ * that spans nodes); with larger ones a write phase that fills the device falls back as
+ * before. Processes that only write independently cannot agree without a
  * message: their full burst buffer falls back to the PFS file as before.
  */
 #include <errno.h>
@@ -268,16 +268,16 @@ int ADIOI_BBLOG_Cap_small(ADIO_File fd, uint64_t min_free, int local_procs)
  * when ls->colls reaches cap_next. Whether some process is past its high-water mark, or has
  * no room for this call's bytes even after its drain made what room it could; and when to ask
  * again (every process computes the same cap_next from the reduced values): at the next call
- * when calls like the largest of this one could fill some budget within ADIOI_BBLOG_CAP_EVERY
- * calls; ADIOI_BBLOG_CAP_EVERY calls on when some process is past its mark or the drains have
- * started (these agreements are the planning points that feed them); else once such calls
- * could have used half the smallest room left to a mark, at most ADIOI_BBLOG_CAP_MAX_EVERY
- * calls on. A later call much
- * larger than this one may find no room before the next agreement: it falls back as a full
- * burst buffer does. Past the mark with no drain thread yet: every process starts one. Then a planning
- * point: everything logged so far may be drained, so a write without room waits for a
- * segment, not for a whole drain. Without drain threads (they could not start), the old
- * fallback, a collective drain. Returns an MPI error code, the same on every process.
+ * when calls like this one could fill some budget within ADIOI_BBLOG_CAP_EVERY calls;
+ * ADIOI_BBLOG_CAP_EVERY calls on when some process is past its mark or the drains have started
+ * (these agreements are the planning points that feed them); else once such calls could have
+ * used half the smallest room left to a mark, at most ADIOI_BBLOG_CAP_MAX_EVERY calls on. A
+ * later call much larger than this one may find no room before the next agreement: it falls
+ * back as a full burst buffer does. Past the mark with no drain thread yet: every process
+ * starts one. Then a planning point: everything logged so far may be drained, so a write
+ * without room waits for a segment, not for a whole drain. Without drain threads (they could
+ * not start), the old fallback, a collective drain. Returns an MPI error code, the same on
+ * every process.
  */
 int ADIOI_BBLOG_Cap_coll(ADIO_File fd, uint64_t bytes)
 {
@@ -302,8 +302,9 @@ int ADIOI_BBLOG_Cap_coll(ADIO_File fd, uint64_t bytes)
         calls = (ls->hwm - used) / (bytes > 0 ? bytes : 1);
     else if (calls < ADIOI_BBLOG_CAP_EVERY)
         calls = 0;
-    /* As INT_MAX - calls under MPI_MAX: the fewest. Three ints: a reduction of 16 bytes or
-     * more took twice as long with MPICH on an oversubscribed node (another algorithm). */
+    /* As INT_MAX - calls under MPI_MAX: the fewest. Three ints: MPICH reduces as many
+     * elements as there are processes or more with twice the message rounds (DESIGN.md
+     * section 6 keeps such reductions small or one vector element). */
     in[2] = INT_MAX - (int) (calls < INT_MAX ? calls : INT_MAX);
     ADIOI_BBLOG_Unlock(ls);
     if (st->nprocs > 1)

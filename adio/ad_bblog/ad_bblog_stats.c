@@ -2,12 +2,12 @@
  * bblog_stats (BBLOG_STATS): at close, rank 0 writes one JSON object per file, on one line,
  * to stderr or appended to the named file. Counters are summed over processes; times are the
  * maximum over processes (the slowest one is what the application waits for), all in one
- * MPI_Reduce; drains and rounds are collective, the same count on every process. The memory and exchange figures are
- * each process's largest, and the maximum over processes: max_index_bytes (the index at a
- * drain's start), max_plan_bytes (a drain's list of the process's own pieces), and
- * max_exchange_buffer_bytes / max_exchange_bytes (the pieces every process received in one
- * exchange round, and in all: the Order exchange across the file's processes, the node
- * exchange within a node).
+ * MPI_Reduce; drains and rounds are collective, the same count on every process. The memory
+ * and exchange figures are each process's largest, and the maximum over processes:
+ * max_index_bytes (the index at a drain's start), max_plan_bytes (a drain's list of the
+ * process's own pieces), and max_exchange_buffer_bytes / max_exchange_bytes (the pieces every
+ * process received in one exchange round, and in all: the Order exchange across the file's
+ * processes, the node exchange within a node).
  */
 #include <stdio.h>
 #include <string.h>

@@ -545,5 +545,12 @@ int ADIOI_BBLOG_Err(const char *myname, int line, int error_class, const char *f
     __attribute__ ((format(printf, 4, 5)));
 int ADIOI_BBLOG_Err_rc(const char *myname, int line, int rc, const char *what, const char *path);
 double ADIOI_BBLOG_Now(void);
+/* Reduces n unsigned long longs as one element of a vector type with a user operation: the
+ * first nsum are summed, the others take their maximum; root < 0: to every process
+ * (MPI_Allreduce), else to root (out is then valid there only). MPICH reduces a builtin
+ * operation over as many elements as there are processes with twice the message rounds of
+ * this (DESIGN.md section 6). Collective; aborts (ROMIO's allocator) without memory. */
+void ADIOI_BBLOG_Reduce_vec(const unsigned long long *in, unsigned long long *out, int n,
+                            int nsum, int root, MPI_Comm comm);
 
 #endif

@@ -203,37 +203,6 @@ static int local_procs(ADIO_File fd, struct ADIOI_BBLOG_state *st)
     return n;
 }
 
-/* MPI_MAX over whole vectors of unsigned long long (the datatype says how long). */
-static void vec_max(void *in, void *inout, int *len, MPI_Datatype *type)
-{
-    const unsigned long long *a = in;
-    unsigned long long *b = inout;
-    int size, i, n;
-
-    MPI_Type_size(*type, &size);
-    n = *len * (size / (int) sizeof(*a));
-    for (i = 0; i < n; i++)
-        if (a[i] > b[i])
-            b[i] = a[i];
-}
-
-/* MPI_Allreduce(MPI_MAX) of n unsigned long long as one element of a vector type with a user
- * operation: MPICH reduces a builtin operation over as many elements as there are processes or
- * more by reduce-scatter and allgather, twice the message rounds of the recursive doubling it
- * takes for one element (4 processes on 2 cores: 10 ms against 5 per open). */
-static void allreduce_max(unsigned long long *in, unsigned long long *out, int n, MPI_Comm comm)
-{
-    MPI_Datatype vec;
-    MPI_Op op;
-
-    MPI_Type_contiguous(n, MPI_UNSIGNED_LONG_LONG, &vec);
-    MPI_Type_commit(&vec);
-    MPI_Op_create(vec_max, 1, &op);
-    MPI_Allreduce(in, out, 1, vec, op, comm);
-    MPI_Op_free(&op);
-    MPI_Type_free(&vec);
-}
-
 /*
  * The one collective of the open's checks (each costs a synchronisation of all processes,
  * which on an oversubscribed node is milliseconds): a MPI_MAX reduction that carries at once
@@ -295,7 +264,7 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
     }
     /* The smallest share of free burst-buffer space, as max of ~ (ad_bblog_cap.c). */
     in[WATCH] = st->hints_parsed ? ~(unsigned long long) ADIOI_BBLOG_Cap_free(st) : 0;
-    allreduce_max(in, out, N, fd->comm);
+    ADIOI_BBLOG_Reduce_vec(in, out, N, 0, -1, fd->comm);
     if (out[FAILED])
         return code != MPI_SUCCESS ? code :
             ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_IO,

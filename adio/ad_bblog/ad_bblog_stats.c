@@ -31,21 +31,6 @@ enum { T_APPEND, T_DRAIN, T_SYNC, T_LOG_SYNC, T_VERIFY, T_CAPACITY_WAIT, T_NTIME
  * integers do. */
 enum { V_COLL = C_NCOUNTERS, V_TIMES = V_COLL + 6, V_N = V_TIMES + T_NTIMES };
 
-static void sum_then_max(void *in, void *inout, int *len, MPI_Datatype *type)
-{
-    const unsigned long long *a = in;
-    unsigned long long *b = inout;
-    int n, i;
-
-    (void) type;
-    for (n = 0; n < *len; n++, a += V_N, b += V_N)      /* whole vectors (one datatype) */
-        for (i = 0; i < V_N; i++)
-            if (i < V_COLL)
-                b[i] += a[i];
-            else if (a[i] > b[i])
-                b[i] = a[i];
-}
-
 /* bblog_stats' last_drain: how the file's last collective drain ended (agreed by all). */
 static const char *const last_drain[] = { "none", "completed", "verified", "failed",
     "verify_mismatch" };
@@ -56,8 +41,6 @@ void ADIOI_BBLOG_Stats_report(ADIO_File fd)
     unsigned long long v[V_N], out_v[V_N], inner_calls;
     unsigned long long *c = v, *csum = out_v, *coll = v + V_COLL, *collmax = out_v + V_COLL;
     double t[T_NTIMES], tmax[T_NTIMES];
-    MPI_Datatype vec;
-    MPI_Op op;
     int i;
     struct bblog_log_stats ls;
     FILE *out;
@@ -105,12 +88,7 @@ void ADIOI_BBLOG_Stats_report(ADIO_File fd)
     }
     /* One reduction, not one per kind: at close every collective call costs a
      * synchronisation of all processes. */
-    MPI_Type_contiguous(V_N, MPI_UNSIGNED_LONG_LONG, &vec);
-    MPI_Type_commit(&vec);
-    MPI_Op_create(sum_then_max, 1, &op);
-    MPI_Reduce(v, out_v, 1, vec, op, 0, fd->comm);
-    MPI_Op_free(&op);
-    MPI_Type_free(&vec);
+    ADIOI_BBLOG_Reduce_vec(v, out_v, V_N, V_COLL, 0, fd->comm);
     if (st->rank != 0)
         return;
     for (i = 0; i < T_NTIMES; i++)

@@ -13,6 +13,9 @@ EXTRA_DIST += bench/README.md bench/run-matrix.py bench/pfs.sh bench/mpibench.h 
 noinst_PROGRAMS += bench/probe
 bench_probe_SOURCES = bench/probe.c
 EXTRA_DIST += bench/ckpt.c bench/run-pacing-bench.sh bench/pfs-sampler.py bench/pacing-report.py
+# The output-phase matrix (issue 21): run-phases.py builds ckpt.c and vpic_h5.c (Debian's
+# parallel HDF5) with that mpicc.
+EXTRA_DIST += bench/vpic_h5.c bench/run-phases.py
 # The soak benchmark (issue 8, bench/README.md): run-soak.sh builds soak.c with the bblog
 # MPI's mpicc, runs it and fails on memory growth, descriptor leaks, logs left or wrong bytes.
 EXTRA_DIST += bench/soak.c bench/run-soak.sh

@@ -6,7 +6,8 @@
  * of S bytes per rank made of small strided collective writes: with P ranks and transfer t,
  * transfer i of rank r in checkpoint k lands at k*P*S + (i*P + r)*t, one MPI_File_write_at_all
  * per transfer (IOR's strided pattern, bench/ior.c), so each checkpoint fills its own P*S
- * region of one shared file. After each burst MPI_File_sync (unless --no-sync): the explicit
+ * region of one shared file. With -a segmented (IOR's default layout) rank r's transfers are
+ * contiguous instead: transfer i at k*P*S + r*S + i*t. After each burst MPI_File_sync (unless --no-sync): the explicit
  * end of an I/O phase. The file is opened once, before the first compute phase, and closed
  * after the last burst; hints come from -H key=value.
  *
@@ -31,6 +32,8 @@
 
 #include <mpi.h>
 
+#include "mpibench.h"
+
 #define EXIT_MPI_ERROR 1
 #define EXIT_USAGE     2
 #define EXIT_VERIFY    3
@@ -44,6 +47,7 @@ struct opts {
     int sync;
     int verify;
     int keep;
+    int segmented;
     const char *file;
     int nhints;
     char **hints;
@@ -60,8 +64,8 @@ static void usage_exit(const char *why)
     if (rank == 0)
         fprintf(stderr,
                 "ckpt: %s\n"
-                "usage: ckpt [-T seconds] [-S size] [-t transfer] [-N count] [--busy]\n"
-                "            [--no-sync] [--verify] [--keep] [-H key=value]... FILE\n"
+                "usage: ckpt [-T seconds] [-S size] [-t transfer] [-N count] [-a strided|segmented]\n"
+                "            [--busy] [--no-sync] [--verify] [--keep] [-H key=value]... FILE\n"
                 "  sizes take k, m, g suffixes (powers of 1024); S must be a multiple of t\n",
                 why);
     MPI_Finalize();
@@ -118,8 +122,14 @@ static void parse(int argc, char **argv, struct opts *o)
     o->count = 4;
     o->sync = 1;
     o->hints = calloc((size_t) argc, sizeof(char *));
-    while ((c = getopt_long(argc, argv, "T:S:t:N:H:h", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "T:S:t:N:H:a:h", lo, NULL)) != -1) {
         switch (c) {
+        case 'a':
+            if (strcmp(optarg, "segmented") == 0)
+                o->segmented = 1;
+            else if (strcmp(optarg, "strided") != 0)
+                usage_exit("bad -a (strided or segmented)");
+            break;
         case 'T':
             o->compute_s = strtod(optarg, &end);
             if (*end != '\0' || end == optarg || !(o->compute_s >= 0))
@@ -166,6 +176,14 @@ static void parse(int argc, char **argv, struct opts *o)
         usage_exit("-t too large");
 }
 
+/* File offset of this rank's transfer i in the checkpoint that starts at base. */
+static MPI_Offset where(const struct opts *o, MPI_Offset base, MPI_Offset i)
+{
+    if (o->segmented)
+        return base + rank * o->size + i * o->transfer;
+    return base + (i * nprocs + rank) * o->transfer;
+}
+
 static uint64_t hash64(uint64_t x)
 {
     x += 0x9e3779b97f4a7c15ULL;
@@ -192,30 +210,6 @@ static int check_mpi(int err, const char *what)
     MPI_Error_string(err, msg, &len);
     fprintf(stderr, "ckpt: rank %d: %s: %s\n", rank, what, msg);
     return 1;
-}
-
-static void compute(double seconds, int busy)
-{
-    double until = MPI_Wtime() + seconds;
-
-    if (busy) {
-        volatile double x = 1;
-
-        while (MPI_Wtime() < until)
-            for (int i = 0; i < 10000; i++)
-                x = x * 1.0000001 + 1e-9;
-        return;
-    }
-    while (MPI_Wtime() < until) {
-        double left = until - MPI_Wtime();
-        struct timespec ts;
-
-        if (left <= 0)
-            break;
-        ts.tv_sec = (time_t) left;
-        ts.tv_nsec = (long) ((left - (double) ts.tv_sec) * 1e9);
-        nanosleep(&ts, NULL);
-    }
 }
 
 /* Each rank reads a contiguous 1/P of the file and checks it. Returns the bad bytes found. */
@@ -261,7 +255,7 @@ int main(int argc, char **argv)
     MPI_File fh;
     struct ckpt_times *tm, *tmin, *tmax;
     unsigned char *buf;
-    double t0, t_open0, t_open, t_close, t_end;
+    double t0, t_open0, t_open, t_close, t_end, t_writes = 0, t_visible = 0;
     struct timespec now;
     int err = 0, gerr, vmpierr = 0;
     long long bad = 0, gbad = 0;
@@ -310,13 +304,13 @@ int main(int argc, char **argv)
         MPI_Offset base = (MPI_Offset) k * nprocs * o.size;
 
         tm[k].compute_start = MPI_Wtime() - t0;
-        compute(o.compute_s, o.busy);
+        bench_compute(o.compute_s, o.busy);
         /* The data is computed in the compute phase: the burst times MPI calls only. */
         for (MPI_Offset i = 0; i < per; i++)
-            fill(buf + i * o.transfer, base + (i * nprocs + rank) * o.transfer, o.transfer);
+            fill(buf + i * o.transfer, where(&o, base, i), o.transfer);
         tm[k].write_start = MPI_Wtime() - t0;
         for (MPI_Offset i = 0; i < per && !err; i++)
-            err = check_mpi(MPI_File_write_at_all(fh, base + (i * nprocs + rank) * o.transfer,
+            err = check_mpi(MPI_File_write_at_all(fh, where(&o, base, i),
                                                   buf + i * o.transfer, (int) o.transfer,
                                                   MPI_BYTE, MPI_STATUS_IGNORE),
                             "write_at_all");
@@ -334,10 +328,16 @@ int main(int argc, char **argv)
     MPI_Reduce(tm, tmin, 4 * o.count, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
     MPI_Reduce(tm, tmax, 4 * o.count, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     {
-        double local[2] = {t_open, t_close}, g[2];
+        /* Per rank, then the maximum: the write calls' time, and the visible I/O time (open to
+         * close minus this rank's compute phases, data generation included). */
+        double local[4] = {t_open, t_close, 0, t_open + t_end}, g[4];
 
-        MPI_Reduce(local, g, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-        t_open = g[0], t_close = g[1];
+        for (int k = 0; k < o.count; k++) {
+            local[2] += tm[k].write_end - tm[k].write_start;
+            local[3] -= tm[k].write_start - tm[k].compute_start;
+        }
+        MPI_Reduce(local, g, 4, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+        t_open = g[0], t_close = g[1], t_writes = g[2], t_visible = g[3];
     }
     MPI_Allreduce(&err, &gerr, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (!gerr && o.verify) {
@@ -347,12 +347,14 @@ int main(int argc, char **argv)
     }
     if (rank == 0) {
         printf("{\"bench\":\"ckpt\",\"file\":\"%s\",\"nprocs\":%d,\"compute_s\":%g,"
-               "\"busy\":%s,\"bytes_per_rank\":%lld,\"transfer\":%lld,\"count\":%d,"
+               "\"busy\":%s,\"layout\":\"%s\",\"bytes_per_rank\":%lld,\"transfer\":%lld,\"count\":%d,"
                "\"sync\":%s,\"t0_unix\":%.6f,\"open_s\":%.6f,\"close_s\":%.6f,"
-               "\"total_s\":%.6f,\"ckpts\":[",
-               o.file, nprocs, o.compute_s, o.busy ? "true" : "false", (long long) o.size,
+               "\"total_s\":%.6f,\"writes_s\":%.6f,\"visible_s\":%.6f,\"ckpts\":[",
+               o.file, nprocs, o.compute_s, o.busy ? "true" : "false",
+               o.segmented ? "segmented" : "strided", (long long) o.size,
                (long long) o.transfer, o.count, o.sync ? "true" : "false",
-               (double) now.tv_sec + now.tv_nsec * 1e-9, t_open, t_close, t_end);
+               (double) now.tv_sec + now.tv_nsec * 1e-9, t_open, t_close, t_end, t_writes,
+               t_visible);
         for (int k = 0; k < o.count; k++)
             printf("%s{\"k\":%d,\"compute_start\":%.6f,\"write_start\":%.6f,"
                    "\"write_end\":%.6f,\"sync_end\":%.6f,\"write_s\":%.6f,\"sync_s\":%.6f}",

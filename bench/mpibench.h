@@ -1,8 +1,8 @@
 /*
  * mpibench.h - small helpers shared by the MPI benchmark programs of bench/ (btio.c,
- * btio_nc.c, flash_h5.c): size parsing, "key=value" hints into an MPI_Info, JSON strings, peak
- * RSS, and the BT diagonal multi-partition. Header-only (static functions) so that each program
- * stays one mpicc command.
+ * btio_nc.c, flash_h5.c, ckpt.c, vpic_h5.c): size parsing, "key=value" hints into an MPI_Info,
+ * JSON strings, peak RSS, compute phases, and the BT diagonal multi-partition. Header-only
+ * (static functions) so that each program stays one mpicc command.
  */
 #ifndef BBLOG_MPIBENCH_H
 #define BBLOG_MPIBENCH_H
@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #include <mpi.h>
 
@@ -87,6 +88,32 @@ static inline double bench_max_rss_kib(void)
     struct rusage ru;
 
     return getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_maxrss : 0.0;
+}
+
+/* A compute phase of the given seconds between output phases: sleeping (the CPUs stay free for
+ * a background drain) or, with busy, spinning on a floating-point loop. */
+static inline void bench_compute(double seconds, int busy)
+{
+    double until = MPI_Wtime() + seconds;
+
+    if (busy) {
+        volatile double x = 1;
+
+        while (MPI_Wtime() < until)
+            for (int i = 0; i < 10000; i++)
+                x = x * 1.0000001 + 1e-9;
+        return;
+    }
+    while (MPI_Wtime() < until) {
+        double left = until - MPI_Wtime();
+        struct timespec ts;
+
+        if (left <= 0)
+            break;
+        ts.tv_sec = (time_t)left;
+        ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
+        nanosleep(&ts, NULL);
+    }
 }
 
 /*

@@ -189,8 +189,12 @@ struct ADIOI_BBLOG_state {
 };
 
 #define ADIOI_BBLOG_STATE(fd) ((struct ADIOI_BBLOG_state *) (fd)->fs_ptr)
-/* Collective writes between planning points of background drains (ad_bblog_order.c). */
+/* Collective writes between planning points of background drains (ad_bblog_bg.c): the first
+ * spacing of an output phase, doubled at each point up to the most, while a point brings fewer
+ * than ADIOI_BBLOG_PLAN_BYTES per process. */
 #define ADIOI_BBLOG_PLAN_EVERY 16
+#define ADIOI_BBLOG_PLAN_MAX_EVERY 4096
+#define ADIOI_BBLOG_PLAN_BYTES (4 * 1024 * 1024)
 /* Collective writes between the agreements of a small budget (ad_bblog_cap.c): once some
  * process is past its high-water mark, and at most before. */
 #define ADIOI_BBLOG_CAP_EVERY 64
@@ -364,6 +368,7 @@ struct ADIOI_BBLOG_order {
     uint64_t *pieces;                   /* n triples (off, len, stamp) */
     uint64_t *reach;                    /* reach[j]: max end of pieces[0..j] */
     size_t n, cap, reach_cap;
+    int flag;                           /* in: this process's; out: whether any process's */
 };
 typedef int (*ADIOI_BBLOG_keep_fn) (void *arg, uint64_t off, uint64_t len);
 int ADIOI_BBLOG_Order_init(ADIO_File fd, struct ADIOI_BBLOG_order *o);      /* 0 or ENOMEM */
@@ -514,6 +519,8 @@ void ADIOI_BBLOG_Bg_pause(struct ADIOI_BBLOG_logstate *ls);
 /* drained: a collective drain emptied every process's log */
 void ADIOI_BBLOG_Bg_resume(struct ADIOI_BBLOG_logstate *ls, int drained);
 void ADIOI_BBLOG_Bg_note_write(struct ADIOI_BBLOG_logstate *ls, uint64_t idx_bytes_before);
+/* Whether the collective write just counted is the next planning point agreed at the last. */
+int ADIOI_BBLOG_Bg_plan_due(const struct ADIOI_BBLOG_logstate *ls);
 void ADIOI_BBLOG_Bg_mark(struct ADIOI_BBLOG_logstate *ls);
 int ADIOI_BBLOG_Bg_fenced(const struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len);
 void ADIOI_BBLOG_Bg_close(struct ADIOI_BBLOG_logstate *ls);

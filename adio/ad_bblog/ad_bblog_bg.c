@@ -14,8 +14,13 @@
  * ordered by the collective calls between them, and each process drains on its own, so a
  * process must not write an older extent after another process wrote a newer one over it.
  * Collective calls on the file are therefore the planning points (every sync, set_size,
- * set_atomicity and collective read, and every ADIOI_BBLOG_PLAN_EVERY-th collective write: all
- * processes count alike, so they agree without a message). There all threads are paused
+ * set_atomicity and collective read, and some collective writes: all processes count them
+ * alike, and each point sets the next the same everywhere). A point costs three collective
+ * calls, so those at writes are spaced: ADIOI_BBLOG_PLAN_EVERY calls after the first write of
+ * an output phase on any process (its pace controller started a phase since the last point),
+ * twice as many calls after each point that brought fewer than ADIOI_BBLOG_PLAN_BYTES per
+ * process, up to ADIOI_BBLOG_PLAN_MAX_EVERY: IOR's thousands of 4 KiB write_all calls plan a
+ * few times per phase, 1 MiB calls every 16. There all threads are paused
  * (the segment in flight completes first), each process sends the pieces it logged since the
  * previous point, with their stamps, and each process
  *   - forgets the parts of its extents that another process wrote later (they would only be
@@ -66,6 +71,10 @@ struct ADIOI_BBLOG_bg {
     int pfs_fd;
     uint64_t plan_log_end;      /* log bytes below were logged before the last planning point */
     uint32_t plan_colls;        /* ls->colls at the last planning point */
+    uint32_t plan_at;           /* ls->colls at the last point, on every process (plan_colls
+                                 * stays behind on a process that could not plan) */
+    uint32_t plan_every;        /* collective writes from plan_at to the next point */
+    uint64_t plan_phases;       /* pace.nstarted at the last planning point */
     size_t plan_through;        /* ls->through entries already sent */
     struct bblog_index *fence;  /* other processes' pieces since the last collective drain */
     struct bblog_pace pace;
@@ -522,6 +531,8 @@ int ADIOI_BBLOG_Bg_start(ADIO_File fd)
                                   "drain of", st->pfs_path);
     bg->pfs_fd = -1;
     bg->bufsz = seg;
+    bg->plan_at = ls->colls;            /* the same on every process: this call is collective */
+    bg->plan_every = ADIOI_BBLOG_PLAN_EVERY;
     bg->hold = st->hints.drain == ADIOI_BBLOG_DRAIN_ON_DEMAND;
     bg->keep_logs = st->hints.keep_logs;
     bg->verify = st->hints.verify;
@@ -655,6 +666,11 @@ int ADIOI_BBLOG_Bg_fenced(const struct ADIOI_BBLOG_logstate *ls, uint64_t off, u
     return bblog_idx_iter_next(&it, &e);
 }
 
+int ADIOI_BBLOG_Bg_plan_due(const struct ADIOI_BBLOG_logstate *ls)
+{
+    return ls->bg && ls->colls - ls->bg->plan_at >= ls->bg->plan_every;
+}
+
 /* Lock held (application thread). */
 void ADIOI_BBLOG_Bg_note_write(struct ADIOI_BBLOG_logstate *ls, uint64_t before)
 {
@@ -741,7 +757,7 @@ int ADIOI_BBLOG_Bg_plan(ADIO_File fd)
     struct bblog_idx_iter it;
     struct bblog_extent e;
     struct trim_arg t = { NULL, 0, 0 };
-    uint64_t *mine = NULL, before;
+    uint64_t *mine = NULL, before, bytes = 0;
     size_t n = 0, i;
     int rc, xrc;
 
@@ -770,9 +786,23 @@ int ADIOI_BBLOG_Bg_plan(ADIO_File fd)
         rc = make_pieces_durable(st, ls);
     if (rc != 0)
         n = 0;
+    o.flag = bg->pace.nstarted != bg->plan_phases;      /* a new output phase here */
+    bg->plan_phases = bg->pace.nstarted;
     /* Collective even after a failure here, so that every process learns of it. */
     xrc = o.counts ? ADIOI_BBLOG_Order_exchange(fd, &o, mine, (int) n, 1) : ENOMEM;
     rc = rc ? rc : xrc;
+    /* The spacing to the next point, from what every process knows alike: the flag, and the
+     * bytes of all pieces (this process's and the others'). */
+    for (i = 0; xrc == 0 && i < n; i++)
+        bytes += mine[3 * i + 1];
+    for (i = 0; xrc == 0 && i < o.n; i++)
+        bytes += o.pieces[3 * i + 1];
+    if (xrc != 0 || o.flag)
+        bg->plan_every = ADIOI_BBLOG_PLAN_EVERY;
+    else if (bytes < (uint64_t) ADIOI_BBLOG_PLAN_BYTES * (uint64_t) st->nprocs &&
+             bg->plan_every < ADIOI_BBLOG_PLAN_MAX_EVERY)
+        bg->plan_every *= 2;
+    bg->plan_at = ls->colls;
     /* Forget what others wrote later, and fence off what they wrote at all. */
     for (i = 0; rc == 0 && i < o.n; i++) {
         uint64_t qoff = o.pieces[3 * i], qlen = o.pieces[3 * i + 1];

@@ -201,16 +201,15 @@ void ADIOI_BBLOG_Coll_end(ADIO_File fd, int began, int may_wait)
     st->ls->colls++;
     ADIOI_BBLOG_Unlock(st->ls);
     /* With background drains, collective calls are the planning points (ad_bblog_bg.c):
-     * every sync, set_size, set_atomicity and collective read, and every ADIOI_BBLOG_PLAN_EVERY-th
-     * collective write (all processes count alike, so they agree without a message; an
-     * exchange at each of IOR's thousands of small write_all calls would cost more than the
-     * drain saves); with bblog_drain=on_demand, where the thread only makes room for a small
+     * every sync, set_size, set_atomicity and collective read, and collective writes spaced
+     * as Bg_plan agreed (an exchange at each of IOR's thousands of small write_all calls would
+     * cost more than the drain saves); with bblog_drain=on_demand, where the thread only makes room for a small
      * budget, the collective writes that plan are chosen by ad_bblog_cap.c. A failure leaves the thread paused until the next collective drain:
      * nothing is lost. A nonblocking collective write is no planning point: its caller may
      * still have to reach another process before that one enters the call. */
     if (st->ls->bg && may_wait && st->ls->planning &&
         (!began || (st->hints.drain != ADIOI_BBLOG_DRAIN_ON_DEMAND &&
-                    st->ls->colls % ADIOI_BBLOG_PLAN_EVERY == 0)))
+                    ADIOI_BBLOG_Bg_plan_due(st->ls))))
         ADIOI_BBLOG_Bg_plan(fd);
 }
 
@@ -362,13 +361,13 @@ int ADIOI_BBLOG_Order_init(ADIO_File fd, struct ADIOI_BBLOG_order *o)
 /* Gathers every process's n items of `width` words into *all (counts and displacements in
  * o->counts, in words), with room for as many triples in o->pieces and o->reach. Collective;
  * when any process failed (`failed` on one of them, or an allocation here) every process
- * returns ENOMEM. */
+ * returns ENOMEM. o->flag becomes whether any process set it, in the same reduction. */
 static int gather(ADIO_File fd, struct ADIOI_BBLOG_order *o, const uint64_t *mine, int n,
                   int width, int failed, uint64_t **all)
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
     int *counts = o->counts, *displs = o->counts + st->nprocs;
-    int total = 0, i, anyfail;
+    int total = 0, i, local, res;
 
     n = failed ? 0 : n * width;
     MPI_Allgather(&n, 1, MPI_INT, counts, 1, MPI_INT, fd->comm);
@@ -382,9 +381,12 @@ static int gather(ADIO_File fd, struct ADIOI_BBLOG_order *o, const uint64_t *min
                          3 * sizeof(uint64_t)) != 0 ||
         ADIOI_BBLOG_Grow((void **) &o->reach, &o->reach_cap, total / width + 1,
                          sizeof(uint64_t)) != 0;
-    /* Every process takes part in the same collectives: agree on failure first. */
-    MPI_Allreduce(&failed, &anyfail, 1, MPI_INT, MPI_MAX, fd->comm);
-    if (anyfail) {
+    /* Every process takes part in the same collectives: agree on failure first (2 under
+     * MPI_MAX), and on the flag (1) while at it. */
+    local = failed ? 2 : o->flag != 0;
+    MPI_Allreduce(&local, &res, 1, MPI_INT, MPI_MAX, fd->comm);
+    o->flag = res == 1;
+    if (res == 2) {
         free(*all);
         *all = NULL;
         return ENOMEM;

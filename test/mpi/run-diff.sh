@@ -306,7 +306,9 @@ check_kept_logs() {
 # object has more extents drained than processes (t_merge: one range of the file per process);
 # N:verified: every object whose file was drained says its last drain was verified, and the
 # drains read back bytes (bblog_verify=true); N:alone: the drains read other processes' logs
-# and made no collective write to the PFS file (each process wrote its chunks alone).
+# and made no collective write to the PFS file (each process wrote its chunks alone);
+# N:fewplans: no background drain planned more than 20 times (t_bgdrain: 380 collective calls,
+# 160 of them in one phase; spaced points make 11, a point every 16 collective writes 25).
 # Prints the problem, if any.
 check_stats() {
     local f=$1 want=$2
@@ -331,7 +333,8 @@ except ValueError as e:
     print("bblog_stats: not a sequence of JSON objects (%s)" % e)
     sys.exit(0)
 want = sys.argv[2].split(":")
-objs = [o for o in objs if not (isinstance(o, dict) and "bblog_bg" in o)]   # background drains
+bgobjs = [o for o in objs if isinstance(o, dict) and "bblog_bg" in o]     # background drains
+objs = [o for o in objs if not (isinstance(o, dict) and "bblog_bg" in o)]
 if len(objs) != int(want[0]) or not all(isinstance(o, dict) for o in objs):
     print("bblog_stats: %d JSON values, expected %s objects" % (len(objs), want[0]))
     sys.exit(0)
@@ -363,6 +366,14 @@ if want[1:] == ["alone"]:
         if o.get("drains", 0) > 0 and coll != 0:
             print("bblog_stats: %d collective write calls on the PFS file, expected none (the "
                   "drain's chunks written alone)" % coll)
+if want[1:] == ["fewplans"]:
+    bg = [o for o in bgobjs if o.get("plans") is not None]
+    if not bg:
+        print("bblog_stats: no background drain reported its planning points")
+    for o in bg:
+        if o["plans"] > 20:
+            print("bblog_stats: rank %s planned %s times, expected 20 at most (spaced points)"
+                  % (o.get("rank"), o["plans"]))
 for o in objs:
     if want[1:] == ["ext"] and o.get("extents_drained", -1) > o.get("nprocs", 0):
         print("bblog_stats: %s extents drained by %s processes, expected one per process at most"
@@ -777,6 +788,9 @@ selected "t_merge[stats,indep1]" &&
     run_case "t_merge[stats,indep1]" t_merge 3 "bblog_indep_threshold=1" stats=2:ext
 selected "t_strided[stats,nodempi]" &&
     run_case "t_strided[stats,nodempi]" t_strided 4 "bblog_node_exchange=mpi" stats=2:nopeers
+# Planning points of a background drain spaced over hundreds of small collective writes.
+selected "t_bgdrain[stats,proactive]" &&
+    run_case "t_bgdrain[stats,proactive]" t_bgdrain 4 "bblog_drain=proactive" stats=2:fewplans
 
 # Drains that read back what they wrote (bblog_verify=true) on every path: the node exchange on
 # one node, ROMIO's two-phase exchange (nodempi; node2 with the Order exchange between

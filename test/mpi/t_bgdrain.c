@@ -4,7 +4,11 @@
  * extents are overwritten while the drain thread is writing them to the PFS, and older bytes
  * of one process meet newer bytes of another. Reads of the process's own writes are checked in
  * between (the overlay and the drain thread share the index). Every few steps MPI_File_sync.
- * The final file is checked against the image; the runner compares it with plain ROMIO.
+ * Then one long phase of NMANY small collective writes, each rank's over the next rank's older
+ * pieces (IOR's strided pattern, shifted): the planning points at collective writes are spaced
+ * (ad_bblog_bg.c), and the bytes must not depend on where they fall; run-diff's [stats] case
+ * counts them. The final file is checked against the image; the runner compares it with plain
+ * ROMIO.
  */
 #include "common.h"
 
@@ -13,6 +17,7 @@
 #define PIECE 4096
 #define NPIECE 16
 #define STEPS 12
+#define NMANY 160
 
 /* Work between I/O phases, so that the drain thread runs while the application computes
  * (no sleep: what matters is that the data is right whatever the timing). */
@@ -82,6 +87,14 @@ int main(int argc, char **argv)
         if (step % 4 == 3)
             CHECK_MPI(MPI_File_sync(fh));
     }
+    for (i = 0; i < NMANY; i++) {
+        int64_t off = ((int64_t) i * n + next) * PIECE;
+        tst_fill(buf, PIECE, off, r, 3 * STEPS);
+        CHECK_MPI(MPI_File_write_at_all(fh, off, buf, PIECE, MPI_BYTE, &st));
+    }
+    for (w = 0; w < n; w++)
+        for (i = 0; i < NMANY; i++)
+            tst_img_write(&img, ((int64_t) i * n + (w + 1) % n) * PIECE, PIECE, w, 3 * STEPS);
     CHECK_MPI(MPI_File_close(&fh));
     tst_check_file(MPI_COMM_WORLD, name, &img);
     tst_img_free(&img);

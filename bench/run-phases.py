@@ -232,7 +232,10 @@ def report(path):
     for r in res["runs"]:
         groups.setdefault((r["workload"], r["np"], r["compute"], r["file"]), {}) \
               .setdefault(r["cfg"], []).append(r)
-    lines = [f"# Output phases with computation between them ({res['started']})", "",
+    lines = [f"# Output phases with computation between them ({res['started']})", ""]
+    if res.get("note"):
+        lines += [f"Note: {res['note']}.", ""]
+    lines += [
              f"`bench/run-phases.py run`: {res['steps']} output phases per run, medians of "
              f"{res['reps']} runs, configurations interleaved; GlusterFS stand-in as the PFS. "
              "Cells: write / visible I/O / whole job, seconds; visible = open-to-close minus "

@@ -24,7 +24,8 @@ Per run: write = time in the write calls (ckpt: the bursts; vpic: the time steps
 open-to-close minus computation, job = mpiexec's wall time (start-up and MPI_Finalize, which
 waits for a background drain, included), PFS peak = the largest byte count the GlusterFS bricks
 took in any 1-second window while the run lasted (bench/pfs-sampler.py, proc:glusterfsd).
-Every output file's md5 must equal plain ROMIO's for the same workload and ranks.
+Every output file's md5 must equal plain ROMIO's for the same workload and ranks; a file that
+differs is copied into --work (mismatch-*) and listed in the report.
 Floors, per workload and ranks: drain1 = one phase's bytes written by plain ROMIO in one
 contiguous write per rank (median of 3), start-up = that run's wall time minus its open-to-close.
 """
@@ -180,16 +181,20 @@ def cmd_run(a):
                                                         path, nprocs, cfg, cb, stats)
                                 digest = matrix.md5(path)
                                 ref = ref or digest
+                                kept = None
                                 if digest != ref:
+                                    kept = os.path.join(a.work, f"mismatch-{w}-{nprocs}-{T}-{cfg}-"
+                                                        f"{fileset}-{rep}")
+                                    shutil.copyfile(path, kept)
                                     say(f"{w} np={nprocs} {cfg} {fileset}: md5 {digest} differs "
-                                        f"from the first run's {ref}")
+                                        f"from the first run's {ref}; the file is kept as {kept}")
                                 write, visible, compute = times(prog, out, a.steps, T)
                                 st = matrix.stats_objects(stats)
                                 rec = {"workload": w, "np": nprocs, "compute": T, "cfg": cfg,
                                        "file": fileset, "rep": rep, "write_s": write,
                                        "visible_s": visible, "compute_s": compute,
                                        "job_s": wall, "u0": u0, "u1": u1, "md5": digest,
-                                       "md5_ok": digest == ref,
+                                       "md5_ok": digest == ref, "kept": kept,
                                        "loadavg": os.getloadavg()[0]}
                                 if st:
                                     rec["bytes_logged"] = sum(s.get("bytes_logged", 0) for s in st)

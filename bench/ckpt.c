@@ -72,33 +72,13 @@ static void usage_exit(const char *why)
     exit(EXIT_USAGE);
 }
 
+/* A size with a k/m/g suffix (mpibench.h), at most 1 TiB; exits with usage on anything else. */
 static MPI_Offset parse_size(const char *s, const char *what)
 {
-    char *end;
-    unsigned long long v;
     static char msg[128];
+    long long v;
 
-    errno = 0;
-    v = strtoull(s, &end, 10);
-    if (errno || end == s) {
-        snprintf(msg, sizeof(msg), "bad %s '%s'", what, s);
-        usage_exit(msg);
-    }
-    switch (*end) {
-    case 'k':
-    case 'K':
-        v <<= 10, end++;
-        break;
-    case 'm':
-    case 'M':
-        v <<= 20, end++;
-        break;
-    case 'g':
-    case 'G':
-        v <<= 30, end++;
-        break;
-    }
-    if (*end != '\0' || v == 0 || v > (1ULL << 40)) {
+    if (bench_parse_size(s, &v) != 0 || v > (1LL << 40)) {
         snprintf(msg, sizeof(msg), "bad %s '%s'", what, s);
         usage_exit(msg);
     }

@@ -21,7 +21,6 @@
  *
  * Exit status: 0 success, 1 MPI-IO error, 2 usage error, 3 verification found errors.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdint.h>

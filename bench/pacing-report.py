@@ -9,8 +9,9 @@ driver's bblog_stats, when written), or MODE.refused (the driver's message when 
 mode). Times are seconds from the ckpt run's t0 (after open).
 
 Reported per mode ("run"): the PFS bytes taken during the run, the peak rate over any 1-second
-window (successive samples at most 1 s apart; 10 Hz samples make windows of 0.9-1.0 s), the
-mean rate, the target S/T of issue 5 taken as the aggregate P * S / T, and their ratio; per
+window (successive samples at most 1 s apart; 10 Hz samples make windows of 0.9-1.0 s) over
+the whole record and while the application computes (windows that end by the start of the last
+burst: what is left after it drains at full speed at close or MPI_Finalize), the mean rate, the target S/T of issue 5 taken as the aggregate P * S / T, and their ratio; per
 checkpoint when the PFS had taken all data up to it (99%, the sampler counts other bytes too
 on GlusterFS) and whether that was before the next burst began; the probe's p50/p99 over the
 run. Then one "bar" per target of issue 5 when the modes it compares are there. Asserts
@@ -65,6 +66,18 @@ def pct(values, q):
     return v[i - 1]
 
 
+def peak_1s(samples):
+    """Largest byte count taken over any window of at most 1 s between two samples."""
+    peak, j = 0.0, 0
+    for i in range(len(samples)):
+        j = max(j, i)
+        while j + 1 < len(samples) and samples[j + 1][0] - samples[i][0] <= 1.0 + 1e-6:
+            j += 1
+        if j > i:
+            peak = max(peak, (samples[j][1] - samples[i][1]) / 1.0)
+    return peak
+
+
 def analyse(runs, mode):
     refused = os.path.join(runs, f"{mode}.refused")
     if os.path.exists(refused):
@@ -78,16 +91,17 @@ def analyse(runs, mode):
     samples = [(t - t0, b) for t, b in load_pairs(os.path.join(runs, f"{mode}.rate.txt"))]
     base = samples[0][1] if samples else 0
     samples = [(t, b - base) for t, b in samples]
-    # Rate between successive samples, and the peak over windows of at most 1 s.
+    # Rate between successive samples, and the peak over windows of at most 1 s: over the
+    # whole record, and while the application computes (windows that end by the start of the
+    # last burst). What is left after the last burst drains at full speed at close or
+    # MPI_Finalize, with nothing left to overlap with (DESIGN.md section 6); the pacing bar is
+    # about the PFS load while the application computes.
     series = [((t1 + t2) / 2, (b2 - b1) / (t2 - t1))
               for (t1, b1), (t2, b2) in zip(samples, samples[1:]) if t2 > t1]
-    peak, j = 0.0, 0
-    for i in range(len(samples)):
-        j = max(j, i)
-        while j + 1 < len(samples) and samples[j + 1][0] - samples[i][0] <= 1.0 + 1e-6:
-            j += 1
-        if j > i:
-            peak = max(peak, (samples[j][1] - samples[i][1]) / 1.0)
+    last_burst = ck["ckpts"][-1]["write_start"] if ck["ckpts"] else None
+    peak = peak_1s(samples)
+    peak_comp = peak_1s([(t, b) for t, b in samples if t <= last_burst]) \
+        if last_burst is not None else None
     run_end = ck["total_s"]
     in_run = [(t, b) for t, b in samples if 0 <= t <= run_end]
     taken = (in_run[-1][1] - in_run[0][1]) if len(in_run) > 1 else 0
@@ -116,6 +130,9 @@ def analyse(runs, mode):
            "mean_MiBps": round(taken / run_end / 2**20, 2) if run_end > 0 else None,
            "target_S_over_T_MiBps": round(target / 2**20, 2) if target else None,
            "peak_over_target": round(peak / target, 3) if target else None,
+           "peak_1s_computing_MiBps": None if peak_comp is None else round(peak_comp / 2**20, 2),
+           "peak_computing_over_target": round(peak_comp / target, 3)
+           if target and peak_comp is not None else None,
            "phases": phases,
            "all_drained_before_next": all(p["before_next"] for p in phases
                                           if p["before_next"] is not None),
@@ -195,10 +212,11 @@ def main():
         rows[m], data[m] = analyse(a.runs, m)
         emit(rows[m])
     pro, rea = rows.get("proactive"), rows.get("reactive")
-    if pro and pro.get("accepted") and pro.get("peak_over_target") is not None:
-        emit({"type": "bar", "what": "proactive peak 1-s rate <= 1.25 x S/T",
-              "value": pro["peak_over_target"], "target": 1.25,
-              "met": pro["peak_over_target"] <= 1.25})
+    if pro and pro.get("accepted") and pro.get("peak_computing_over_target") is not None:
+        emit({"type": "bar", "what": "proactive peak 1-s rate while computing <= 1.25 x S/T",
+              "value": pro["peak_computing_over_target"], "target": 1.25,
+              "met": pro["peak_computing_over_target"] <= 1.25,
+              "whole_run": pro["peak_over_target"]})
         emit({"type": "bar", "what": "proactive: every phase drained before the next begins",
               "met": pro["all_drained_before_next"]})
         if rea and rea.get("accepted") and rea.get("probe_p99_ms") is not None:

@@ -31,6 +31,11 @@
  * plan the same windows, and without it they would all issue their segments at once, a burst
  * of P segments every spacing instead of one segment every spacing / P.
  *
+ * params.min_piece: with whole segments a window of a few seconds holds a few segments, and the
+ * PFS takes a whole segment in some seconds and nothing in others; a window then cuts its bytes
+ * into pieces of pending / (window x BBLOG_PACE_ISSUES_PER_S), at least min_piece and at most
+ * segment_size, fixed for the window.
+ *
  * params.max_rate (bytes/s, both modes) caps the rate: a segment of b bytes issued at t delays
  * the next issue to t + b / max_rate at least, even if that misses the deadline.
  */
@@ -55,7 +60,16 @@ struct bblog_pace_params {
     double stagger;        /* [0, 1): the first segment of a window is issued this fraction of
                             * the spacing after the phase end; process r of P passes r / P, so
                             * that P processes' segments interleave instead of coinciding */
+    uint64_t min_piece;    /* proactive, > 0: a window's segments shrink, down to this many
+                            * bytes, until about BBLOG_PACE_ISSUES_PER_S go per second; 0: whole
+                            * segments */
 };
+
+/* Proactive windows with min_piece > 0 issue at least about this many segments a second (more
+ * when min_piece or the segment size needs it): any second of a window then takes at most one
+ * piece more than the mean, 1/8 above it, where whole segments, a few per window, make seconds
+ * with one segment more than the mean (up to twice the mean). */
+#define BBLOG_PACE_ISSUES_PER_S 8
 
 /* One drained segment, for the stats time series: issued at start, reported done after
  * duration, bytes as reported by the caller. */
@@ -91,6 +105,7 @@ struct bblog_pace_status {
     double period;         /* predicted period between phase starts (0 before the first) */
     double deadline;       /* end of the current drain window (proactive; 0 if none) */
     double spacing;        /* interval between segment issues in it (0: back to back) */
+    uint64_t piece;        /* bytes of one issue (segment_size, or less in a proactive window) */
     size_t nphases;
     size_t nsegments;
 };
@@ -111,6 +126,7 @@ struct bblog_pace {
      * the spacing is re-planned after each segment so that the rest still ends by deadline. */
     int sched_on;
     double next_due, deadline, spacing;
+    uint64_t piece;            /* bytes of one issue: segment_size, or the window's piece */
     double rate_next;          /* max_rate: no issue before this time */
     int in_flight;
     double flight_start;

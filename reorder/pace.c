@@ -5,8 +5,9 @@
  * - in_flight => exactly one issued segment has not been reported by bblog_pace_on_drained;
  * - sched_on => !in_phase and mode is proactive; next_due is the earliest issue time of the
  *   next segment of the window, spacing >= 0, and issuing the remaining ceil(pending /
- *   segment_size) segments every spacing seconds from next_due ends the issues by deadline
+ *   piece) segments every spacing seconds from next_due ends the issues by deadline
  *   (or as early as possible when the window is already gone: spacing 0);
+ * - 0 < piece <= segment_size: piece == segment_size outside proactive windows;
  * - t_last is the largest time passed in; every accepted time is >= t_last.
  */
 #include <errno.h>
@@ -43,7 +44,7 @@ static int grow(void **arr, size_t *cap, size_t n, size_t elem)
 
 static uint64_t nsegments(const struct bblog_pace *p, uint64_t bytes)
 {
-    return bytes / p->par.segment_size + (bytes % p->par.segment_size != 0);
+    return bytes / p->piece + (bytes % p->piece != 0);
 }
 
 /*
@@ -55,9 +56,21 @@ static uint64_t nsegments(const struct bblog_pace *p, uint64_t bytes)
  */
 static void plan(struct bblog_pace *p, double t0, int first)
 {
-    uint64_t n = nsegments(p, p->pending);
     double window = p->deadline - t0, s = p->par.stagger;
+    uint64_t n;
 
+    if (first) {
+        p->piece = p->par.segment_size;
+        if (p->par.min_piece > 0 && window > 0) {
+            double want = ceil((double) p->pending / (window * BBLOG_PACE_ISSUES_PER_S));
+
+            if (want < (double) p->piece)
+                p->piece = want > (double) p->par.min_piece ? (uint64_t) want : p->par.min_piece;
+            if (p->piece > p->par.segment_size)
+                p->piece = p->par.segment_size;
+        }
+    }
+    n = nsegments(p, p->pending);
     if (n == 0 || window <= 0) {
         p->next_due = t0;
         p->spacing = 0;
@@ -119,6 +132,7 @@ int bblog_pace_init(struct bblog_pace *p, const struct bblog_pace_params *params
         return EINVAL;
     memset(p, 0, sizeof(*p));
     p->par = *q;
+    p->piece = q->segment_size;
     p->t_init = now;
     p->t_last = now;
     p->rate_next = now;
@@ -153,6 +167,7 @@ int bblog_pace_on_write(struct bblog_pace *p, double now, uint64_t bytes)
         p->in_phase = 1;
         p->nstarted++;
         p->sched_on = 0;
+        p->piece = p->par.segment_size;
         p->cur.start = now;
         p->cur.end = -1;
         p->cur.bytes = 0;
@@ -211,7 +226,7 @@ int bblog_pace_next(struct bblog_pace *p, double now, struct bblog_pace_action *
         act->wake = due;
         return rc;
     }
-    act->bytes = p->pending < p->par.segment_size ? p->pending : p->par.segment_size;
+    act->bytes = p->pending < p->piece ? p->pending : p->piece;
     p->in_flight = 1;
     p->flight_start = now;
     if (p->par.max_rate > 0)
@@ -264,6 +279,7 @@ void bblog_pace_get_status(const struct bblog_pace *p, struct bblog_pace_status 
     st->period = p->period;
     st->deadline = p->sched_on ? p->deadline : 0;
     st->spacing = p->sched_on ? p->spacing : 0;
+    st->piece = p->piece;
     st->nphases = p->nphase;
     st->nsegments = p->nseg;
 }

@@ -54,6 +54,7 @@
 #define DEFAULT_SEGMENT_SIZE (4 * 1024 * 1024)
 #define QUIET_GAP 0.5           /* seconds without a write that end an I/O phase */
 #define MARGIN 0.1              /* of the predicted period, kept free before the next phase */
+#define MIN_PIECE (256 * 1024)  /* smallest paced segment: bblog_pace.h, min_piece */
 
 struct ADIOI_BBLOG_bg {
     pthread_t thread;
@@ -550,6 +551,7 @@ int ADIOI_BBLOG_Bg_start(ADIO_File fd)
     par.margin = MARGIN;
     par.quiet_gap = QUIET_GAP;
     par.stagger = st->nprocs > 1 ? (double) st->rank / st->nprocs : 0;
+    par.min_piece = MIN_PIECE;
     bg->t0_mono = ADIOI_BBLOG_Now();
     bg->t0_real = realtime();
     rc = bblog_pace_init(&bg->pace, &par, bg->t0_mono);

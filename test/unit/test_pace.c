@@ -264,6 +264,87 @@ static void test_stagger(void **state)
     assert_int_equal(bblog_pace_init(&p, &q, 0), EINVAL);
 }
 
+/* Largest number of bytes whose segments start in any window [a, a + 1 s), a on a 10-ms grid
+ * over [0, until). */
+static uint64_t peak_1s(const struct bblog_pace *p, double until)
+{
+    size_t n;
+    const struct bblog_pace_segment *sg = bblog_pace_segments(p, &n);
+    uint64_t best = 0;
+
+    for (double a = 0; a < until; a += 0.01) {
+        uint64_t b = 0;
+
+        for (size_t i = 0; i < n; i++)
+            b += sg[i].start >= a && sg[i].start < a + 1 ? sg[i].bytes : 0;
+        best = b > best ? b : best;
+    }
+    return best;
+}
+
+/*
+ * min_piece: 10 MiB over the window [0.1, 9) in whole 1-MiB segments, one every 0.89 s, put two
+ * segments in some seconds, 1.8x the mean of 1.12 MiB/s. Cut into pieces of 1/8 s of the
+ * window's rate (147 KB), raised to min_piece (256 KiB), 40 of them, no second takes more than 5
+ * (1.25 MiB, 1.11x), and the last still ends by 9 s. A window that needs more than a segment
+ * every 1/8 s keeps whole segments; one in between gets pieces of pending / (window x 8).
+ */
+static void test_pieces(void **state)
+{
+    static struct script s;
+    struct bblog_pace p;
+    struct bblog_pace_params q = proactive();
+    struct bblog_pace_status st;
+    const struct bblog_pace_segment *sg;
+    size_t n;
+    (void) state;
+
+    s.n = s.next = 0;
+    add_burst(&s, 0, 10 << 20, 10, 0.01, 1);
+    assert_int_equal(bblog_pace_init(&p, &q, 0), 0);
+    run(&p, &s, 100 * MiB, 30);
+    assert_int_equal(peak_1s(&p, 10), 2 << 20);
+    bblog_pace_free(&p);
+
+    q.min_piece = 256 << 10;
+    s.next = 0;
+    assert_int_equal(bblog_pace_init(&p, &q, 0), 0);
+    run(&p, &s, 100 * MiB, 30);
+    bblog_pace_get_status(&p, &st); /* the last window's piece */
+    assert_int_equal(st.piece, 256 << 10);
+    sg = bblog_pace_segments(&p, &n);
+    assert_int_equal(n, 40);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(sg[i].bytes, 256 << 10);
+        assert_true(fabs(sg[i].start - (0.1 + i * 8.9 / 40)) < EPS);
+    }
+    assert_true(sg[n - 1].start + sg[n - 1].duration <= 9.0);
+    assert_true(peak_1s(&p, 10) <= 5 * (256 << 10));
+    bblog_pace_free(&p);
+
+    /* 128 MiB in 8.9 s needs 1.9 MB every 1/8 s: whole 1-MiB segments. */
+    s.n = s.next = 0;
+    add_burst(&s, 0, 128 << 20, 10, 0.01, 1);
+    assert_int_equal(bblog_pace_init(&p, &q, 0), 0);
+    run(&p, &s, 1000 * MiB, 30);
+    bblog_pace_get_status(&p, &st);
+    assert_int_equal(st.piece, 1 << 20);
+    bblog_pace_free(&p);
+
+    /* 64 MiB with 4-MiB segments: pieces of ceil(64 MiB / (8.9 x 8)). */
+    q.segment_size = 4 << 20;
+    s.n = s.next = 0;
+    add_burst(&s, 0, 64 << 20, 10, 0.01, 1);
+    assert_int_equal(bblog_pace_init(&p, &q, 0), 0);
+    run(&p, &s, 1000 * MiB, 30);
+    bblog_pace_get_status(&p, &st);
+    assert_int_equal(st.piece, (uint64_t) ceil((double) (64 << 20) / (8.9 * 8)));
+    assert_int_equal(sum_bytes(&p), 64 << 20);
+    sg = bblog_pace_segments(&p, &n);
+    assert_true(sg[n - 1].start + sg[n - 1].duration <= 9.0);
+    bblog_pace_free(&p);
+}
+
 /* Without a mark the phase ends a quiet gap after its last write: the schedule starts there,
  * and bytes that do not fill the last segment make a short one. */
 static void test_quiet_gap(void **state)
@@ -602,6 +683,7 @@ int main(void)
         cmocka_unit_test(test_bad_calls),
         cmocka_unit_test(test_segments_spacing),
         cmocka_unit_test(test_stagger),
+        cmocka_unit_test(test_pieces),
         cmocka_unit_test(test_quiet_gap),
         cmocka_unit_test(test_finish_before_next),
         cmocka_unit_test(test_adapt),

@@ -20,9 +20,12 @@
  * "the time difference between the start of application and the start of data dump", which is
  * the compute time alone; the next phase starts after the compute time plus the dump itself,
  * and a window that leaves the dump out drains the first phase faster than the later ones
- * (measured: 1.4x the steady rate with 1.2-s dumps every 6.2 s). No segment is
- * issued while a phase is open: if a phase starts before the drain ended, the remaining bytes
- * join that phase's schedule.
+ * (measured: 1.4x the steady rate with 1.2-s dumps every 6.2 s). The bytes of an open phase
+ * are not drained while it is open. A phase that starts before the drain of the earlier ones
+ * ended finds bytes left (carried): there is no computation left to hide them behind, so they
+ * are issued at once, one whole segment after another, while the phase is open (the
+ * application writes to the burst buffer then, the PFS is idle); what is still pending when
+ * the phase ends joins that phase's window.
  *
  * reactive: undrained bytes are drained at once, one segment after another, phases or not.
  *
@@ -128,6 +131,7 @@ struct bblog_pace {
     double next_due, deadline, spacing;
     uint64_t piece;            /* bytes of one issue: segment_size, or the window's piece */
     double rate_next;          /* max_rate: no issue before this time */
+    uint64_t carry;            /* proactive, in a phase: carried bytes not yet issued */
     int in_flight;
     double flight_start;
     struct bblog_pace_segment *seg;

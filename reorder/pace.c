@@ -8,6 +8,7 @@
  *   piece) segments every spacing seconds from next_due ends the issues by deadline
  *   (or as early as possible when the window is already gone: spacing 0);
  * - 0 < piece <= segment_size: piece == segment_size outside proactive windows;
+ * - carry <= pending, and carry == 0 outside a phase;
  * - t_last is the largest time passed in; every accepted time is >= t_last.
  */
 #include <errno.h>
@@ -89,6 +90,7 @@ static int end_phase(struct bblog_pace *p, double t_end)
     int rc;
 
     p->in_phase = 0;
+    p->carry = 0;               /* the window covers everything pending */
     p->cur.end = t_end;
     /* First phase, period learned (interval 0): the application computed from init to the
      * first write and then wrote until the last one; it will do both again before the next
@@ -172,6 +174,7 @@ int bblog_pace_on_write(struct bblog_pace *p, double now, uint64_t bytes)
         p->cur.end = -1;
         p->cur.bytes = 0;
         p->cur.carried = p->pending;
+        p->carry = p->pending;
         p->cur.period = p->period;
         p->cur.deadline = 0;
     }
@@ -208,15 +211,18 @@ int bblog_pace_next(struct bblog_pace *p, double now, struct bblog_pace_action *
     if (p->in_flight)
         return rc;
     if (p->par.mode == BBLOG_PACE_PROACTIVE) {
-        /* Nothing is drained while the application is writing (seed 003, III: the drain runs
-         * in the compute phase); what is left joins the schedule made at the phase end. */
-        if (p->in_phase) {
+        /* The open phase's bytes wait for its end (seed 003, III: the drain runs in the
+         * compute phase); bytes carried from before it go now, back to back. */
+        if (p->in_phase && (p->carry == 0 || p->pending == 0)) {
             act->wake = p->last_write + p->par.quiet_gap;
             return rc;
         }
-        if (!p->sched_on || p->pending == 0)
+        if (p->in_phase)
+            due = p->rate_next;
+        else if (!p->sched_on || p->pending == 0)
             return rc;
-        due = p->next_due > p->rate_next ? p->next_due : p->rate_next;
+        else
+            due = p->next_due > p->rate_next ? p->next_due : p->rate_next;
     } else {
         if (p->pending == 0)
             return rc;
@@ -227,6 +233,8 @@ int bblog_pace_next(struct bblog_pace *p, double now, struct bblog_pace_action *
         return rc;
     }
     act->bytes = p->pending < p->piece ? p->pending : p->piece;
+    if (p->par.mode == BBLOG_PACE_PROACTIVE && p->in_phase && act->bytes > p->carry)
+        act->bytes = p->carry;      /* > 0: checked above */
     p->in_flight = 1;
     p->flight_start = now;
     if (p->par.max_rate > 0)
@@ -247,6 +255,8 @@ int bblog_pace_on_drained(struct bblog_pace *p, double now, uint64_t bytes)
     p->t_last = now;
     p->in_flight = 0;
     p->pending -= bytes < p->pending ? bytes : p->pending;
+    if (p->in_phase)
+        p->carry -= bytes < p->carry ? bytes : p->carry;
     /* A segment that overran its slot, or drained another amount than asked, leaves the rest
      * of the window to re-spread from now: the deadline holds whenever that is still possible. */
     if (p->sched_on)
@@ -266,6 +276,8 @@ int bblog_pace_set_pending(struct bblog_pace *p, double now, uint64_t bytes)
         return EINVAL;
     p->t_last = now;
     p->pending = bytes;
+    if (p->carry > bytes)
+        p->carry = bytes;
     if (p->sched_on && !p->in_flight)
         plan(p, now > p->next_due ? now : p->next_due, 0);
     return settle(p, now);

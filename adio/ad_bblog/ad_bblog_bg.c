@@ -52,7 +52,10 @@
 #include "bblog_pace.h"
 
 #define DEFAULT_SEGMENT_SIZE (4 * 1024 * 1024)
-#define QUIET_GAP 0.5           /* seconds without a write that end an I/O phase */
+/* Seconds without a write that end an I/O phase: longer than the pauses inside a phase
+ * (collective calls of 4 ranks on 2 cores take about 10 ms), short enough that a phase followed
+ * by half a second of computation ends with time left to drain it (0.5 s ended none). */
+#define QUIET_GAP 0.2
 #define MARGIN 0.1              /* of the predicted period, kept free before the next phase */
 #define MIN_PIECE (256 * 1024)  /* smallest paced segment: bblog_pace.h, min_piece */
 

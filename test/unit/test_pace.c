@@ -450,13 +450,15 @@ static void test_adapt(void **state)
     }
     /* The phase at 37 still expects 10 s: its 4 segments end by 46. The phase at 57 expects
      * 20 s and spreads them over [57.1, 75). The phase at 97 expects 20 s too, but the next
-     * comes at 101: 3 of its 4 MiB are carried into a schedule over [101.1, 104.6). */
+     * comes at 101: 3 of its 4 MiB are carried, and go at once when it starts; its own 4 MiB
+     * get the window [101.1, 104.6). */
     assert_int_equal(count_in(&p, 37, 46), 4);
     assert_int_equal(count_in(&p, 46, 57), 0);
     for (int i = 0; i < 4; i++)
         assert_int_equal(count_in(&p, 57.1 + i * 4.475 - EPS, 57.1 + i * 4.475 + EPS), 1);
     assert_int_equal(count_in(&p, 97, 101), 1);
-    assert_int_equal(count_in(&p, 101.1, 104.6), 7);
+    assert_int_equal(count_in(&p, 101, 101.1), 3); /* back to back, 0.01 s each */
+    assert_int_equal(count_in(&p, 101.1, 104.6), 4);
     for (size_t k = 0; k < np; k++)
         assert_int_equal(ph[k].carried, k == 7 ? 3 << 20 : 0);
     bblog_pace_free(&p);
@@ -502,9 +504,9 @@ static void test_max_rate(void **state)
     bblog_pace_free(&p);
 }
 
-/* A phase that starts before the drain ended: no segment while it writes, its schedule holds
- * the rest of the previous phase plus its own bytes, the phase records what it carried, and
- * the new period (4 s) is learned. */
+/* A phase that starts before the drain ended: the rest of the previous phase drains at once
+ * (nothing is left to hide it behind), its own bytes wait for its end and then get its
+ * window; the phase records what it carried, and the new period (4 s) is learned. */
 static void test_early_phase(void **state)
 {
     static struct script s;
@@ -520,14 +522,18 @@ static void test_early_phase(void **state)
     add_burst(&s, 0, 8 << 20, 8, 0.01, 1);   /* mark at 0.08, segments every 1.115 s */
     add_burst(&s, 4, 3 << 20, 30, 0.01, 1);  /* at 4 s, while 4 segments are left */
     assert_int_equal(bblog_pace_init(&p, &q, 0), 0);
-    run(&p, &s, 0, 4.25);
+    run(&p, &s, 0, 3.99);
     before = count_in(&p, 0, 4);
     assert_int_equal(before, 4);
+    /* The carried 4 MiB go at once when the phase starts, back to back, while it is open;
+     * its own bytes wait for its end. */
+    run(&p, &s, 0, 4.25);
     bblog_pace_get_status(&p, &st);
-    assert_int_equal(st.nsegments, 4);
+    assert_int_equal(st.nsegments, 8);
+    assert_int_equal(count_in(&p, 4, 4.001), 4);
     assert_true(st.in_phase);
     assert_true(fabs(st.period - 4) < EPS);
-    assert_true(st.pending > 4 << 20);
+    assert_true(st.pending > 0 && st.pending < 3 << 20); /* only its own bytes so far */
     run(&p, &s, 0, 30);
     ph = bblog_pace_phases(&p, &np);
     assert_int_equal(np, 2);
@@ -537,8 +543,8 @@ static void test_early_phase(void **state)
     sg = bblog_pace_segments(&p, &n);
     assert_int_equal(n, 11);
     assert_int_equal(sum_bytes(&p), 11 << 20);
-    for (size_t i = before; i < n; i++)
-        assert_true(fabs(sg[i].start - (4.3 + (i - before) * (7.6 - 4.3) / 7)) < EPS);
+    for (size_t i = 8; i < n; i++)
+        assert_true(fabs(sg[i].start - (4.3 + (i - 8) * (7.6 - 4.3) / 3)) < EPS);
     bblog_pace_free(&p);
 }
 

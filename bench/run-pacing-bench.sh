@@ -8,11 +8,13 @@
 #     (proc:glusterfsd when PFS_DIR is on GlusterFS, else the allocated size of the files), and
 #   - bench/probe.c writes and fsyncs 4 KiB to PFS_DIR every 100 ms and records the latency.
 # The mode "plain" runs the same workload on ufs: (plain ROMIO, no bblog) for reference.
-# A mode the driver refuses (today only on_demand is accepted) is reported as not accepted, with
+# A mode the driver refuses is reported as not accepted, with
 # the driver's message, and skipped; the other modes still run.
 # Then bench/pacing-report.py prints JSON lines (one "env", one "run" per mode with the peak
-# write rate over any 1-second window, the phases drained before the next began, the probe's
-# p50/p99, one "bar" per target of issue 5) and draws PNGs into the records directory.
+# write rate over any 1-second window, over the whole run and while the application computes
+# (before the last burst: what is left after it drains at full speed at close or MPI_Finalize),
+# the phases drained before the next began, the probe's p50/p99, one "bar" per target of
+# issue 5) and draws PNGs into the records directory.
 # It asserts nothing; progress goes to stderr.
 #
 # Usage: bench/run-pacing-bench.sh [options]

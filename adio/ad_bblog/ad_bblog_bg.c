@@ -21,7 +21,7 @@
  * twice as many calls after each point that brought fewer than ADIOI_BBLOG_PLAN_BYTES per
  * process, up to ADIOI_BBLOG_PLAN_MAX_EVERY: IOR's thousands of 4 KiB write_all calls plan a
  * few times per phase, 1 MiB calls every 16. There all threads are paused
- * (the segment in flight completes first), each process sends the pieces it logged since the
+ * (a segment in flight ends after the write under way), each process sends the pieces it logged since the
  * previous point, with their stamps, and each process
  *   - forgets the parts of its extents that another process wrote later (they would only be
  *     overwritten), so that what remains of all processes' planned extents is disjoint
@@ -364,7 +364,7 @@ static void *bg_main(void *arg)
     struct ADIOI_BBLOG_logstate *ls = arg;
     struct ADIOI_BBLOG_bg *bg = ls->bg;
     struct pick *picks = NULL;
-    size_t cap = 0, n, i;
+    size_t cap = 0, n, i, picked;
 
     pthread_mutex_lock(&ls->lock);
     while (!bg->stop) {
@@ -419,11 +419,20 @@ static void *bg_main(void *arg)
             }
             continue;
         }
+        picked = n;
         bg->busy = 1;
         pthread_mutex_unlock(&ls->lock);
-        /* Extents adjacent in the file are adjacent in buf too: one write for each run. */
+        /* Extents adjacent in the file are adjacent in buf too: one write for each run. A
+         * pause (a planning point or a collective drain waits for this segment) ends the
+         * segment after the run being written: a segment of scattered 4 KiB extents is a
+         * thousand writes, and the collective call of every process would wait for them.
+         * What was not written stays in the index for later. */
         for (i = 0; i < n && rc == 0;) {
             size_t j = i + 1;
+            if (__atomic_load_n(&bg->paused, __ATOMIC_RELAXED) > 0 && i > 0) {
+                n = i;
+                break;
+            }
             uint64_t len = picks[i].len;
             while (j < n && picks[j].off == picks[j - 1].off + picks[j - 1].len)
                 len += picks[j++].len;
@@ -452,6 +461,8 @@ static void *bg_main(void *arg)
         }
         pthread_mutex_lock(&ls->lock);
         bg->busy = 0;
+        if (n < picked)
+            bg->cursor = picks[n].off;  /* the next segment goes on with the rest */
         if (rc == 0) {
             for (i = 0; i < n; i++)
                 forget_current(ls, &picks[i]);
@@ -596,14 +607,14 @@ int ADIOI_BBLOG_Bg_start(ADIO_File fd)
 /* Lock held on entry and exit. */
 static void pause_locked(struct ADIOI_BBLOG_logstate *ls)
 {
-    ls->bg->paused++;
+    __atomic_add_fetch(&ls->bg->paused, 1, __ATOMIC_RELAXED); /* read by a segment in flight */
     while (ls->bg->busy)
         pthread_cond_wait(&ls->bg->cond, &ls->lock);
 }
 
 static void resume_locked(struct ADIOI_BBLOG_logstate *ls)
 {
-    ls->bg->paused--;
+    __atomic_sub_fetch(&ls->bg->paused, 1, __ATOMIC_RELAXED);
     pthread_cond_broadcast(&ls->bg->cond);
 }
 
@@ -747,11 +758,12 @@ static int make_pieces_durable(struct ADIOI_BBLOG_state *st, struct ADIOI_BBLOG_
 
 /*
  * Planning point (collective; at the end of each collective call on the file, all processes
- * alike). The thread's segment in flight completes first, on every process, before any
- * process learns what the others wrote: once the plan is over, another process may write its
- * newer bytes over ours at once, and ours must have landed. Returns 0, or an errno value when
- * this process could not plan (no memory, or its pieces could not be made durable): then its
- * thread stays paused until the next collective drain, so nothing is written out of order.
+ * alike). The thread's segment in flight ends first (after the write under way), on every
+ * process, before any process learns what the others wrote: once the plan is over, another
+ * process may write its newer bytes over ours at once, and ours must have landed. Returns 0,
+ * or an errno value when this process could not plan (no memory, or its pieces could not be
+ * made durable): then its thread stays paused until the next collective drain, so nothing is
+ * written out of order.
  */
 int ADIOI_BBLOG_Bg_plan(ADIO_File fd)
 {
@@ -919,7 +931,7 @@ void ADIOI_BBLOG_Bg_close(struct ADIOI_BBLOG_logstate *ls)
     ls->bg->closing = 1;
     ls->bg->starved = 0;
     if (ls->bg->paused)
-        ls->bg->paused = 0;
+        __atomic_store_n(&ls->bg->paused, 0, __ATOMIC_RELAXED);
     pthread_cond_broadcast(&ls->bg->cond);
     pthread_mutex_unlock(&ls->lock);
 }

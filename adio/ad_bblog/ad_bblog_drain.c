@@ -1065,8 +1065,8 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
     return err;
 }
 
-/* A background drain (ad_bblog_bg.c) is paused meanwhile: its segment in flight completes
- * first, and it forgets what it wrote, so nothing is written twice. */
+/* A background drain (ad_bblog_bg.c) is paused meanwhile: its segment in flight ends
+ * after the write under way, and it forgets what it wrote, so nothing is written twice. */
 int ADIOI_BBLOG_Drain(ADIO_File fd, int sync_inner)
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);

@@ -20,8 +20,8 @@
  * an output phase on any process (its pace controller started a phase since the last point),
  * twice as many calls after each point that brought fewer than ADIOI_BBLOG_PLAN_BYTES per
  * process, up to ADIOI_BBLOG_PLAN_MAX_EVERY: IOR's thousands of 4 KiB write_all calls plan a
- * few times per phase, 1 MiB calls every 16. There all threads are paused
- * (a segment in flight ends after the write under way), each process sends the pieces it logged since the
+ * few times per phase, 1 MiB calls every 16. There all threads are paused (a segment in
+ * flight ends after the write under way), each process sends the pieces it logged since the
  * previous point, with their stamps, and each process
  *   - forgets the parts of its extents that another process wrote later (they would only be
  *     overwritten), so that what remains of all processes' planned extents is disjoint

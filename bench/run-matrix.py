@@ -506,6 +506,13 @@ def report(path):
     agg = aggregate(result)
     stem = os.path.splitext(path)[0]
     bl = bars(agg)
+    # Each bar again from each repetition alone (the modes of a repetition ran back to back):
+    # the spread over the runs of the matrix.
+    for k in sorted({r["rep"] for r in result["runs"] if r["rep"] != "strace"}):
+        one = aggregate(dict(result, runs=[r for r in result["runs"] if r["rep"] in (k, "strace")]))
+        each = {(b["pfs"], b["bb"], b["bar"]): b["value"] for b in bars(one)}
+        for b in bl:
+            b.setdefault("runs", []).append(each.get((b["pfs"], b["bb"], b["bar"])))
     lines = [f"# Benchmark matrix {os.path.basename(stem)}", "",
              f"Host {result['host']}, {result['cpus']} CPUs; {result['np']} ranks unless the "
              f"point says; {human(result['size_per_rank'])} per rank for IOR; median of "
@@ -513,11 +520,12 @@ def report(path):
              f"`uptime` at start: `{result['uptime_start']}`  ",
              f"`uptime` at end: `{result.get('uptime_end', '(interrupted)')}`", "",
              f"Command: `{' '.join(result['argv'])}`", "", "## Bars", "",
-             "| PFS | BB | bar | target | measured | met |",
-             "| --- | --- | --- | --- | --- | --- |"]
+             "| PFS | BB | bar | target | measured (medians) | each run | met |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
     for b in bl:
+        each = " / ".join("-" if v is None else f"{v}" for v in b.get("runs", []))
         lines.append(f"| {b['pfs']} | {b['bb']} | {b['bar']} | {b['target']} | {b['value']} | "
-                     f"{'yes' if b['met'] else '**no**'} |")
+                     f"{each} | {'yes' if b['met'] else '**no**'} |")
     probes = result.get("sync_probes", [])
     if probes:
         bms = sorted(p["barrier_ms"] for p in probes if "barrier_ms" in p)

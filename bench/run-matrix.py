@@ -34,6 +34,7 @@ strace (--strace) counts the write requests that reach the PFS files and their s
 own statistics (bblog_stats) are kept for every bblog run. Peak RSS is the largest rank's.
 """
 import argparse
+import copy
 import hashlib
 import json
 import os
@@ -656,7 +657,10 @@ def main():
     r.add_argument("--bb", default="shm", help="comma list of shm (/dev/shm), disk (/var/tmp)")
     r.add_argument("--workloads", default=",".join(WORKLOADS))
     r.add_argument("--modes", default="plain-indep,plain-coll,bblog,bblog-indep,ncbb")
-    r.add_argument("--np", type=int, default=4, help="ranks for IOR and FLASH (default 4)")
+    r.add_argument("--np", default="4",
+                   help="ranks for IOR and FLASH (default 4); a comma list (1,2,4) runs the "
+                        "matrix once per count, into matrix-TAG-npN.*, BTIO in the run of its "
+                        "own count (square counts only) unless --btio-np says otherwise")
     r.add_argument("--size", type=size_bytes, default=None,
                    help="IOR bytes per rank, also through the libraries (default 64m as in "
                         "the paper; --quick 4m)")
@@ -693,6 +697,7 @@ def main():
     a.lib_transfers = [size_bytes(t) for t in a.lib_transfers.split(",")]
     a.lib_size = size_bytes(a.lib_size) if a.lib_size else a.size
     a.reps = a.reps or (1 if q else 3)
+    btio_default = a.btio_np is None
     a.btio_np = [int(x) for x in (a.btio_np or ("4" if q else "1,4,9")).split(",")]
     a.btio_grid = a.btio_grid or (32 if q else 64)
     a.flash_nxb = a.flash_nxb or 8
@@ -710,7 +715,17 @@ def main():
     if not os.path.exists(a.env):
         die(f"no MPI env script {a.env}: run scripts/build-mpi.sh --env-out FILE")
     a.tag = a.tag or f"{'-'.join(a.pfs)}-{time.strftime('%Y%m%d-%H%M%S')}"
-    cmd_run(a)
+    counts = [int(x) for x in a.np.split(",")]
+    for n in counts:
+        b = copy.copy(a)
+        b.np = n
+        if len(counts) > 1:
+            b.tag = f"{a.tag}-np{n}"
+            if btio_default:
+                b.btio_np = [x for x in a.btio_np if x == n]
+            if not b.btio_np:
+                b.workloads = [w for w in a.workloads if w != "pnetcdf"]
+        cmd_run(b)
 
 
 if __name__ == "__main__":

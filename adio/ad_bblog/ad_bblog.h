@@ -405,6 +405,10 @@ int ADIOI_BBLOG_Node_read(const struct ADIOI_BBLOG_state *st, const struct bblog
                           size_t k, char *buf, uint64_t *from_peers);
 void ADIOI_BBLOG_Node_free(struct ADIOI_BBLOG_state *st);      /* collective over the node */
 void ADIOI_BBLOG_Node_end(struct ADIOI_BBLOG_state *st);       /* a drain is over: close logs */
+/* Whether file fd lives in memory (tmpfs, ramfs), and a read-only mapping of all of it
+ * there (*len its size), else NULL: on a device a mapping turns an I/O error into SIGBUS. */
+int ADIOI_BBLOG_In_memory(int fd);
+void *ADIOI_BBLOG_Map_in_memory(int fd, size_t *len);
 int ADIOI_BBLOG_Node_size(const struct ADIOI_BBLOG_state *st);  /* processes on this node */
 void ADIOI_BBLOG_Node_rest(struct ADIOI_BBLOG_state *st);       /* after a round's chunks */
 
@@ -493,6 +497,9 @@ int ADIOI_BBLOG_Read_inner(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, char 
  * the file on a read). */
 struct iovec;
 int ADIOI_BBLOG_Io_vec(int fd, struct iovec *iov, int n, uint64_t off, int is_write);
+#ifndef IOV_MAX
+#define IOV_MAX 1024            /* POSIX's minimum is 16; glibc's limits.h says 1024 */
+#endif
 
 /* ad_bblog_bg.c: background drains. Lock/Unlock are no-ops without one. */
 void ADIOI_BBLOG_Lock(struct ADIOI_BBLOG_logstate *ls);

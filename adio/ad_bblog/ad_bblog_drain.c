@@ -21,9 +21,12 @@
  *    logs, and the error is returned on all processes.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "ad_bblog.h"
@@ -110,6 +113,12 @@ struct round {
     ADIO_File fd;
     uint64_t budget;
     int werr;
+    /* ... and with its own log mapped (map_own_log), the pieces are (off, len, log offset)
+     * triples in mp, written from the mapping: nothing is read into buf. */
+    const char *map;
+    size_t map_len;
+    uint64_t *mp;
+    size_t nmp, mp_cap;
     /* bblog_verify: what this process handed to the inner file, to read back at the end. */
     int verify;
     struct written *ver;
@@ -255,6 +264,17 @@ static int add_piece_fit(struct ADIOI_BBLOG_state *st, struct round *r, uint64_t
             r->bytes += len, r->added += len;
         return 0;
     }
+    if (r->map) {
+        if (ADIOI_BBLOG_Grow((void **) &r->mp, &r->mp_cap, r->nmp + 1, 3 * sizeof(*r->mp)))
+            return ENOMEM;
+        r->mp[3 * r->nmp] = off;
+        r->mp[3 * r->nmp + 1] = len;
+        r->mp[3 * r->nmp + 2] = src;
+        r->nmp++;
+        r->bytes += len;
+        r->added += len;
+        return 0;
+    }
     rc = push_piece(r, off, len);
     if (rc != 0)
         return rc;
@@ -271,10 +291,82 @@ static int add_piece_fit(struct ADIOI_BBLOG_state *st, struct round *r, uint64_t
     return rc;
 }
 
+/*
+ * Independent drain with the log in memory: the pieces go to the inner file with pwritev
+ * straight from the log's mapping, one call for each run of pieces that follow each other in
+ * the file. That is one copy of every byte less than reading the log into the buffer and
+ * writing it from there (IOR, 1 rank, 16 MiB: the drain's read-back took 0.014 s of its
+ * 0.060 s, at /dev/shm's 1 GB/s on this project's VM).
+ */
+static void write_mapped(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct round *r, int *err)
+{
+    struct iovec iov[IOV_MAX];
+    size_t i = 0, runs = 0;
+
+    *err = ADIOI_BBLOG_Inner_ready(fd);
+    while (i < r->nmp && *err == MPI_SUCCESS) {
+        uint64_t at = r->mp[3 * i], end = at;
+        int m = 0, rc = 0;
+        for (; i < r->nmp && m < IOV_MAX && r->mp[3 * i] == end; i++, m++) {
+            uint64_t len = r->mp[3 * i + 1], src = r->mp[3 * i + 2];
+            if (src > r->map_len || len > r->map_len - src) {
+                rc = EIO;       /* the index points past the log: never written whole */
+                break;
+            }
+            iov[m].iov_base = (void *) (r->map + src);
+            iov[m].iov_len = (size_t) len;
+            end += len;
+        }
+        if (rc == 0)
+            rc = ADIOI_BBLOG_Io_vec(st->inner->fd_sys, iov, m, at, 1);
+        if (rc != 0)
+            *err = ADIOI_BBLOG_Err_rc(myname_drain, __LINE__, rc, "cannot write",
+                                      st->pfs_path);
+        runs++;
+    }
+    ADIOI_BBLOG_DIRTY(st->inner);
+    st->inner->fp_sys_posn = -1;        /* as after any write of ROMIO's own */
+    st->st.indep_writes += runs;
+    r->k = runs;
+}
+
+/* Independent drain: maps this process's own log when it lives in memory and the inner
+ * driver writes with ROMIO's generic pwrite (as the node exchange does: ad_bblog_node.c),
+ * not when verifying (which takes its CRCs from the buffer). */
+static void map_own_log(struct ADIOI_BBLOG_state *st, struct round *r)
+{
+    int fd;
+
+    if (r->verify || !st->ls->log || st->hints.debug_no_map ||
+        st->inner->fns->ADIOI_xxx_WriteContig != ADIOI_GEN_WriteContig)
+        return;
+    fd = open(bblog_log_data_path(st->ls->log), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    /* The staged bytes go to the file first, where the mapping sees them. */
+    if (ADIOI_BBLOG_In_memory(fd) && bblog_log_flush(st->ls->log) == 0)
+        r->map = ADIOI_BBLOG_Map_in_memory(fd, &r->map_len);
+    close(fd);
+}
+
 /* Independent drain: writes what the buffer holds and empties it. */
 static int spill(struct ADIOI_BBLOG_state *st, struct round *r)
 {
-    int rc = flush_read(st, r), werr = MPI_SUCCESS;
+    int rc, werr = MPI_SUCCESS;
+
+    if (r->map) {
+        if (r->nmp > 0 && r->werr == MPI_SUCCESS) {
+            write_mapped(r->fd, st, r, &werr);
+            account(st, r);
+            if (werr != MPI_SUCCESS)
+                r->werr = werr;
+        }
+        r->nmp = 0;
+        r->k = 0;
+        r->bytes = 0;
+        return 0;
+    }
+    rc = flush_read(st, r);
 
     /* After a failed write nothing more is written; the drain fails on every process. */
     if (rc == 0 && r->k > 0 && r->werr == MPI_SUCCESS) {
@@ -854,9 +946,11 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
         r.fd = fd;
         r.budget = budget;
         plan_budget = UINT64_MAX;
+        if (rc == 0 && n > 0)
+            map_own_log(st, &r);
     }
     /* Under the node exchange a process with nothing logged still receives a share. */
-    if (rc == 0 && (n > 0 || r.collect) && !(r.buf = ADIOI_Malloc(budget)))
+    if (rc == 0 && (n > 0 || r.collect) && !r.map && !(r.buf = ADIOI_Malloc(budget)))
         rc = ENOMEM;
     do {
         int werr = MPI_SUCCESS, count = 0, xrc;
@@ -942,6 +1036,10 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
         start = end;
     } while (end != UINT64_MAX);
 
+    /* Before the logs can be marked drained and truncated below. */
+    if (r.map)
+        munmap((void *) r.map, r.map_len);
+    r.map = NULL;
     if (rc != 0 && err == MPI_SUCCESS)
         err = ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot read back the log",
                                  st->ls->log ? bblog_log_data_path(st->ls->log) : st->logdir);
@@ -1059,6 +1157,7 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
     free(r.lens);
     free(r.disps);
     free(r.quad);
+    free(r.mp);
     free(segs);
     free(stamps);
     free(mine);

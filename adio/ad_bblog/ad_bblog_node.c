@@ -38,10 +38,6 @@
 #include "bblog_io.h"
 #include "bblog_reorder.h"
 
-#ifndef IOV_MAX
-#define IOV_MAX 1024
-#endif
-
 struct ADIOI_BBLOG_node {
     MPI_Comm comm;              /* the processes of the file's communicator on this node */
     int own_comm;               /* comm was made here (else it is the file's own) */
@@ -312,21 +308,31 @@ static struct ADIOI_BBLOG_node *node_new(ADIO_File fd, struct ADIOI_BBLOG_state 
 #define TMPFS_MAGIC_ 0x01021994L
 #define RAMFS_MAGIC_ 0x858458f6L
 
-static void map_log(struct ADIOI_BBLOG_node *nd, int i)
+int ADIOI_BBLOG_In_memory(int fd)
 {
     struct statfs sf;
+
+    return fstatfs(fd, &sf) == 0 && ((long) sf.f_type == TMPFS_MAGIC_ ||
+                                     (long) sf.f_type == RAMFS_MAGIC_);
+}
+
+void *ADIOI_BBLOG_Map_in_memory(int fd, size_t *len)
+{
     struct stat sb;
     void *m;
 
-    if (fstatfs(nd->fds[i], &sf) != 0 || ((long) sf.f_type != TMPFS_MAGIC_ &&
-                                          (long) sf.f_type != RAMFS_MAGIC_) ||
-        fstat(nd->fds[i], &sb) != 0 || sb.st_size <= 0)
-        return;
-    m = mmap(NULL, (size_t) sb.st_size, PROT_READ, MAP_SHARED, nd->fds[i], 0);
-    if (m != MAP_FAILED) {
-        nd->maps[i] = m;
-        nd->map_len[i] = (size_t) sb.st_size;
-    }
+    if (!ADIOI_BBLOG_In_memory(fd) || fstat(fd, &sb) != 0 || sb.st_size <= 0)
+        return NULL;
+    m = mmap(NULL, (size_t) sb.st_size, PROT_READ, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED)
+        return NULL;
+    *len = (size_t) sb.st_size;
+    return m;
+}
+
+static void map_log(struct ADIOI_BBLOG_node *nd, int i)
+{
+    nd->maps[i] = ADIOI_BBLOG_Map_in_memory(nd->fds[i], &nd->map_len[i]);
 }
 
 /* Appends string x with its NUL to *buf (*len bytes so far, ROMIO's allocator). */

@@ -410,7 +410,8 @@ check_syncnote() {
 # env=VAR=VALUE (set in the environment of the bblog legs), notrunc (in the bblog legs every
 # ftruncate of the output file fails, through test/faults/bbfault.c, and none may be tried),
 # noread (likewise every preadv of a data log, the drain's reads of the node's logs: a drain
-# that writes from the mapped logs reads none), noserver (every listen() after MPI_Init's
+# that writes from the mapped logs reads none), nopread (every pread and preadv of a data log:
+# an independent drain writes from its own mapped log), noserver (every listen() after MPI_Init's
 # fails: no read server starts, so processes write straight to the PFS file, each rank warns
 # once per file, and the file and every read must still be right), sharedwarn (bblog_shared_bb
 # =true where each node has a burst buffer of its own: one warning in the job that the logs of
@@ -441,6 +442,10 @@ run_case() {
             ;;
         noread)
             extra_env+=(LD_PRELOAD="$bin/bbfault.so" BBFAULT_OP=preadv BBFAULT_TIMES=0
+                        BBFAULT_PATH=.data BBFAULT_LOG="$dir/reads.log")
+            ;;
+        nopread)
+            extra_env+=(LD_PRELOAD="$bin/bbfault.so" BBFAULT_OP=pread BBFAULT_TIMES=0
                         BBFAULT_PATH=.data BBFAULT_LOG="$dir/reads.log")
             ;;
         noserver)
@@ -729,6 +734,18 @@ selected "t_bigdata[flush64k,static]" &&
 # One node, burst buffer in memory (/dev/shm), ufs: the drain writes the PFS straight from the
 # mapped logs and reads none (noread); BBLOG_DEBUG_NO_MAP=1 makes it read them into its buffer.
 selected "t_strided[noread]" && run_case "t_strided[noread]" t_strided 4 "" noread
+# An independent drain (bblog_indep_threshold=1) with the burst buffer in memory writes from
+# its own mapped log and reads none of it (nopread; t_strided reads nothing from the logs in
+# between); nomap makes it read, a buffer at a time. The [indep1,flush64k] cases below check
+# the mapped drain's bytes on the other programs.
+selected "t_strided[indep1,nopread]" &&
+    run_case "t_strided[indep1,nopread]" t_strided 4 "bblog_indep_threshold=1" nopread
+selected "t_strided[indep1,flush64k,nopread]" &&
+    run_case "t_strided[indep1,flush64k,nopread]" t_strided 4 "bblog_indep_threshold=1;$small" \
+        nopread
+selected "t_strided[indep1,flush64k,nomap]" &&
+    run_case "t_strided[indep1,flush64k,nomap]" t_strided 4 "bblog_indep_threshold=1;$small" \
+        "noforce,env=BBLOG_DEBUG_NO_MAP=1"
 selected "t_strided[flush64k,nomap]" &&
     run_case "t_strided[flush64k,nomap]" t_strided 4 "$small" "noforce,env=BBLOG_DEBUG_NO_MAP=1"
 selected "t_bigdata[flush64k,nomap]" &&

@@ -323,7 +323,10 @@ void *ADIOI_BBLOG_Map_in_memory(int fd, size_t *len)
 
     if (!ADIOI_BBLOG_In_memory(fd) || fstat(fd, &sb) != 0 || sb.st_size <= 0)
         return NULL;
-    m = mmap(NULL, (size_t) sb.st_size, PROT_READ, MAP_SHARED, fd, 0);
+    /* Populated at once: faulting the pages in one by one inside the PFS client's write path
+     * cost more than the copy the mapping saves (BTIO through PnetCDF, 1 rank: close 0.23 s
+     * against 0.15 s reading the log; 0.14 s populated). */
+    m = mmap(NULL, (size_t) sb.st_size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
     if (m == MAP_FAILED)
         return NULL;
     *len = (size_t) sb.st_size;

@@ -12,6 +12,9 @@
  *   strided     IOR "-s N -b t": one segment per transfer, so the ranks' transfers interleave;
  *               transfer i of rank r is at (i*P + r)*t (the paper's "strided" IOR).
  *
+ * With -F (IOR's file per process) rank r opens FILE.rrrrrrrr (IOR's name) alone, on
+ * MPI_COMM_SELF, and lays its transfers out in it as the only rank of the layout.
+ *
  * Data: the byte at file offset o written by rank r is byte (o mod 8) of a 64-bit hash of
  * (r, o / 8), so any misplaced, lost or stale byte is detected by the check, and the data of the
  * whole run is generated before the clock starts: the write phase times MPI calls only.
@@ -50,6 +53,7 @@ struct opts {
     MPI_Offset transfer; /* bytes per write call */
     MPI_Offset segments;
     int collective;
+    int fpp;             /* -F: a file per process */
     int keep;
     int verify;
     int json;
@@ -72,6 +76,7 @@ static void usage(FILE *out)
           "  -t  transfer bytes per write call (default 256k; must divide -b)\n"
           "  -s  segments (default 1)\n"
           "  -c  collective writes (MPI_File_write_at_all), else MPI_File_write_at\n"
+          "  -F  a file per process: FILE.00000000, ... opened on MPI_COMM_SELF\n"
           "  -o  file name, with any ROMIO prefix (ufs:, bblog:, ...)\n"
           "  -k  keep the file (default: delete it at the end)\n"
           "  -V  verify: re-open after close and check every byte\n"
@@ -136,7 +141,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         fprintf(stderr, "ior: out of memory\n");
         return EXIT_USAGE;
     }
-    while ((c = getopt_long(argc, argv, "a:b:t:s:co:kH:Vh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "a:b:t:s:cFo:kH:Vh", longopts, NULL)) != -1) {
         switch (c) {
         case 'a':
             if (strcmp(optarg, "contiguous") == 0)
@@ -160,6 +165,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
             break;
         case 'c':
             o->collective = 1;
+            break;
+        case 'F':
+            o->fpp = 1;
             break;
         case 'o':
             o->file = optarg;
@@ -292,6 +300,21 @@ static MPI_Offset xfer_offset(const struct opts *o, int r, int nprocs, MPI_Offse
     return seg * nprocs * o->block + (MPI_Offset)r * o->block + j * o->transfer;
 }
 
+/* The file rank r writes (-F: its own, with IOR's 8-digit suffix), in buf. */
+static const char *rank_file(const struct opts *o, int r, char *buf, size_t n)
+{
+    if (!o->fpp)
+        return o->file;
+    snprintf(buf, n, "%s.%08d", o->file, r);
+    return buf;
+}
+
+/* Offset of transfer i of rank r in the file it writes: with -F it is that file's only rank. */
+static MPI_Offset rank_offset(const struct opts *o, int r, int nprocs, MPI_Offset i)
+{
+    return o->fpp ? xfer_offset(o, 0, 1, i) : xfer_offset(o, r, nprocs, i);
+}
+
 static void die_mpi(int err, const char *what, const char *file)
 {
     char msg[MPI_MAX_ERROR_STRING];
@@ -360,26 +383,33 @@ static void verify(const struct opts *o, MPI_Info info, int nprocs, unsigned cha
 {
     int owner = (g_rank + 1) % nprocs;
     MPI_Offset n = transfers_per_rank(o);
-    MPI_Offset first = -1, first_all = -1;
+    MPI_Offset first = -1, first_all = -1, size, lo, hi;
     uint64_t bad = 0;
     MPI_File fh;
+    char namebuf[4096];
+    const char *name = rank_file(o, owner, namebuf, sizeof(namebuf));
     int err;
 
-    err = MPI_File_open(MPI_COMM_WORLD, o->file, MPI_MODE_RDONLY, info, &fh);
+    err = MPI_File_open(o->fpp ? MPI_COMM_SELF : MPI_COMM_WORLD, name, MPI_MODE_RDONLY, info,
+                        &fh);
     if (err != MPI_SUCCESS)
-        die_mpi(err, "re-open for verification of", o->file);
-    err = MPI_File_get_size(fh, &res->size);
+        die_mpi(err, "re-open for verification of", name);
+    err = MPI_File_get_size(fh, &size);
     if (err != MPI_SUCCESS)
-        die_mpi(err, "get_size of", o->file);
+        die_mpi(err, "get_size of", name);
+    /* With -F every file must have the size: one that differs makes the size -1. */
+    MPI_Allreduce(&size, &lo, 1, MPI_OFFSET, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&size, &hi, 1, MPI_OFFSET, MPI_MAX, MPI_COMM_WORLD);
+    res->size = lo == hi ? lo : -1;
     for (MPI_Offset i = 0; i < n; i++) {
-        MPI_Offset off = xfer_offset(o, owner, nprocs, i);
+        MPI_Offset off = rank_offset(o, owner, nprocs, i);
         MPI_Offset f = -1;
         uint64_t b;
 
         memset(buf, 0, (size_t)o->transfer);
         err = MPI_File_read_at(fh, off, buf, (int)o->transfer, MPI_BYTE, MPI_STATUS_IGNORE);
         if (err != MPI_SUCCESS)
-            die_mpi(err, "read of", o->file);
+            die_mpi(err, "read of", name);
         b = pattern_check(buf, off, (size_t)o->transfer, owner, &f);
         if (b != 0 && first < 0)
             first = f;
@@ -387,7 +417,7 @@ static void verify(const struct opts *o, MPI_Info info, int nprocs, unsigned cha
     }
     err = MPI_File_close(&fh);
     if (err != MPI_SUCCESS)
-        die_mpi(err, "close after verification of", o->file);
+        die_mpi(err, "close after verification of", name);
 
     MPI_Allreduce(&bad, &res->bad_bytes, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     /* MPI_MIN over offsets, with "none" mapped above every real offset. */
@@ -414,6 +444,8 @@ static void report(const struct opts *o, MPI_Info info_used, int nprocs, const d
                 o->access == ACCESS_STRIDED ? "strided" : "contiguous",
                 o->collective ? "collective" : "independent", nprocs, (long long)o->block,
                 (long long)o->transfer, (long long)o->segments, o->file);
+        if (o->fpp)
+            fprintf(f, "  a file per process: %s.00000000 ...\n", o->file);
         fprintf(f, "  bytes %.0f (%.1f MiB), %lld writes per rank\n", total, total / mib,
                 (long long)transfers_per_rank(o));
         fprintf(f, "  open %.6f s  write %.6f s  close %.6f s  total %.6f s\n", t[T_OPEN],
@@ -436,6 +468,7 @@ static void report(const struct opts *o, MPI_Info info_used, int nprocs, const d
     fprintf(f, ", \"nprocs\": %d, \"access\": \"%s\", \"collective\": %s", nprocs,
             o->access == ACCESS_STRIDED ? "strided" : "contiguous",
             o->collective ? "true" : "false");
+    fprintf(f, ", \"file_per_process\": %s", o->fpp ? "true" : "false");
     fprintf(f, ", \"block\": %lld, \"transfer\": %lld, \"segments\": %lld",
             (long long)o->block, (long long)o->transfer, (long long)o->segments);
     fprintf(f, ", \"writes_per_rank\": %lld, \"bytes_per_rank\": %lld, \"bytes_total\": %.0f",
@@ -480,6 +513,9 @@ int main(int argc, char **argv)
     MPI_Offset n, expected_size;
     unsigned char *data = NULL, *rbuf = NULL;
     int nprocs, err, rc = 0;
+    char namebuf[4096];
+    const char *fname = NULL;
+    MPI_Comm comm = MPI_COMM_WORLD;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -491,8 +527,11 @@ int main(int argc, char **argv)
         goto out;
     }
     n = transfers_per_rank(&o);
-    expected_size = o.access == ACCESS_STRIDED ? n * nprocs * o.transfer
-                                               : o.segments * nprocs * o.block;
+    fname = rank_file(&o, g_rank, namebuf, sizeof(namebuf));
+    comm = o.fpp ? MPI_COMM_SELF : MPI_COMM_WORLD;
+    expected_size = o.fpp ? o.segments * o.block
+                    : o.access == ACCESS_STRIDED ? n * nprocs * o.transfer
+                                                 : o.segments * nprocs * o.block;
 
     MPI_Info_create(&info);
     for (int i = 0; i < o.nhints; i++) {
@@ -512,27 +551,27 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, EXIT_MPI_ERROR);
     }
     for (MPI_Offset i = 0; i < n; i++)
-        pattern_fill(data + i * o.transfer, xfer_offset(&o, g_rank, nprocs, i),
+        pattern_fill(data + i * o.transfer, rank_offset(&o, g_rank, nprocs, i),
                      (size_t)o.transfer, g_rank);
 
     /* A fresh file, as IOR gets one: a stale longer file would fail the size check. */
-    if (g_rank == 0)
-        MPI_File_delete(o.file, info);
+    if (g_rank == 0 || o.fpp)
+        MPI_File_delete(fname, info);
     MPI_Barrier(MPI_COMM_WORLD);
 
     MPI_Barrier(MPI_COMM_WORLD);
     t_start = MPI_Wtime();
-    err = MPI_File_open(MPI_COMM_WORLD, o.file, MPI_MODE_CREATE | MPI_MODE_WRONLY, info, &fh);
+    err = MPI_File_open(comm, fname, MPI_MODE_CREATE | MPI_MODE_WRONLY, info, &fh);
     t_local[T_OPEN] = MPI_Wtime() - t_start;
     if (err != MPI_SUCCESS)
-        die_mpi(err, "open", o.file);
+        die_mpi(err, "open", fname);
     if (g_rank == 0 && MPI_File_get_info(fh, &info_used) != MPI_SUCCESS)
         info_used = MPI_INFO_NULL;
 
     MPI_Barrier(MPI_COMM_WORLD);
     t_first = MPI_Wtime();
     for (MPI_Offset i = 0; i < n; i++) {
-        MPI_Offset off = xfer_offset(&o, g_rank, nprocs, i);
+        MPI_Offset off = rank_offset(&o, g_rank, nprocs, i);
         const unsigned char *p = data + i * o.transfer;
         double tc = MPI_Wtime();
 
@@ -542,7 +581,7 @@ int main(int argc, char **argv)
         else
             err = MPI_File_write_at(fh, off, p, (int)o.transfer, MPI_BYTE, MPI_STATUS_IGNORE);
         if (err != MPI_SUCCESS)
-            die_mpi(err, "write to", o.file);
+            die_mpi(err, "write to", fname);
         tc = MPI_Wtime() - tc;
         if (tc > t_local[T_MAXCALL])
             t_local[T_MAXCALL] = tc;   /* the longest single write call (a stall shows here) */
@@ -556,7 +595,7 @@ int main(int argc, char **argv)
     t_local[T_CLOSE] = MPI_Wtime() - t0;
     t_local[T_TOTAL] = MPI_Wtime() - t_start;
     if (err != MPI_SUCCESS)
-        die_mpi(err, "close", o.file);
+        die_mpi(err, "close", fname);
 
     if (o.verify) {
         MPI_Barrier(MPI_COMM_WORLD);
@@ -586,8 +625,8 @@ int main(int argc, char **argv)
 
     if (!o.keep) {
         MPI_Barrier(MPI_COMM_WORLD);
-        if (g_rank == 0 && (err = MPI_File_delete(o.file, info)) != MPI_SUCCESS)
-            die_mpi(err, "delete", o.file);
+        if ((g_rank == 0 || o.fpp) && (err = MPI_File_delete(fname, info)) != MPI_SUCCESS)
+            die_mpi(err, "delete", fname);
     }
 
 out:

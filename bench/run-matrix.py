@@ -8,6 +8,8 @@
 Workloads (C MPI programs in bench/, built here with the bblog MPI's mpicc):
   ior-strided     bench/ior.c -a strided, one segment, transfer i of rank r at (i*P + r)*t
   ior-contiguous  bench/ior.c -a contiguous, block = transfer (records appended)
+  ior-fpp         bench/ior.c -F -a contiguous: IOR's file per process (-F), rank r writes its
+                  whole block to ior.dat.0000000r, opened alone (MPI_COMM_SELF), in transfers of t
   ior-segmented   bench/ior.c -a contiguous, one segment: IOR's default layout, rank r writes
                   its whole block at r*b in transfers of t
   btio            bench/btio.c, BT diagonal multi-partition over 1, 4, 9 ranks, steps appended
@@ -57,8 +59,8 @@ PFS_TARGETS = {  # name -> directory the output files go to
     "tmpfs": "/dev/shm/bblog-matrix-pfs",
 }
 BB_TARGETS = {"shm": "/dev/shm/bblog-matrix-bb", "disk": "/var/tmp/bblog-matrix/bb"}
-WORKLOADS = ("ior-strided", "ior-contiguous", "ior-segmented", "btio", "flash", "pnetcdf",
-             "ior-pnetcdf", "ior-hdf5")
+WORKLOADS = ("ior-strided", "ior-contiguous", "ior-segmented", "ior-fpp", "btio", "flash",
+             "pnetcdf", "ior-pnetcdf", "ior-hdf5")
 MODES = ("plain-indep", "plain-coll", "bblog", "bblog-mpi", "bblog-indep", "ncbb")
 # IOR through a library (bench/ior_nc.c, bench/ior_h5.c): program, output file, the modes it runs.
 LIB_IOR = {"ior-pnetcdf": ("ior_nc", "ior.nc"), "ior-hdf5": ("ior_h5", "ior.h5")}
@@ -129,7 +131,7 @@ def points(a):
     """(workload, point label, nprocs, program, args, output files relative to the PFS dir)."""
     out = []
     for w in a.workloads:
-        if w in ("ior-strided", "ior-contiguous", "ior-segmented"):
+        if w in ("ior-strided", "ior-contiguous", "ior-segmented", "ior-fpp"):
             for t in a.transfers:
                 if a.size % t:
                     die(f"--size {human(a.size)} is not a multiple of transfer {human(t)}")
@@ -137,10 +139,14 @@ def points(a):
                     args = ["-a", "strided", "-b", str(a.size), "-t", str(t), "-s", "1"]
                 elif w == "ior-segmented":
                     args = ["-a", "contiguous", "-b", str(a.size), "-t", str(t), "-s", "1"]
+                elif w == "ior-fpp":
+                    args = ["-F", "-a", "contiguous", "-b", str(a.size), "-t", str(t), "-s", "1"]
                 else:
                     args = ["-a", "contiguous", "-b", str(t), "-t", str(t),
                             "-s", str(a.size // t)]
-                out.append((w, human(t), a.np, "ior", args + ["-k"], ["ior.dat"]))
+                files = (["ior.dat.%08d" % r for r in range(a.np)] if w == "ior-fpp"
+                         else ["ior.dat"])
+                out.append((w, human(t), a.np, "ior", args + ["-k"], files))
         elif w == "btio":
             for n in a.btio_np:
                 out.append((w, f"np{n}", n, "btio", ["-n", str(a.btio_grid), "-s",
@@ -247,6 +253,8 @@ def run_one(a, env, work, pfs_dir, bb_dir, w, label, nprocs, prog, args, files, 
                       "-H", "nc_burst_buf_overwrite=enable"]
     else:
         base = os.path.join(pfs_real, files[0])
+        if "-F" in args:  # a file per process: ior.c adds each rank's suffix
+            base = os.path.join(pfs_real, "ior.dat")
         if prog == "flash_h5":
             base = os.path.join(pfs_real, "flash")
         name = ("bblog:" if mode.startswith("bblog") else "ufs:") + base

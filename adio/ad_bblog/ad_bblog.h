@@ -35,7 +35,6 @@ struct ADIOI_BBLOG_hints {
     int sync_bb;                        /* bblog_sync=bb: sync makes the log durable only */
     int close_bb;                       /* bblog_close=bb: close returns, drain goes on */
     int drain;                          /* ADIOI_BBLOG_DRAIN_* */
-    int drain_set;                      /* bblog_drain or bblog_mode was given */
     ADIO_Offset segment_size;           /* background drain segment, 0 = stripe row or 4m */
     double drain_interval;              /* first predicted period, s; 0 = learn it */
     ADIO_Offset drain_max_rate;         /* bytes/s, 0 = no cap */

@@ -194,8 +194,6 @@ static int apply(const struct hint_def *d, int from_env, const char *v,
             snprintf(why, sizeof(why), "expected one of %s", d->values);
             return bad_value(d, from_env, v, why);
         }
-        if (strcmp(d->key, "bblog_mode") == 0 || strcmp(d->key, "bblog_drain") == 0)
-            h->drain_set = 1;
         if (strcmp(d->key, "bblog_mode") == 0) {
             /* bb: the logs drain in the background while the application computes, and
              * sync and close return with the data durable on the burst buffer (bblog(7)). */

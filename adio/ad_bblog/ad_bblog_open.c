@@ -410,12 +410,6 @@ void ADIOI_BBLOG_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_co
      * open (romio_no_indep_rw) stays a property of the inner file. */
     fd->is_open = 1;
     fd->hints->deferred_open = 0;
-    /* bblog_drain unset, a file of one process (no handle of several processes shares its
-     * log): the log drains in the background as it is written (reactive). No other process
-     * orders its writes, so the thread needs no planning point, and the drain overlaps the
-     * writes instead of following them at close. */
-    if (!st->passthrough && !st->hints.drain_set && st->nprocs == 1 && !st->ls->multi)
-        st->hints.drain = ADIOI_BBLOG_DRAIN_REACTIVE;
     publish_inner_hints(fd, st->inner);
     if (!st->passthrough)
         ADIOI_BBLOG_Publish_hints(fd, &st->hints);

@@ -11,10 +11,6 @@
  * - bblog_sync=bb with a background drain: the process's data becomes durable on its own
  *   (polled, with a deadline, since the drain is asynchronous);
  * - bblog_sync=bb without one: the data stays pending until close.
- * With no drain hint given (bblog_drain, bblog_mode: TEST_HINTS or environment) the default
- * must be in force: a background drain for a file of one process (reactive), none for several
- * (on_demand); with one process the small write must then become durable before any sync
- * (polled, with a deadline).
  * With bblog_close=bb, `bblog status` (BBLOG_TOOL, run by rank 0 after close) must say the
  * file is still draining: its logs are held until MPI_Finalize has waited for their drain.
  * Through ufs the keys are absent and nothing is checked but the file.
@@ -76,13 +72,6 @@ static int hint_is(MPI_File fh, const char *key, const char *want)
     return info_get(fh, key, v) && strcmp(v, want) == 0;
 }
 
-/* Whether the run gives a drain setting (the default is what is checked otherwise). */
-static int drain_given(void)
-{
-    return tst_hint("bblog_drain") || tst_hint("bblog_mode") || getenv("BBLOG_DRAIN") ||
-           getenv("BBLOG_MODE");
-}
-
 static double now(void)
 {
     struct timespec ts;
@@ -111,10 +100,6 @@ int main(int argc, char **argv)
         close_bb = hint_is(fh, "bblog_close", "bb");
         CHECK(pending(fh) == 0 && durable(fh), "a new file: pending %lld, durable %d",
               pending(fh), durable(fh));
-        if (!drain_given())
-            CHECK(hint_is(fh, "bblog_drain", tst_size == 1 ? "reactive" : "on_demand"),
-                  "no drain hint given, %d process(es): bblog_drain is not %s", tst_size,
-                  tst_size == 1 ? "reactive" : "on_demand");
     }
 
     tst_fill(buf, SMALL, small_off, tst_rank, 1);
@@ -126,14 +111,6 @@ int main(int argc, char **argv)
               "durable %d", SMALL, pending(fh), durable(fh));
     if (bb && bg)
         CHECK(pending(fh) <= SMALL, "after a %d-byte write: pending %lld", SMALL, pending(fh));
-    if (bb && bg && tst_size == 1 && hint_is(fh, "bblog_drain", "reactive")) {
-        double deadline = now() + 60;
-
-        while (!durable(fh) && now() < deadline)
-            ;
-        CHECK(durable(fh) && pending(fh) == 0, "one process, reactive drain: the write did not "
-              "become durable within 60 s without a sync: pending %lld", pending(fh));
-    }
 
     CHECK_MPI(MPI_File_sync(fh));
     if (bb && !sync_bb)

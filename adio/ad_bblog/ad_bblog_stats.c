@@ -99,7 +99,10 @@ void ADIOI_BBLOG_Stats_report(ADIO_File fd)
     inner_calls = csum[C_COLL_WRITES] + csum[C_INDEP_WRITES] + csum[C_WRITES_THROUGH];
     if (strcmp(st->hints.stats, "stderr") == 0) {
         out = stderr;
-    } else if (!(out = fopen(st->hints.stats, "a"))) {
+    } else if (!(out = fopen(st->hints.stats, "a")) &&
+               /* GlusterFS's FUSE client answers the loser of two nodes' creates with EEXIST:
+                * the file exists then, so open it again. */
+               !(errno == EEXIST && (out = fopen(st->hints.stats, "a")))) {
         fprintf(stderr, "bblog: cannot append stats to %s (hint bblog_stats): %m\n",
                 st->hints.stats);
         return;

@@ -497,6 +497,10 @@ int ADIOI_BBLOG_Read_inner(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, char 
  * the file on a read). */
 struct iovec;
 int ADIOI_BBLOG_Io_vec(int fd, struct iovec *iov, int n, uint64_t off, int is_write);
+/* open(path, O_WRONLY | O_APPEND | O_CREAT) for a file that processes of other nodes may create
+ * at the same moment (the stats file): retried once on EEXIST, which GlusterFS's FUSE client
+ * returns to the loser of such a race though the file then exists. -1 with errno on failure. */
+int ADIOI_BBLOG_Open_append(const char *path);
 #ifndef IOV_MAX
 #define IOV_MAX 1024            /* POSIX's minimum is 16; glibc's limits.h says 1024 */
 #endif

@@ -889,7 +889,7 @@ static void report(struct ADIOI_BBLOG_logstate *ls, int rank)
     fprintf(out, "]}\n");
     fclose(out);
     fd = strcmp(bg->stats_path, "stderr") == 0 ? 2 :
-        open(bg->stats_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+        ADIOI_BBLOG_Open_append(bg->stats_path);
     if (fd >= 0 && line) {
         ssize_t w = write(fd, line, len);
         (void) w;

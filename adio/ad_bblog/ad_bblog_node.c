@@ -450,6 +450,15 @@ int ADIOI_BBLOG_Node_prepare(ADIO_File fd)
     return ok;
 }
 
+int ADIOI_BBLOG_Open_append(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+
+    if (fd < 0 && errno == EEXIST)
+        fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    return fd;
+}
+
 /* EIO when a read meets the end of the file (a log shorter than its index says: truncated
  * outside) or a write makes no progress. */
 int ADIOI_BBLOG_Io_vec(int fd, struct iovec *iov, int n, uint64_t off, int is_write)

@@ -11,6 +11,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ad_bblog.h"
 #include "adioi.h"
@@ -99,13 +100,15 @@ void ADIOI_BBLOG_Stats_report(ADIO_File fd)
     inner_calls = csum[C_COLL_WRITES] + csum[C_INDEP_WRITES] + csum[C_WRITES_THROUGH];
     if (strcmp(st->hints.stats, "stderr") == 0) {
         out = stderr;
-    } else if (!(out = fopen(st->hints.stats, "a")) &&
-               /* GlusterFS's FUSE client answers the loser of two nodes' creates with EEXIST:
-                * the file exists then, so open it again. */
-               !(errno == EEXIST && (out = fopen(st->hints.stats, "a")))) {
-        fprintf(stderr, "bblog: cannot append stats to %s (hint bblog_stats): %m\n",
-                st->hints.stats);
-        return;
+    } else {
+        int sfd = ADIOI_BBLOG_Open_append(st->hints.stats);
+        if (sfd < 0 || !(out = fdopen(sfd, "a"))) {
+            fprintf(stderr, "bblog: cannot append stats to %s (hint bblog_stats): %m\n",
+                    st->hints.stats);
+            if (sfd >= 0)
+                close(sfd);
+            return;
+        }
     }
     fprintf(out, "{\"bblog_stats\": 1, \"file\": \"%s\", \"nprocs\": %d, \"log_dir\": \"%s\", "
             "\"flush_buffer_size\": %lld, \"write_calls\": %llu, \"bytes_logged\": %llu, "

@@ -170,8 +170,8 @@ def show(prefix, v, out):
         out.append((prefix, json.dumps(v)))
 
 
-# Lines for the driver's known counters (adio/ad_bblog/ad_bblog_stats.c); every other key is
-# listed as it comes, so that a counter added later still shows.
+# Lines for the driver's known counters (ADIOI_BBLOG_STATS in adio/ad_bblog/ad_bblog.h, bblog(7)
+# STATISTICS); every other key is listed as it comes, so that a counter added later still shows.
 KNOWN = [
     ("logged", "{write_calls} write calls, {bytes_logged:h} in {records} log records"),
     ("drained", "{bytes_drained:h} as {extents_drained} extents after coalescing, in {drains}"

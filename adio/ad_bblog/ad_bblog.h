@@ -59,35 +59,57 @@ struct ADIOI_BBLOG_hints {
 enum { ADIOI_BBLOG_LAST_NONE, ADIOI_BBLOG_LAST_DONE, ADIOI_BBLOG_LAST_VERIFIED,
     ADIOI_BBLOG_LAST_FAILED, ADIOI_BBLOG_LAST_MISMATCH };
 
-/* Counters reported by bblog_stats (ad_bblog_stats.c). */
+/* The figures of bblog_stats (ad_bblog_stats.c), each declared once here: the field of struct
+ * ADIOI_BBLOG_stats, how it goes over processes, and its key in the JSON object (every key is
+ * described in bblog(7), STATISTICS). SUM: summed over processes; MAX: the largest of any
+ * process (drains and rounds are collective, the same everywhere); SEC: seconds, the largest.
+ * LOG rows are the log layer's (struct bblog_log_stats), copied in at the report. */
+#define ADIOI_BBLOG_STATS(X) \
+    X(SUM, write_calls, "write_calls")          /* extents handed to the driver */ \
+    X(SUM, bytes_logged, "bytes_logged") \
+    X(SUM, records, "records")                  /* LOG: records appended */ \
+    X(MAX, drains, "drains")                    /* collective drains that moved data */ \
+    X(MAX, rounds, "rounds")                    /* drain rounds */ \
+    X(SUM, extents_drained, "extents_drained")  /* index extents written (after coalescing) */ \
+    X(SUM, bytes_drained, "bytes_drained") \
+    X(SUM, bytes_superseded, "bytes_superseded") /* logged bytes another process wrote later */ \
+    X(SUM, bytes_from_peers, "bytes_from_peers") /* drained from other processes' logs */ \
+    X(SUM, indep_writes, "indep_writes")        /* drain writes without a collective call */ \
+    X(SUM, coll_writes, "coll_writes")          /* collective write calls on the inner file */ \
+    X(SUM, bytes_through, "bytes_through")      /* straight to the PFS (fallback, atomic) */ \
+    X(SUM, writes_through, "writes_through") \
+    X(SUM, read_calls, "read_calls") \
+    X(SUM, bytes_overlaid, "bytes_overlaid")    /* read from the own log over the PFS bytes */ \
+    X(SUM, bytes_from_others, "bytes_read_from_others")     /* ad_bblog_vis.c */ \
+    X(SUM, bytes_from_nodes, "bytes_read_from_other_nodes") /* of those, ad_bblog_remote.c */ \
+    X(SUM, remote_asks, "other_node_asks")      /* reads that asked other nodes */ \
+    X(SUM, aio_submits, "aio_submits")          /* LOG: staging buffers written with libaio */ \
+    X(SUM, pwrite_flushes, "pwrite_flushes")    /* LOG: staging buffers written with pwrite */ \
+    X(SUM, staging_waits, "staging_waits")      /* LOG: appends that waited for a buffer */ \
+    X(SEC, t_append, "max_time_append_s") \
+    X(SEC, t_drain, "max_time_drain_s") \
+    X(SEC, t_sync, "max_time_sync_s") \
+    X(SEC, t_log_sync, "max_time_log_fsync_s")  /* LOG */ \
+    /* What grows with the job (the scaling notes in bench/results/cluster.md): */ \
+    X(MAX, max_index_bytes, "max_index_bytes")  /* the index's memory at a drain's start */ \
+    X(MAX, max_plan_bytes, "max_plan_bytes")    /* a drain's list of this process's pieces */ \
+    X(MAX, max_exchange_bytes, "max_exchange_buffer_bytes") /* one exchange: all pieces */ \
+    X(MAX, exchange_bytes, "max_exchange_bytes") /* received in the piece exchanges, in all */ \
+    X(SUM, bytes_verified, "bytes_verified")    /* read back by verifying drains */ \
+    X(SEC, t_verify, "max_time_verify_s") \
+    X(SUM, bytes_trimmed, "bytes_given_back")   /* log space given back while open */ \
+    X(SUM, capacity_waits, "capacity_waits")    /* writes that waited for log space */ \
+    X(SEC, max_capacity_wait, "max_capacity_wait_s")
+
+#define ADIOI_BBLOG_STAT_TYPE_SUM uint64_t
+#define ADIOI_BBLOG_STAT_TYPE_MAX uint64_t
+#define ADIOI_BBLOG_STAT_TYPE_SEC double
+
 struct ADIOI_BBLOG_stats {
-    uint64_t write_calls;               /* extents handed to the driver */
-    uint64_t bytes_logged;
-    uint64_t drains;                    /* collective drains that moved data */
-    uint64_t rounds;                    /* drain rounds */
-    uint64_t indep_writes;              /* drain writes without a collective call */
-    uint64_t coll_writes;               /* collective write calls on the inner file */
-    uint64_t extents_drained;           /* index extents written (after coalescing) */
-    uint64_t bytes_drained;
-    uint64_t bytes_superseded;          /* logged bytes another process wrote later */
-    uint64_t bytes_through;             /* written straight to the PFS (fallback, atomic) */
-    uint64_t writes_through;
-    uint64_t read_calls, bytes_overlaid;
-    uint64_t bytes_from_peers;          /* drained from other processes' logs (node exchange) */
-    uint64_t bytes_from_others;         /* read from other processes' logs (ad_bblog_vis.c) */
-    uint64_t bytes_from_nodes;          /* of those, sent by other nodes (ad_bblog_remote.c) */
-    uint64_t remote_asks;               /* reads that asked other nodes */
-    /* What grows with the job (the scaling notes in bench/results/cluster.md): */
-    uint64_t max_index_bytes;           /* the index's memory, at its largest (a drain's start) */
-    uint64_t max_plan_bytes;            /* a drain's list of this process's pieces */
-    uint64_t max_exchange_bytes;        /* one exchange's buffer: every process's pieces */
-    uint64_t exchange_bytes;            /* received in the drains' piece exchanges, in all */
-    uint64_t bytes_verified;            /* read back from the PFS file by verifying drains */
-    uint64_t bytes_trimmed;             /* log space given back while open (ad_bblog_cap.c) */
-    uint64_t capacity_waits;            /* writes that waited for log space */
-    double t_capacity_wait, max_capacity_wait;  /* seconds: in all, and the longest wait */
-    int last_drain;                     /* ADIOI_BBLOG_DRAIN_* below, of the last drain */
-    double t_append, t_drain, t_sync, t_verify;         /* seconds */
+#define ADIOI_BBLOG_STAT_FIELD(how, field, key) ADIOI_BBLOG_STAT_TYPE_##how field;
+    ADIOI_BBLOG_STATS(ADIOI_BBLOG_STAT_FIELD)
+#undef ADIOI_BBLOG_STAT_FIELD
+    int last_drain;                     /* ADIOI_BBLOG_LAST_*, of the last collective drain */
 };
 
 /* An ordering stamp (ad_bblog_order.c): 2c, or 2c + 1 inside collective call c, in the

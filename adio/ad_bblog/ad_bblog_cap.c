@@ -190,7 +190,6 @@ int ADIOI_BBLOG_Cap_wait(struct ADIOI_BBLOG_state *st, uint64_t len)
     if (waited) {
         t = ADIOI_BBLOG_Now() - t0;
         st->st.capacity_waits++;
-        st->st.t_capacity_wait += t;
         ADIOI_BBLOG_MAX(st->st.max_capacity_wait, t);
     }
     return fits;

@@ -317,7 +317,7 @@ check_stats() {
         return
     fi
     command -v python3 >/dev/null 2>&1 || return
-    python3 - "$f" "$want" <<'PY'
+    python3 - "$f" "$want" "$(dirname "$0")/../../man/bblog.7" <<'PY'
 import json, sys
 text = open(sys.argv[1]).read()
 dec, pos, objs = json.JSONDecoder(), 0, []
@@ -338,6 +338,13 @@ objs = [o for o in objs if not (isinstance(o, dict) and "bblog_bg" in o)]
 if len(objs) != int(want[0]) or not all(isinstance(o, dict) for o in objs):
     print("bblog_stats: %d JSON values, expected %s objects" % (len(objs), want[0]))
     sys.exit(0)
+# Every key the driver prints is described in bblog(7), STATISTICS.
+man = open(sys.argv[3]).read()
+man = man[man.index(".SH STATISTICS"):man.index(".SH ENVIRONMENT")]
+named = ("\\fB%s\\fR", "\\fB%s\n", ".B %s\\fR", ".B %s\n")
+undoc = sorted({k for o in objs for k in o if not any(p % k in man for p in named)})
+if undoc:
+    print("bblog_stats: keys not described in bblog(7), STATISTICS: %s" % ", ".join(undoc))
 peers = sum(o.get("bytes_from_peers", -1) for o in objs)
 if want[1:] == ["peers"] and peers <= 0:
     print("bblog_stats: no drain read another process's log (bytes_from_peers %d)" % peers)

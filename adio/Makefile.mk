@@ -11,6 +11,7 @@ EXTRA_DIST += \
     adio/ad_bblog/Makefile.mk \
     adio/ad_bblog/ad_bblog.h \
     adio/ad_bblog/ad_bblog_compat.h \
+    adio/ad_bblog/ad_bblog_remote.h \
     adio/ad_bblog/ad_bblog.c \
     adio/ad_bblog/ad_bblog_bg.c \
     adio/ad_bblog/ad_bblog_cap.c \
@@ -29,9 +30,11 @@ EXTRA_DIST += \
     adio/ad_bblog/ad_bblog_read.c \
     adio/ad_bblog/ad_bblog_remote.c \
     adio/ad_bblog/ad_bblog_resize.c \
+    adio/ad_bblog/ad_bblog_server.c \
     adio/ad_bblog/ad_bblog_shared.c \
     adio/ad_bblog/ad_bblog_shfp.c \
     adio/ad_bblog/ad_bblog_stats.c \
+    adio/ad_bblog/ad_bblog_trim.c \
     adio/ad_bblog/ad_bblog_vis.c \
     adio/ad_bblog/ad_bblog_write.c
 # <<< driver files

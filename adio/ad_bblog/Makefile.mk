@@ -5,7 +5,8 @@
 
 if BUILD_AD_BBLOG
 
-noinst_HEADERS += adio/ad_bblog/ad_bblog.h adio/ad_bblog/ad_bblog_compat.h
+noinst_HEADERS += adio/ad_bblog/ad_bblog.h adio/ad_bblog/ad_bblog_compat.h \
+    adio/ad_bblog/ad_bblog_remote.h
 
 romio_other_sources +=                  \
     adio/ad_bblog/ad_bblog.c            \
@@ -26,9 +27,11 @@ romio_other_sources +=                  \
     adio/ad_bblog/ad_bblog_read.c       \
     adio/ad_bblog/ad_bblog_remote.c     \
     adio/ad_bblog/ad_bblog_resize.c     \
+    adio/ad_bblog/ad_bblog_server.c     \
     adio/ad_bblog/ad_bblog_shared.c     \
     adio/ad_bblog/ad_bblog_shfp.c       \
     adio/ad_bblog/ad_bblog_stats.c      \
+    adio/ad_bblog/ad_bblog_trim.c       \
     adio/ad_bblog/ad_bblog_vis.c        \
     adio/ad_bblog/ad_bblog_write.c
 

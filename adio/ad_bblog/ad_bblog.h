@@ -173,6 +173,20 @@ struct ADIOI_BBLOG_logstate {
     uint32_t cap_next;                  /* colls at which Cap_coll next agrees (all alike) */
 };
 
+/* The logstate's lock, with a background drain (its thread shares the index, the log and its
+ * own state); without one there is no other thread, and these do nothing. */
+static inline void ADIOI_BBLOG_Lock(struct ADIOI_BBLOG_logstate *ls)
+{
+    if (ls && ls->bg)
+        pthread_mutex_lock(&ls->lock);
+}
+
+static inline void ADIOI_BBLOG_Unlock(struct ADIOI_BBLOG_logstate *ls)
+{
+    if (ls && ls->bg)
+        pthread_mutex_unlock(&ls->lock);
+}
+
 struct ADIOI_BBLOG_state {
     ADIO_File inner;                    /* the real file; ADIO_FILE_NULL until opened */
     int passthrough;                    /* shared-fp file: every call goes to inner */
@@ -293,6 +307,9 @@ int ADIOI_BBLOG_Inner_resolve(const char *filename, const char **inner_name, int
                               ADIOI_Fns ** ops);
 void ADIOI_BBLOG_Inner_close(struct ADIOI_BBLOG_state *st, int *error_code);
 int ADIOI_BBLOG_Inner_ready(ADIO_File fd);     /* deferred open of inner, if needed */
+/* Reads [off, off+len) of the inner file; *got = bytes before its end. */
+int ADIOI_BBLOG_Read_inner(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, char *buf,
+                           ADIO_Offset * got);
 /* 1 if the access is contiguous in memory and in the file view, with *byte_off its first byte
  * (the strided entry points take offsets in etypes of the view, the contiguous ones in bytes). */
 int ADIOI_BBLOG_Contig_access(ADIO_File fd, MPI_Datatype datatype, int file_ptr_type,
@@ -323,11 +340,10 @@ void ADIOI_BBLOG_Warn_full(struct ADIOI_BBLOG_state *st, const char *why);
 /* Independent: appends [off, off+len) of buf to the log (or writes it through). */
 int ADIOI_BBLOG_Log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void *buf);
 
-/* ad_bblog_order.c: write order across processes. The stamp of a write made now; a
- * collective call on the file is bracketed by Coll_begin and Coll_end(fd, 1, may_wait), or
- * followed by Coll_end(fd, 0, may_wait) when it writes nothing; may_wait 0 (a nonblocking
- * call) makes no planning point of it; every write call starts with Tick. Clock_open maps
- * the node's write clock of the open (after the log is named), Clock_close lets it go. */
+/* ad_bblog_order.c: write order across processes. The stamp of a write made now (it counts
+ * the collective calls bracketed by Coll_begin and Coll_end, ad_bblog_bg.c); every write call
+ * starts with Tick. Clock_open maps the node's write clock of the open (after the log is
+ * named), Clock_close lets it go. */
 uint64_t ADIOI_BBLOG_Stamp(const struct ADIOI_BBLOG_logstate *ls);
 void ADIOI_BBLOG_Tick(struct ADIOI_BBLOG_state *st);
 void ADIOI_BBLOG_Clock_open(struct ADIOI_BBLOG_state *st);
@@ -336,8 +352,6 @@ void ADIOI_BBLOG_Clock_close(struct ADIOI_BBLOG_state *st);
  * (a read's answer), so writes made from now on stamp after that node's. */
 uint64_t ADIOI_BBLOG_Clock_now(const struct ADIOI_BBLOG_state *st);
 void ADIOI_BBLOG_Clock_seen(struct ADIOI_BBLOG_state *st, uint64_t remote);
-void ADIOI_BBLOG_Coll_begin(ADIO_File fd);
-void ADIOI_BBLOG_Coll_end(ADIO_File fd, int began, int may_wait);
 /* Records the stamp of an append at log_off, or of bytes written through; 0 or ENOMEM. */
 int ADIOI_BBLOG_Note_append(struct ADIOI_BBLOG_logstate *ls, uint64_t log_off, uint64_t stamp);
 /* Counts a write of this process (logged or through); returns the new count. */
@@ -379,10 +393,6 @@ int ADIOI_BBLOG_Stamp_runs(const struct ADIOI_BBLOG_logstate *ls, uint64_t off, 
                            uint64_t log_off, ADIOI_BBLOG_run_fn fn, void *arg);
 void ADIOI_BBLOG_Order_reset(struct ADIOI_BBLOG_logstate *ls);     /* after a drain */
 void ADIOI_BBLOG_Order_free(struct ADIOI_BBLOG_logstate *ls);
-
-/* Makes room for need elements of size bytes in *p (capacity *cap, doubled from 64): 0 or
- * ENOMEM, *p unchanged then. */
-int ADIOI_BBLOG_Grow(void **p, size_t *cap, size_t need, size_t size);
 
 /* The pieces other processes drain in one round, sorted by offset. */
 struct ADIOI_BBLOG_order {
@@ -492,13 +502,13 @@ struct ADIOI_BBLOG_served {
 int ADIOI_BBLOG_Vis_serve(struct ADIOI_BBLOG_peers *ps, uint32_t limit, uint64_t lo,
                           uint64_t hi, struct ADIOI_BBLOG_served *out);
 
-/* ad_bblog_remote.c: reads of what processes of other nodes logged (bblog_consistency=posix,
- * a handle that can write, processes on several nodes). Open (collective, after the log
+/* Reads of what processes of other nodes logged (bblog_consistency=posix, a handle that can
+ * write, processes on several nodes). ad_bblog_server.c: Open (collective, after the log
  * names are agreed) starts a read server on the first process of each node and tells every
- * process where the others are; Close stops it (after the close's collectives). Ask sends
- * [lo, lo + len) to every other node's server and takes the answers (Remote_answer(st, i),
- * i < Remote_nodes(st)); *changed when a node's lists were emptied since its last answer.
- * Err names the node that could not be asked. */
+ * process where the others are; Close stops it (after the close's collectives).
+ * ad_bblog_remote.c: Ask sends [lo, lo + len) to every other node's server and takes the
+ * answers (Remote_answer(st, i), i < Remote_nodes(st)); *changed when a node's lists were
+ * emptied since its last answer. Err names the node that could not be asked. */
 struct ADIOI_BBLOG_remote;
 int ADIOI_BBLOG_Remote_open(ADIO_File fd, struct ADIOI_BBLOG_state *st);
 void ADIOI_BBLOG_Remote_close(struct ADIOI_BBLOG_state *st);
@@ -509,10 +519,6 @@ const struct ADIOI_BBLOG_served *ADIOI_BBLOG_Remote_answer(const struct ADIOI_BB
                                                           int i);
 int ADIOI_BBLOG_Remote_err(const struct ADIOI_BBLOG_state *st, const char *myname, int line,
                            int rc);
-
-/* ad_bblog_read.c: reads [off, off+len) of the inner file; *got = bytes before its end. */
-int ADIOI_BBLOG_Read_inner(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, char *buf,
-                           ADIO_Offset * got);
 
 /* ad_bblog_node.c: reads the file bytes at off into iov[0..n) (is_write 0) or writes them
  * there, retrying EINTR and short transfers; advances iov. 0 or an errno (EIO at the end of
@@ -527,27 +533,14 @@ int ADIOI_BBLOG_Open_append(const char *path);
 #define IOV_MAX 1024            /* POSIX's minimum is 16; glibc's limits.h says 1024 */
 #endif
 
-/* ad_bblog_bg.c: background drains. Lock/Unlock are no-ops without one. */
-void ADIOI_BBLOG_Lock(struct ADIOI_BBLOG_logstate *ls);
-void ADIOI_BBLOG_Unlock(struct ADIOI_BBLOG_logstate *ls);
+/* ad_bblog_bg.c: background drains. A collective call on the file is bracketed by Coll_begin
+ * and Coll_end(fd, 1, may_wait), or followed by Coll_end(fd, 0, may_wait) when it writes
+ * nothing; may_wait 0 (a nonblocking call) makes no planning point of it. */
+void ADIOI_BBLOG_Coll_begin(ADIO_File fd);
+void ADIOI_BBLOG_Coll_end(ADIO_File fd, int began, int may_wait);
 int ADIOI_BBLOG_Bg_start(ADIO_File fd);                 /* at open: MPI error code */
 int ADIOI_BBLOG_Bg_plan(ADIO_File fd);                  /* collective: 0 or ENOMEM */
 int ADIOI_BBLOG_Bg_make_room(struct ADIOI_BBLOG_logstate *ls);
-
-/* ---- a burst buffer smaller than the output (ad_bblog_cap.c) ---- */
-typedef int (*ADIOI_BBLOG_cap_fn) (void *arg, struct bblog_extent * piece);
-void ADIOI_BBLOG_Cap_open(struct ADIOI_BBLOG_state *st, int local_procs);
-int ADIOI_BBLOG_Cap_note_append(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len,
-                                uint64_t data_off);
-void ADIOI_BBLOG_Cap_reset(struct ADIOI_BBLOG_logstate *ls);
-uint64_t ADIOI_BBLOG_Cap_walk(struct ADIOI_BBLOG_logstate *ls, ADIOI_BBLOG_cap_fn fn,
-                              void *arg);
-int ADIOI_BBLOG_Cap_apply(struct ADIOI_BBLOG_state *st);
-int ADIOI_BBLOG_Cap_wait(struct ADIOI_BBLOG_state *st, uint64_t len);
-void ADIOI_BBLOG_Cap_start_solo(ADIO_File fd);
-uint64_t ADIOI_BBLOG_Cap_free(const struct ADIOI_BBLOG_state *st);
-int ADIOI_BBLOG_Cap_small(ADIO_File fd, uint64_t min_free, int local_procs);
-int ADIOI_BBLOG_Cap_coll(ADIO_File fd, uint64_t bytes);
 void ADIOI_BBLOG_Bg_pause(struct ADIOI_BBLOG_logstate *ls);
 /* drained: a collective drain emptied every process's log */
 void ADIOI_BBLOG_Bg_resume(struct ADIOI_BBLOG_logstate *ls, int drained);
@@ -561,6 +554,25 @@ void ADIOI_BBLOG_Bg_stop(struct ADIOI_BBLOG_logstate *ls, int rank);
 /* Waits for the background drains of closed files (of pfs_path, or all when NULL). */
 void ADIOI_BBLOG_Bg_wait(const char *pfs_path);
 void ADIOI_BBLOG_Bg_wait_all(void);
+
+/* ---- a burst buffer smaller than the output ---- */
+/* ad_bblog_trim.c: every append noted by log offset; Trim_walk calls fn on the log's live
+ * pieces from the oldest and returns the first live log byte left; Trim_apply takes the trim
+ * point the drain thread offered. */
+typedef int (*ADIOI_BBLOG_trim_fn) (void *arg, struct bblog_extent * piece);
+int ADIOI_BBLOG_Trim_note_append(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len,
+                                 uint64_t data_off);
+void ADIOI_BBLOG_Trim_reset(struct ADIOI_BBLOG_logstate *ls);
+uint64_t ADIOI_BBLOG_Trim_walk(struct ADIOI_BBLOG_logstate *ls, ADIOI_BBLOG_trim_fn fn,
+                               void *arg);
+int ADIOI_BBLOG_Trim_apply(struct ADIOI_BBLOG_state *st);
+/* ad_bblog_cap.c: the budget of each log, and when the drain that makes room runs. */
+void ADIOI_BBLOG_Cap_open(struct ADIOI_BBLOG_state *st, int local_procs);
+int ADIOI_BBLOG_Cap_wait(struct ADIOI_BBLOG_state *st, uint64_t len);
+void ADIOI_BBLOG_Cap_start_solo(ADIO_File fd);
+uint64_t ADIOI_BBLOG_Cap_free(const struct ADIOI_BBLOG_state *st);
+int ADIOI_BBLOG_Cap_small(ADIO_File fd, uint64_t min_free, int local_procs);
+int ADIOI_BBLOG_Cap_coll(ADIO_File fd, uint64_t bytes);
 
 /* ad_bblog_shared.c: 0 or ENOMEM / BBLOG_E*; detach closes the log (removing its files when
  * remove) once the last handle lets go and returns what that close returned. */
@@ -592,5 +604,8 @@ double ADIOI_BBLOG_Now(void);
  * this (DESIGN.md section 6). Collective; aborts (ROMIO's allocator) without memory. */
 void ADIOI_BBLOG_Reduce_vec(const unsigned long long *in, unsigned long long *out, int n,
                             int nsum, int root, MPI_Comm comm);
+/* Makes room for need elements of size bytes in *p (capacity *cap, doubled from 64): 0 or
+ * ENOMEM, *p unchanged then. */
+int ADIOI_BBLOG_Grow(void **p, size_t *cap, size_t need, size_t size);
 
 #endif

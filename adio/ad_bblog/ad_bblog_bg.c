@@ -107,18 +107,6 @@ static double realtime(void)
     return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
 }
 
-void ADIOI_BBLOG_Lock(struct ADIOI_BBLOG_logstate *ls)
-{
-    if (ls && ls->bg)
-        pthread_mutex_lock(&ls->lock);
-}
-
-void ADIOI_BBLOG_Unlock(struct ADIOI_BBLOG_logstate *ls)
-{
-    if (ls && ls->bg)
-        pthread_mutex_unlock(&ls->lock);
-}
-
 /* ---- the thread ---- */
 
 struct pick {
@@ -249,7 +237,7 @@ static size_t pick_oldest(struct ADIOI_BBLOG_logstate *ls, uint64_t want, struct
 {
     struct oldest o = { ls, want > ls->bg->bufsz ? ls->bg->bufsz : want, 0, picks, cap, 0, 0 };
 
-    ADIOI_BBLOG_Cap_walk(ls, take_oldest, &o);
+    ADIOI_BBLOG_Trim_walk(ls, take_oldest, &o);
     return o.n;
 }
 
@@ -259,7 +247,7 @@ static size_t pick_oldest(struct ADIOI_BBLOG_logstate *ls, uint64_t want, struct
 static void offer_trim(struct ADIOI_BBLOG_logstate *ls, int flushed)
 {
     struct ADIOI_BBLOG_bg *bg = ls->bg;
-    uint64_t t = ADIOI_BBLOG_Cap_walk(ls, NULL, NULL);
+    uint64_t t = ADIOI_BBLOG_Trim_walk(ls, NULL, NULL);
 
     if (t <= ls->trim_ready || (t - ls->trim_ready < ls->gran && !bg->want_space &&
                                 t < ls->log_end))
@@ -360,54 +348,162 @@ static int read_back(int fd, const char *buf, char *vbuf, uint64_t len, uint64_t
     return memcmp(buf, vbuf, (size_t) len) == 0 ? 0 : EBADMSG;
 }
 
+/* Lock held. Whether the thread has a segment to write now (act->bytes of it); otherwise it
+ * waits (for a change, or until the pacer's next time), or ends the drain after close, and the
+ * caller looks again. */
+static int next_segment(struct ADIOI_BBLOG_logstate *ls, int press, struct bblog_pace_action *act)
+{
+    struct ADIOI_BBLOG_bg *bg = ls->bg;
+
+    if (bg->paused || bg->done || (bg->hold && !bg->closing && !press) || bg->starved) {
+        bg->idle = 1;
+        pthread_cond_wait(&bg->cond, &ls->lock);
+        bg->idle = 0;
+        return 0;
+    }
+    if (bg->closing && bblog_idx_count(ls->idx) == 0) {
+        if (bg->pfs_fd >= 0 && fdatasync(bg->pfs_fd) != 0 && !bg->err)
+            bg->err = errno;
+        bg->done = 1;
+        pthread_cond_broadcast(&bg->cond);
+        return 0;
+    }
+    if (press || (bg->closing && (bg->hold || bg->hurry ||
+                                  bg->pace.par.mode != BBLOG_PACE_PROACTIVE))) {
+        act->bytes = bg->bufsz;         /* after close, or out of room: as fast as possible */
+    } else if (bblog_pace_next(&bg->pace, ADIOI_BBLOG_Now(), act) != 0) {
+        act->bytes = 0, act->wake = ADIOI_BBLOG_Now() + 0.1;
+    }
+    if (act->bytes > 0)
+        return 1;
+    if (isinf(act->wake)) {
+        bg->idle = 1;
+        pthread_cond_wait(&bg->cond, &ls->lock);
+        bg->idle = 0;
+    } else {
+        struct timespec ts;
+        double w = realtime() + (act->wake - ADIOI_BBLOG_Now());
+        ts.tv_sec = (time_t) w;
+        ts.tv_nsec = (long) ((w - (double) ts.tv_sec) * 1e9);
+        if (ts.tv_nsec >= 1000000000L)
+            ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+        pthread_cond_timedwait(&bg->cond, &ls->lock, &ts);
+    }
+    return 0;
+}
+
+/* Lock released. Writes the picks (their bytes in bg->buf, in file order) to the PFS file:
+ * extents adjacent in the file are adjacent in buf too, one write for each run. A pause (a
+ * planning point or a collective drain waits for this segment) ends the segment after the run
+ * being written: a segment of scattered 4 KiB extents is a thousand writes, and the
+ * collective call of every process would wait for them. *n becomes the picks written (what
+ * was not written stays in the index for later), *bytes their bytes. 0 or an errno. */
+static int write_segment(struct ADIOI_BBLOG_bg *bg, const struct pick *picks, size_t *n,
+                         int paced, uint64_t *bytes, int *flushed)
+{
+    size_t i, j;
+    int rc = 0;
+
+    *bytes = 0;
+    *flushed = 0;
+    for (i = 0; i < *n && rc == 0; i = j) {
+        uint64_t len = picks[i].len;
+        if (__atomic_load_n(&bg->paused, __ATOMIC_RELAXED) > 0 && i > 0) {
+            *n = i;
+            break;
+        }
+        for (j = i + 1; j < *n && picks[j].off == picks[j - 1].off + picks[j - 1].len; j++)
+            len += picks[j].len;
+        rc = write_all(bg->pfs_fd, bg->buf + *bytes, len, picks[i].off);
+        if (rc == 0 && bg->verify) {
+            rc = read_back(bg->pfs_fd, bg->buf + *bytes, bg->vbuf, len, picks[i].off);
+            bg->vbytes += len;
+        }
+        *bytes += len;
+        bg->writes++;
+    }
+    /* A paced segment is made durable before the next one: the PFS servers then never
+     * hold much of our data dirty, so another client's sync does not wait for it to be
+     * written back. Measured with bench/run-pacing-bench.sh on GlusterFS (probe samples
+     * of 2-3 runs pooled): probe p99 under proactive 16.8 ms against 14.6 under reactive
+     * without this, 12.7 against 12.9 with it; p95 2.3 against 4.5. */
+    /* Across nodes, a write that returned may still sit in this node's client cache
+     * (GlusterFS's write-behind, NFS): once the plan or drain that follows lets another
+     * node write newer bytes there, ours could reach the servers after them. Flushed
+     * first, ours land first. */
+    if (rc == 0 && ((paced && bg->pace.par.mode == BBLOG_PACE_PROACTIVE) || bg->nodes)) {
+        if (fdatasync(bg->pfs_fd) != 0)
+            rc = errno;
+        *flushed = 1;
+    }
+    return rc;
+}
+
+/* Lock held. After a segment written (rc 0): its bytes leave the index, room is offered, and
+ * once nothing is left the PFS file is flushed; after a failure the bytes stay for the next
+ * collective drain. */
+static void segment_done(struct ADIOI_BBLOG_logstate *ls, const struct pick *picks, size_t n,
+                         int rc, uint64_t bytes, int flushed, int press)
+{
+    struct ADIOI_BBLOG_bg *bg = ls->bg;
+    size_t i;
+
+    if (rc != 0) {
+        /* The bytes stay in the index and the log: the next collective drain writes them
+         * (and reports the error if the PFS still refuses). */
+        bg->err = rc;
+        bg->starved = 1;
+        if (!bg->warned++)
+            fprintf(stderr, "bblog: warning: background drain of %s: %s; the data stays "
+                    "in the log for the next drain\n", ls->pfs_path, rc == EBADMSG ?
+                    "bytes read back differ from those written (bblog_verify)" :
+                    strerror(rc));
+        if (bg->closing)
+            bg->done = 1;
+        return;
+    }
+    for (i = 0; i < n; i++)
+        forget_current(ls, &picks[i]);
+    bg->bytes += bytes;
+    if (press)
+        bg->cap_bytes += bytes;
+    if (ls->cap)
+        offer_trim(ls, flushed);
+    /* All logged data is in the PFS file: flush it, so that get_info can say the writes up
+     * to here are durable there (unless some went straight to the PFS file through another
+     * descriptor, which a sync flushes). */
+    if (bblog_idx_count(ls->idx) == 0 && bg->pfs_fd >= 0) {
+        uint64_t w = __atomic_load_n(&ls->wgen, __ATOMIC_RELAXED);
+        int through = __atomic_load_n(&ls->through_wgen, __ATOMIC_RELAXED) >
+            __atomic_load_n(&ls->flushed_wgen, __ATOMIC_RELAXED);
+
+        bg->busy = 1;
+        pthread_mutex_unlock(&ls->lock);
+        rc = fdatasync(bg->pfs_fd) != 0 ? errno : 0;
+        pthread_mutex_lock(&ls->lock);
+        bg->busy = 0;
+        if (rc == 0 && !through)
+            ADIOI_BBLOG_Flushed(ls, w);
+    }
+}
+
+/* The thread: picks a segment (the pacer's, or the oldest bytes when the log is out of room),
+ * copies its bytes out of the log under the lock, writes them without it, and forgets them. */
 static void *bg_main(void *arg)
 {
     struct ADIOI_BBLOG_logstate *ls = arg;
     struct ADIOI_BBLOG_bg *bg = ls->bg;
     struct pick *picks = NULL;
-    size_t cap = 0, n, i, picked;
+    size_t cap = 0, n, picked;
 
     pthread_mutex_lock(&ls->lock);
     while (!bg->stop) {
         struct bblog_pace_action act;
-        uint64_t bytes = 0;
-        int rc = 0, paced, press = pressure(ls), flushed = 0;
+        uint64_t bytes;
+        int rc, paced, press = pressure(ls), flushed;
 
-        if (bg->paused || bg->done || (bg->hold && !bg->closing && !press) || bg->starved) {
-            bg->idle = 1;
-            pthread_cond_wait(&bg->cond, &ls->lock);
-            bg->idle = 0;
+        if (!next_segment(ls, press, &act))
             continue;
-        }
-        if (bg->closing && bblog_idx_count(ls->idx) == 0) {
-            if (bg->pfs_fd >= 0 && fdatasync(bg->pfs_fd) != 0 && !bg->err)
-                bg->err = errno;
-            bg->done = 1;
-            pthread_cond_broadcast(&bg->cond);
-            continue;
-        }
-        if (press || (bg->closing && (bg->hold || bg->hurry ||
-                                      bg->pace.par.mode != BBLOG_PACE_PROACTIVE))) {
-            act.bytes = bg->bufsz;      /* after close, or out of room: as fast as possible */
-        } else if (bblog_pace_next(&bg->pace, ADIOI_BBLOG_Now(), &act) != 0) {
-            act.bytes = 0, act.wake = ADIOI_BBLOG_Now() + 0.1;
-        }
-        if (act.bytes == 0) {
-            if (isinf(act.wake)) {
-                bg->idle = 1;
-                pthread_cond_wait(&bg->cond, &ls->lock);
-                bg->idle = 0;
-            } else {
-                struct timespec ts;
-                double w = realtime() + (act.wake - ADIOI_BBLOG_Now());
-                ts.tv_sec = (time_t) w;
-                ts.tv_nsec = (long) ((w - (double) ts.tv_sec) * 1e9);
-                if (ts.tv_nsec >= 1000000000L)
-                    ts.tv_sec++, ts.tv_nsec -= 1000000000L;
-                pthread_cond_timedwait(&bg->cond, &ls->lock, &ts);
-            }
-            continue;
-        }
         paced = !press && (!bg->closing || (!bg->hold &&
                                             bg->pace.par.mode == BBLOG_PACE_PROACTIVE));
         n = press ? pick_oldest(ls, act.bytes, &picks, &cap) :
@@ -427,87 +523,12 @@ static void *bg_main(void *arg)
         picked = n;
         bg->busy = 1;
         pthread_mutex_unlock(&ls->lock);
-        /* Extents adjacent in the file are adjacent in buf too: one write for each run. A
-         * pause (a planning point or a collective drain waits for this segment) ends the
-         * segment after the run being written: a segment of scattered 4 KiB extents is a
-         * thousand writes, and the collective call of every process would wait for them.
-         * What was not written stays in the index for later. */
-        for (i = 0; i < n && rc == 0;) {
-            size_t j = i + 1;
-            if (__atomic_load_n(&bg->paused, __ATOMIC_RELAXED) > 0 && i > 0) {
-                n = i;
-                break;
-            }
-            uint64_t len = picks[i].len;
-            while (j < n && picks[j].off == picks[j - 1].off + picks[j - 1].len)
-                len += picks[j++].len;
-            rc = write_all(bg->pfs_fd, bg->buf + bytes, len, picks[i].off);
-            if (rc == 0 && bg->verify) {
-                rc = read_back(bg->pfs_fd, bg->buf + bytes, bg->vbuf, len, picks[i].off);
-                bg->vbytes += len;
-            }
-            bytes += len;
-            bg->writes++;
-            i = j;
-        }
-        /* A paced segment is made durable before the next one: the PFS servers then never
-         * hold much of our data dirty, so another client's sync does not wait for it to be
-         * written back. Measured with bench/run-pacing-bench.sh on GlusterFS (probe samples
-         * of 2-3 runs pooled): probe p99 under proactive 16.8 ms against 14.6 under reactive
-         * without this, 12.7 against 12.9 with it; p95 2.3 against 4.5. */
-        /* Across nodes, a write that returned may still sit in this node's client cache
-         * (GlusterFS's write-behind, NFS): once the plan or drain that follows lets another
-         * node write newer bytes there, ours could reach the servers after them. Flushed
-         * first, ours land first. */
-        if (rc == 0 && ((paced && bg->pace.par.mode == BBLOG_PACE_PROACTIVE) || bg->nodes)) {
-            if (fdatasync(bg->pfs_fd) != 0)
-                rc = errno;
-            flushed = 1;
-        }
+        rc = write_segment(bg, picks, &n, paced, &bytes, &flushed);
         pthread_mutex_lock(&ls->lock);
         bg->busy = 0;
         if (n < picked)
             bg->cursor = picks[n].off;  /* the next segment goes on with the rest */
-        if (rc == 0) {
-            for (i = 0; i < n; i++)
-                forget_current(ls, &picks[i]);
-            bg->bytes += bytes;
-            if (press)
-                bg->cap_bytes += bytes;
-            if (ls->cap)
-                offer_trim(ls, flushed);
-            /* All logged data is in the PFS file: flush it, so that get_info can say the
-             * writes up to here are durable there (unless some went straight to the PFS
-             * file through another descriptor, which a sync flushes). */
-            if (bblog_idx_count(ls->idx) == 0 && bg->pfs_fd >= 0) {
-                uint64_t w = __atomic_load_n(&ls->wgen, __ATOMIC_RELAXED);
-                int through = __atomic_load_n(&ls->through_wgen, __ATOMIC_RELAXED) >
-                    __atomic_load_n(&ls->flushed_wgen, __ATOMIC_RELAXED);
-
-                bg->busy = 1;
-                pthread_mutex_unlock(&ls->lock);
-                if (fdatasync(bg->pfs_fd) != 0)
-                    rc = errno;
-                pthread_mutex_lock(&ls->lock);
-                bg->busy = 0;
-                if (rc == 0 && !through)
-                    ADIOI_BBLOG_Flushed(ls, w);
-                rc = 0;
-            }
-        } else {
-            /* The bytes stay in the index and the log: the next collective drain writes them
-             * (and reports the error if the PFS still refuses). */
-            bg->err = rc;
-            bg->starved = 1;
-            if (!bg->warned++)
-                fprintf(stderr, "bblog: warning: background drain of %s: %s; the data stays "
-                        "in the log for the next drain\n", ls->pfs_path, rc == EBADMSG ?
-                        "bytes read back differ from those written (bblog_verify)" :
-                        strerror(rc));
-            if (bg->closing) {
-                bg->done = 1;
-            }
-        }
+        segment_done(ls, picks, n, rc, bytes, flushed, press);
         if (paced)
             bblog_pace_on_drained(&bg->pace, ADIOI_BBLOG_Now(), rc == 0 ? bytes : 0);
         pthread_cond_broadcast(&bg->cond);
@@ -519,12 +540,63 @@ static void *bg_main(void *arg)
 
 /* ---- the application thread ---- */
 
+/* The bracket of every collective call on the file (ad_bblog.h): ls->colls orders writes
+ * (ad_bblog_order.c), and the end of a call may be a planning point. */
+void ADIOI_BBLOG_Coll_begin(ADIO_File fd)
+{
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+
+    if (st->ls && st->nprocs > 1)
+        st->ls->in_coll++;
+}
+
+void ADIOI_BBLOG_Coll_end(ADIO_File fd, int began, int may_wait)
+{
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+
+    if (!st->ls || st->nprocs <= 1)
+        return;
+    ADIOI_BBLOG_Lock(st->ls);         /* the drain thread reads colls */
+    if (began)
+        st->ls->in_coll--;
+    st->ls->colls++;
+    ADIOI_BBLOG_Unlock(st->ls);
+    /* With background drains, collective calls are the planning points (above): every sync,
+     * set_size, set_atomicity and collective read, and collective writes spaced as Bg_plan
+     * agreed (an exchange at each of IOR's thousands of small write_all calls would cost more
+     * than the drain saves); with bblog_drain=on_demand, where the thread only makes room for
+     * a small budget, the collective writes that plan are chosen by ad_bblog_cap.c. A failure
+     * leaves the thread paused until the next collective drain: nothing is lost. A nonblocking
+     * collective write is no planning point: its caller may still have to reach another
+     * process before that one enters the call. */
+    if (st->ls->bg && may_wait && st->ls->planning &&
+        (!began || (st->hints.drain != ADIOI_BBLOG_DRAIN_ON_DEMAND &&
+                    ADIOI_BBLOG_Bg_plan_due(st->ls))))
+        ADIOI_BBLOG_Bg_plan(fd);
+}
+
 static int finalize_keyval = MPI_KEYVAL_INVALID;
 
 static int at_finalize(MPI_Comm comm, int keyval, void *val, void *extra)
 {
     ADIOI_BBLOG_Bg_wait_all();
     return MPI_SUCCESS;
+}
+
+/* The pacing controller's parameters from the hints (reorder/bblog_pace.h). */
+static void pace_params(const struct ADIOI_BBLOG_state *st, uint64_t seg,
+                        struct bblog_pace_params *par)
+{
+    memset(par, 0, sizeof(*par));
+    par->mode = st->hints.drain == ADIOI_BBLOG_DRAIN_PROACTIVE ? BBLOG_PACE_PROACTIVE :
+        BBLOG_PACE_REACTIVE;
+    par->segment_size = seg;
+    par->interval = st->hints.drain_interval;
+    par->max_rate = (double) st->hints.drain_max_rate;
+    par->margin = MARGIN;
+    par->quiet_gap = QUIET_GAP;
+    par->stagger = st->nprocs > 1 ? (double) st->rank / st->nprocs : 0;
+    par->min_piece = MIN_PIECE;
 }
 
 int ADIOI_BBLOG_Bg_start(ADIO_File fd)
@@ -561,16 +633,7 @@ int ADIOI_BBLOG_Bg_start(ADIO_File fd)
         bg->stats = 1;
         strcpy(bg->stats_path, st->hints.stats);
     }
-    memset(&par, 0, sizeof(par));
-    par.mode = st->hints.drain == ADIOI_BBLOG_DRAIN_PROACTIVE ? BBLOG_PACE_PROACTIVE :
-        BBLOG_PACE_REACTIVE;
-    par.segment_size = seg;
-    par.interval = st->hints.drain_interval;
-    par.max_rate = (double) st->hints.drain_max_rate;
-    par.margin = MARGIN;
-    par.quiet_gap = QUIET_GAP;
-    par.stagger = st->nprocs > 1 ? (double) st->rank / st->nprocs : 0;
-    par.min_piece = MIN_PIECE;
+    pace_params(st, seg, &par);
     bg->t0_mono = ADIOI_BBLOG_Now();
     bg->t0_real = realtime();
     rc = bblog_pace_init(&bg->pace, &par, bg->t0_mono);
@@ -755,7 +818,7 @@ static int cut_older(void *arg, uint64_t off, uint64_t len, uint64_t log_off, ui
 }
 
 /* Another process forgets what it logged that this process's pieces overwrote later, and may
- * then trim it from its log (ad_bblog_cap.c): before it learns of them, the pieces must
+ * then trim it from its log (ad_bblog_trim.c): before it learns of them, the pieces must
  * outlive a crash of this process, in the log or, for writes through, in the PFS file. */
 static int make_pieces_durable(struct ADIOI_BBLOG_state *st, struct ADIOI_BBLOG_logstate *ls)
 {
@@ -779,16 +842,65 @@ static int make_pieces_durable(struct ADIOI_BBLOG_state *st, struct ADIOI_BBLOG_
  * made durable): then its thread stays paused until the next collective drain, so nothing is
  * written out of order.
  */
+/* Lock held. The pieces this process wrote since the last planning point, as (offset,
+ * length, stamp) triples: its appends, then its writes through. 0 or ENOMEM. */
+static int my_pieces(struct ADIOI_BBLOG_logstate *ls, uint64_t **out, size_t *n)
+{
+    struct ADIOI_BBLOG_bg *bg = ls->bg;
+    uint64_t *mine;
+    size_t i, k = 0;
+
+    *n = ls->nrecent + (ls->nthrough - bg->plan_through);
+    if (!(mine = malloc((*n ? *n : 1) * 3 * sizeof(*mine))))
+        return ENOMEM;
+    for (i = 0; i < ls->nrecent; i++, k++) {
+        mine[3 * k] = ls->recent[i].off, mine[3 * k + 1] = ls->recent[i].len;
+        mine[3 * k + 2] = ls->recent[i].stamp;
+    }
+    for (i = bg->plan_through; i < ls->nthrough; i++, k++) {
+        mine[3 * k] = ls->through[i].off, mine[3 * k + 1] = ls->through[i].len;
+        mine[3 * k + 2] = ls->through[i].stamp;
+    }
+    *out = mine;
+    return 0;
+}
+
+/* Lock held. Forgets what other processes wrote later than this one (their pieces of the
+ * exchange o), and fences off what they wrote at all. 0 or ENOMEM. */
+static int drop_superseded(struct ADIOI_BBLOG_state *st, const struct ADIOI_BBLOG_order *o)
+{
+    struct ADIOI_BBLOG_logstate *ls = st->ls;
+    struct trim_arg t = { NULL, 0, 0, 0 };
+    struct bblog_idx_iter it;
+    struct bblog_extent e;
+    uint64_t before;
+    size_t i;
+    int rc = 0;
+
+    for (i = 0; rc == 0 && i < o->n; i++) {
+        uint64_t qoff = o->pieces[3 * i], qlen = o->pieces[3 * i + 1];
+        t.before = o->pieces[3 * i + 2];
+        bblog_idx_iter_init(ls->idx, &it, qoff, qlen);
+        while (rc == 0 && bblog_idx_iter_next(&it, &e))
+            rc = ADIOI_BBLOG_Stamp_runs(ls, e.off, e.len, e.log_off, cut_older, &t);
+        if (rc == 0)
+            rc = bblog_idx_insert(ls->bg->fence, qoff, qlen, 0);
+    }
+    before = bblog_idx_bytes(ls->idx);
+    for (i = 0; rc == 0 && i < t.n; i++)
+        rc = bblog_idx_remove(ls->idx, t.cut[2 * i], t.cut[2 * i + 1]);
+    st->st.bytes_superseded += before - bblog_idx_bytes(ls->idx);
+    free(t.cut);
+    return rc;
+}
+
 int ADIOI_BBLOG_Bg_plan(ADIO_File fd)
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
     struct ADIOI_BBLOG_logstate *ls = st->ls;
     struct ADIOI_BBLOG_bg *bg;
     struct ADIOI_BBLOG_order o;
-    struct bblog_idx_iter it;
-    struct bblog_extent e;
-    struct trim_arg t = { NULL, 0, 0 };
-    uint64_t *mine = NULL, before, bytes = 0;
+    uint64_t *mine = NULL, bytes = 0;
     size_t n = 0, i;
     int rc, xrc;
 
@@ -798,21 +910,8 @@ int ADIOI_BBLOG_Bg_plan(ADIO_File fd)
     pause_locked(ls);
     /* What this process wrote since the last point: its appends, and its writes through. */
     rc = ADIOI_BBLOG_Order_init(fd, &o);
-    n = ls->nrecent + (ls->nthrough - bg->plan_through);
-    if (rc == 0 && !(mine = malloc((n ? n : 1) * 3 * sizeof(*mine))))
-        rc = ENOMEM;
-    if (rc == 0) {
-        for (i = 0; i < ls->nrecent; i++) {
-            mine[3 * i] = ls->recent[i].off, mine[3 * i + 1] = ls->recent[i].len;
-            mine[3 * i + 2] = ls->recent[i].stamp;
-        }
-        for (i = bg->plan_through; i < ls->nthrough; i++) {
-            size_t k = ls->nrecent + (i - bg->plan_through);
-            mine[3 * k] = ls->through[i].off, mine[3 * k + 1] = ls->through[i].len;
-            mine[3 * k + 2] = ls->through[i].stamp;
-        }
-        n = ls->nrecent + (ls->nthrough - bg->plan_through);
-    }
+    if (rc == 0)
+        rc = my_pieces(ls, &mine, &n);
     if (rc == 0 && ls->trims && n > 0)
         rc = make_pieces_durable(st, ls);
     if (rc != 0)
@@ -834,21 +933,8 @@ int ADIOI_BBLOG_Bg_plan(ADIO_File fd)
              bg->plan_every < ADIOI_BBLOG_PLAN_MAX_EVERY)
         bg->plan_every *= 2;
     bg->plan_at = ls->colls;
-    /* Forget what others wrote later, and fence off what they wrote at all. */
-    for (i = 0; rc == 0 && i < o.n; i++) {
-        uint64_t qoff = o.pieces[3 * i], qlen = o.pieces[3 * i + 1];
-        uint64_t qstamp = o.pieces[3 * i + 2];
-        t.before = qstamp;
-        bblog_idx_iter_init(ls->idx, &it, qoff, qlen);
-        while (rc == 0 && bblog_idx_iter_next(&it, &e))
-            rc = ADIOI_BBLOG_Stamp_runs(ls, e.off, e.len, e.log_off, cut_older, &t);
-        if (rc == 0)
-            rc = bblog_idx_insert(bg->fence, qoff, qlen, 0);
-    }
-    before = bblog_idx_bytes(ls->idx);
-    for (i = 0; rc == 0 && i < t.n; i++)
-        rc = bblog_idx_remove(ls->idx, t.cut[2 * i], t.cut[2 * i + 1]);
-    st->st.bytes_superseded += before - bblog_idx_bytes(ls->idx);
+    if (rc == 0)
+        rc = drop_superseded(st, &o);
     if (rc == 0) {
         bg->plan_log_end = ls->log_end;
         bg->plan_colls = ls->colls;
@@ -867,7 +953,6 @@ int ADIOI_BBLOG_Bg_plan(ADIO_File fd)
     pthread_mutex_unlock(&ls->lock);
     ADIOI_BBLOG_Order_fini(&o);
     free(mine);
-    free(t.cut);
     return rc;
 }
 

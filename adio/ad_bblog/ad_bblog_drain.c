@@ -13,12 +13,17 @@
  * 3. Per round, when writes of different processes may need ordering, the processes exchange
  *    their pieces of the round and each leaves out what another process wrote later
  *    (ad_bblog_order.c). Each process then reads its pieces from the data log into the flush
- *    buffer (pieces contiguous in the log in one read) and describes their file side with an hindexed type of
- *    non-decreasing offsets; all processes then call the inner driver's collective write.
+ *    buffer (pieces contiguous in the log in one read) and describes their file side with an
+ *    hindexed type of non-decreasing offsets; all processes then call the inner driver's
+ *    collective write.
  *    A process with nothing in a round still takes part, with an empty access.
  * 4. Only when every process succeeded: inner flush (for sync), then the logs are marked
  *    drained and the indexes emptied. On any failure nothing is marked: the data stays in the
  *    logs, and the error is returned on all processes.
+ * drain() runs these as stages: drain_plan (1, and what all processes have), drain_choose (the
+ * path, the same everywhere: independent; the node exchange, alone on one node (solo) or into
+ * ROMIO's two-phase write across nodes; two-phase with or without the Order exchange),
+ * drain_rounds (2, 3), drain_commit and drain_finish (4).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -786,78 +791,159 @@ static int mark_log_drained(struct ADIOI_BBLOG_state *st)
         bblog_log_mark_drained(st->ls->log);
 }
 
-static int drain(ADIO_File fd, int sync_inner, int *emptied)
-{
-    static const char myname[] = "ADIOI_BBLOG_DRAIN";
-    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
-    struct bblog_seg *segs = NULL;
-    uint64_t *stamps = NULL, slo, shi;
+/* One collective drain, as a pipeline of stages (drain() below): plan what each process has,
+ * choose the path every process takes, write it in rounds, commit, and mark the logs. */
+struct drain {
+    ADIO_File fd;
+    struct ADIOI_BBLOG_state *st;
+    int sync_inner;
+    uint64_t w0;                /* the writes this drain covers (wgen at its start) */
+    double t0;
+    /* plan: this process's extents in file order, their stamps, and what all processes have */
+    struct bblog_seg *segs;
+    uint64_t *stamps, slo, shi;
+    size_t n;
+    int partial;                /* a one-process handle that drains its newest extents only */
     struct agreed ag;
+    /* path: the same on every process */
+    int indep;                  /* each process writes its own extents, no two-phase write */
+    int solo;                   /* one node: the node exchange writes every chunk alone */
+    int exchange;               /* Order exchange: pieces of different stamps may overlap */
+    uint64_t budget, plan_budget, span;
     struct ADIOI_BBLOG_order order;
     struct round r;
-    uint64_t *mine = NULL;
-    size_t n = 0, cursor = 0, mine_cap = 0, i;
-    uint64_t start = 0, mm[2], mmin[2], end, budget = (uint64_t) st->hints.flush_buffer_size;
-    uint64_t span, plan_budget = budget;
-    int indep, exchange, partial, node_try, solo, rc = 0, err = MPI_SUCCESS, failed, anyfail;
-    int lost, mismatch = 0;
-    int flushed;
-    uint64_t w0;
-    double t0 = ADIOI_BBLOG_Now();
+    uint64_t *mine;             /* this process's pieces of a round, for the Order exchange */
+    size_t mine_cap;
+    /* outcome */
+    int rc;                     /* local failure (errno), before it is an MPI error */
+    int err;
+    int flushed, anyfail, lost, mismatch;
+};
 
-    memset(&r, 0, sizeof(r));
-    r.verify = st->hints.verify;
-    *emptied = 0;
-    st->drain_seq++;
-    w0 = __atomic_load_n(&st->ls->wgen, __ATOMIC_RELAXED);   /* the writes this drain covers */
+/* Stage 1: the snapshot of this process's extents and the agreement on what all have. */
+static void drain_plan(struct drain *d)
+{
+    struct ADIOI_BBLOG_state *st = d->st;
+    size_t i;
+
     ADIOI_BBLOG_MAX(st->st.max_index_bytes, (uint64_t) bblog_idx_memory(st->ls->idx));
-    rc = snapshot(st, &segs, &stamps, &n, &slo, &shi);
-    ADIOI_BBLOG_MAX(st->st.max_plan_bytes, (uint64_t) n * (sizeof(*segs) + sizeof(*stamps)));
+    d->rc = snapshot(st, &d->segs, &d->stamps, &d->n, &d->slo, &d->shi);
+    ADIOI_BBLOG_MAX(st->st.max_plan_bytes,
+                    (uint64_t) d->n * (sizeof(*d->segs) + sizeof(*d->stamps)));
     /* A one-process handle of a file that a multi-process handle writes too (PnetCDF's
      * MPI_COMM_SELF handle, at its sync or close) cannot exchange with the other processes.
      * It drains only what this process wrote since the file's last collective call: no other
      * process can have written those bytes later. Older extents wait for a collective drain,
      * whose exchange also learns what this one wrote (kept like bytes written through); when
      * this handle is the last one open, it drains everything. */
-    partial = rc == 0 && st->nprocs == 1 && st->ls->colls > 0 &&
+    d->partial = d->rc == 0 && st->nprocs == 1 && st->ls->colls > 0 &&
         st->ls->refs - (st->ls->bg ? 1 : 0) > 1;        /* another handle drains the rest */
-    if (partial) {
+    if (d->partial) {
         uint32_t cur = ADIOI_BBLOG_COLL_STAMP(ADIOI_BBLOG_Stamp(st->ls));
         size_t k = 0;
-        for (i = 0; i < n; i++)
-            if (ADIOI_BBLOG_COLL_STAMP(stamps[i]) == cur)
-                segs[k] = segs[i], stamps[k++] = stamps[i];
-        n = k;
+        for (i = 0; i < d->n; i++)
+            if (ADIOI_BBLOG_COLL_STAMP(d->stamps[i]) == cur)
+                d->segs[k] = d->segs[i], d->stamps[k++] = d->stamps[i];
+        d->n = k;
     }
-    agree_start(fd, st, rc, segs, n, slo, shi, &ag);
-    if (ag.count == 0) {
-        ADIOI_BBLOG_Vis_emptied(st->ls);        /* what it lists is all in the PFS file */
-        /* Nothing left to write, but the log may still hold records: of what the background
-         * drain wrote, or PFS records. Marked drained like after any drain, or a replay after
-         * a crash before close removes the log would put them back over newer bytes of
-         * processes whose logs are gone. */
-        if (rc == 0 && st->ls->log && (st->ls->log_end > 0 || st->ls->nthrough > 0)) {
-            rc = mark_log_drained(st);
-            if (rc != 0)
-                err = ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot mark drained",
-                                         bblog_log_meta_path(st->ls->log));
-            st->ls->log_bytes = 0;
-            st->ls->log_end = 0;
-            ADIOI_BBLOG_Cap_reset(st->ls);
-        }
-        ADIOI_BBLOG_Order_reset(st->ls);
-        *emptied = 1;
-        free(segs);
-        free(stamps);
-        /* Nothing logged anywhere, but bytes written straight to the PFS file (large
-         * writes) must be flushed by a sync all the same; every process is here. */
-        if (err == MPI_SUCCESS && sync_inner && st->inner->is_open) {
-            ADIO_Flush(st->inner, &err);
-            if (err == MPI_SUCCESS)
-                ADIOI_BBLOG_Flushed(st->ls, w0);
-        }
-        return err;
+    agree_start(d->fd, st, d->rc, d->segs, d->n, d->slo, d->shi, &d->ag);
+}
+
+/* Nothing logged on any process: no round, but the logs are marked and a sync still flushes. */
+static int drain_nothing(struct drain *d, int *emptied)
+{
+    struct ADIOI_BBLOG_state *st = d->st;
+    int rc;
+
+    ADIOI_BBLOG_Vis_emptied(st->ls);    /* what it lists is all in the PFS file */
+    /* Nothing left to write, but the log may still hold records: of what the background
+     * drain wrote, or PFS records. Marked drained like after any drain, or a replay after
+     * a crash before close removes the log would put them back over newer bytes of
+     * processes whose logs are gone. */
+    if (d->rc == 0 && st->ls->log && (st->ls->log_end > 0 || st->ls->nthrough > 0)) {
+        rc = mark_log_drained(st);
+        if (rc != 0)
+            d->err = ADIOI_BBLOG_Err_rc(myname_drain, __LINE__, rc, "cannot mark drained",
+                                        bblog_log_meta_path(st->ls->log));
+        st->ls->log_bytes = 0;
+        st->ls->log_end = 0;
+        ADIOI_BBLOG_Trim_reset(st->ls);
     }
+    ADIOI_BBLOG_Order_reset(st->ls);
+    *emptied = 1;
+    free(d->segs);
+    free(d->stamps);
+    /* Nothing logged anywhere, but bytes written straight to the PFS file (large
+     * writes) must be flushed by a sync all the same; every process is here. */
+    if (d->err == MPI_SUCCESS && d->sync_inner && st->inner->is_open) {
+        ADIO_Flush(st->inner, &d->err);
+        if (d->err == MPI_SUCCESS)
+            ADIOI_BBLOG_Flushed(st->ls, d->w0);
+    }
+    return d->err;
+}
+
+/* The node exchange (ad_bblog_node.c) serves the two-phase path of multi-process handles;
+ * every input of the test for it is the same on all processes. Whether every process can read
+ * its node's logs is agreed before any round uses them. */
+static int node_ready(struct drain *d)
+{
+    static int shared_warned;
+    struct ADIOI_BBLOG_state *st = d->st;
+    int bad = !ADIOI_BBLOG_Node_prepare(d->fd), anybad;
+
+    MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, d->fd->comm);
+    if (anybad && st->hints.shared_bb && !st->one_node && st->rank == 0 && !shared_warned++)
+        fprintf(stderr, "bblog: warning: bblog_shared_bb=true, but some process of %s "
+                "cannot open the logs of the others in %s: is that directory the same on "
+                "every node? Drains move the data through MPI instead (said once per "
+                "job)\n", st->pfs_path, st->logdir);
+    return !anybad;
+}
+
+/* How far a round reaches (span) and how many bytes of pieces each process plans for one. */
+static void size_rounds(struct drain *d)
+{
+    struct ADIOI_BBLOG_state *st = d->st;
+    const struct agreed *ag = &d->ag;
+
+    /* A round spans at most cb_nodes x cb_buffer_size bytes, so that ROMIO's two-phase write
+     * does it in one cycle on each aggregator: its write error path leaves the remaining
+     * cycles' exchanges out on the failing aggregator only, and the other processes would wait
+     * for them for ever. With one cycle an error reaches every process. */
+    d->span = (uint64_t) (st->inner->hints->cb_nodes > 0 ? st->inner->hints->cb_nodes : 1);
+    d->span *= st->inner->hints->cb_buffer_size > 0 ?
+        (uint64_t) st->inner->hints->cb_buffer_size : d->budget;
+    /* With the node exchange on a single node (solo), the processes take the node's bytes in
+     * chunks of up to 4 MiB, each written alone (unless romio_cb_write=enable asks for
+     * ROMIO's aggregation). A round then only bounds the memory of the piece lists:
+     * about 56 bytes a piece on every process of the node, kept within one drain buffer, for
+     * at most 16 buffers of data per process. */
+    if (d->solo) {
+        uint64_t f = ag->bytes / ag->count / (56 * (uint64_t) st->nprocs);
+        d->plan_budget = d->budget * (f < 1 ? 1 : f > 16 ? 16 : f);
+        d->span = UINT64_MAX;
+    }
+    /* Independent drain: one round, the whole file. Its pieces are exchanged once (ordering),
+     * then each process streams its own through the buffer with no further collective call.
+     * Rounds cut by file range would serialise the processes: with each process's data in one
+     * block of the file (IOR segmented), the first round ends a buffer past the first block's
+     * start and holds bytes of one process only. */
+    if (d->indep) {
+        d->r.fd = d->fd;
+        d->r.budget = d->budget;
+        d->plan_budget = UINT64_MAX;
+        if (d->rc == 0 && d->n > 0)
+            map_own_log(st, &d->r);
+    }
+}
+
+/* Stage 2: the path of this drain, from inputs that are the same on every process. */
+static void drain_choose(struct drain *d)
+{
+    struct ADIOI_BBLOG_state *st = d->st;
+    struct agreed *ag = &d->ag;
+
     /* Two-phase aggregation pays off for small pieces; extents of a megabyte or more are
      * already what the PFS wants, and funnelling them through the aggregators only serialises
      * them (plain ROMIO writes such non-interleaved accesses independently too). The decision
@@ -866,29 +952,15 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
      * the same file at the same moment through handles of their own (PnetCDF's MPI_COMM_SELF
      * handles in independent mode, at sync and close), so it must neither read-modify-write
      * the bytes between its extents nor grow the file (below). */
-    indep = st->nprocs == 1 ||
+    d->indep = st->nprocs == 1 ||
         (st->hints.indep_threshold > 0 && st->inner->hints->cb_write != ADIOI_HINT_ENABLE &&
-         ag.bytes / ag.count >= (uint64_t) st->hints.indep_threshold);
-    if (rc == 0)
-        rc = ADIOI_BBLOG_Order_init(fd, &order);
+         ag->bytes / ag->count >= (uint64_t) st->hints.indep_threshold);
+    if (d->rc == 0)
+        d->rc = ADIOI_BBLOG_Order_init(d->fd, &d->order);
     else
-        memset(&order, 0, sizeof(order));
-    /* The node exchange (ad_bblog_node.c) serves the two-phase path of multi-process handles;
-     * every input of this test is the same on all processes. Whether every process can read
-     * its node's logs is agreed before any round uses them. */
-    node_try = st->hints.node_exchange && st->nprocs > 1 && !indep;
-    if (node_try) {
-        static int shared_warned;
-        int bad = !ADIOI_BBLOG_Node_prepare(fd), anybad;
-        MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, fd->comm);
-        r.collect = !anybad;
-        if (anybad && st->hints.shared_bb && !st->one_node && st->rank == 0 &&
-            !shared_warned++)
-            fprintf(stderr, "bblog: warning: bblog_shared_bb=true, but some process of %s "
-                    "cannot open the logs of the others in %s: is that directory the same on "
-                    "every node? Drains move the data through MPI instead (said once per "
-                    "job)\n", st->pfs_path, st->logdir);
-    }
+        memset(&d->order, 0, sizeof(d->order));
+    if (st->hints.node_exchange && st->nprocs > 1 && !d->indep)
+        d->r.collect = node_ready(d);
     /* ROMIO's two-phase write fills the holes of an aggregator's domain by reading the file
      * first (read-modify-write); past the end of the file that read comes back short and the
      * hole would be written with whatever its buffer held. Growing the file first to the end of
@@ -896,272 +968,327 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
      * zeros. Independent writes have no holes to fill, and there the check-then-truncate could
      * race with another handle's writes: a size read just before another process extends the
      * file would truncate its bytes (PnetCDF's SELF handles lost step[t] so). */
-    if (!indep) {
-        int gerr = grow_to_logged_end(fd, st, ag.end);
-        if (err == MPI_SUCCESS)
-            err = gerr;
+    if (!d->indep) {
+        int gerr = grow_to_logged_end(d->fd, st, ag->end);
+        if (d->err == MPI_SUCCESS)
+            d->err = gerr;
     }
-    if (ag.failed) {
-        if (rc == 0)
-            rc = ENOMEM;        /* another process failed: nothing drains anywhere */
-        n = 0;
-        if (err == MPI_SUCCESS && ag.lost)
-            err = ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_OTHER, "bblog: a process of %s "
-                                  "did not take part in its drain (did it die?); the data "
-                                  "stays in the logs under %s", st->pfs_path, st->logdir);
-        else if (err == MPI_SUCCESS)
-            err = ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_NO_MEM, "bblog: out of memory "
-                                  "planning the drain of %s", st->pfs_path);
+    if (ag->failed) {
+        if (d->rc == 0)
+            d->rc = ENOMEM;     /* another process failed: nothing drains anywhere */
+        d->n = 0;
+        if (d->err == MPI_SUCCESS && ag->lost)
+            d->err = ADIOI_BBLOG_Err(myname_drain, __LINE__, MPI_ERR_OTHER, "bblog: a process "
+                                     "of %s did not take part in its drain (did it die?); the "
+                                     "data stays in the logs under %s", st->pfs_path,
+                                     st->logdir);
+        else if (d->err == MPI_SUCCESS)
+            d->err = ADIOI_BBLOG_Err(myname_drain, __LINE__, MPI_ERR_NO_MEM, "bblog: out of "
+                                     "memory planning the drain of %s", st->pfs_path);
     }
-    solo = r.collect && ADIOI_BBLOG_Node_size(st) == st->nprocs &&
+    d->solo = d->r.collect && ADIOI_BBLOG_Node_size(st) == st->nprocs &&
         st->inner->hints->cb_write != ADIOI_HINT_ENABLE;
     /* Write order matters only between different stamps (with one stamp everywhere, or one
      * process, there is nothing to exchange) and where the pieces of two processes can
      * overlap. On one node (solo) the node exchange sees every process's pieces with their
      * stamps and keeps the later writes itself: no Order exchange. */
-    exchange = st->nprocs > 1 && !ag.failed && ag.slo != ag.shi && !ag.disjoint && !solo;
-    /* A round spans at most cb_nodes x cb_buffer_size bytes, so that ROMIO's two-phase write
-     * does it in one cycle on each aggregator: its write error path leaves the remaining
-     * cycles' exchanges out on the failing aggregator only, and the other processes would wait
-     * for them for ever. With one cycle an error reaches every process. */
-    span = (uint64_t) (st->inner->hints->cb_nodes > 0 ? st->inner->hints->cb_nodes : 1);
-    span *= st->inner->hints->cb_buffer_size > 0 ? (uint64_t) st->inner->hints->cb_buffer_size :
-        budget;
-    /* With the node exchange on a single node (solo), the processes take the node's bytes in
-     * chunks of up to 4 MiB, each written alone (unless romio_cb_write=enable asks for
-     * ROMIO's aggregation). A round then only bounds the memory of the piece lists:
-     * about 56 bytes a piece on every process of the node, kept within one drain buffer, for
-     * at most 16 buffers of data per process. */
-    if (solo) {
-        uint64_t f = ag.bytes / ag.count / (56 * (uint64_t) st->nprocs);
-        plan_budget = budget * (f < 1 ? 1 : f > 16 ? 16 : f);
-        span = UINT64_MAX;
-    }
-    /* Independent drain: one round, the whole file. Its pieces are exchanged once (ordering),
-     * then each process streams its own through the buffer with no further collective call.
-     * Rounds cut by file range would serialise the processes: with each process's data in one
-     * block of the file (IOR segmented), the first round ends a buffer past the first block's
-     * start and holds bytes of one process only. */
-    if (indep) {
-        r.fd = fd;
-        r.budget = budget;
-        plan_budget = UINT64_MAX;
-        if (rc == 0 && n > 0)
-            map_own_log(st, &r);
-    }
+    d->exchange = st->nprocs > 1 && !ag->failed && ag->slo != ag->shi && !ag->disjoint &&
+        !d->solo;
+    size_rounds(d);
     /* Under the node exchange a process with nothing logged still receives a share. */
-    if (rc == 0 && (n > 0 || r.collect) && !r.map && !(r.buf = ADIOI_Malloc(budget)))
-        rc = ENOMEM;
+    if (d->rc == 0 && (d->n > 0 || d->r.collect) && !d->r.map &&
+        !(d->r.buf = ADIOI_Malloc(d->budget)))
+        d->rc = ENOMEM;
+}
+
+/* The pieces of [start, end) that this process writes in a round: its extents there, less
+ * what another process wrote later (with the Order exchange), and on one node the bytes it
+ * wrote straight to the PFS, which hide older pieces. */
+static void round_add(struct drain *d, size_t cursor, uint64_t start, uint64_t end)
+{
+    struct ADIOI_BBLOG_state *st = d->st;
+    struct round *r = &d->r;
+    size_t i;
+
+    for (i = cursor; d->rc == 0 && i < d->n && d->segs[i].off < end; i++) {
+        const struct bblog_seg *s = &d->segs[i];
+        uint64_t lo = s->off > start ? s->off : start;
+        uint64_t hi = s->off + s->len < end ? s->off + s->len : end;
+        struct keep_arg k = { st, r, s->off, s->src };
+        uint64_t before = r->added;
+        if (hi <= lo)
+            continue;
+        r->stamp = d->stamps[i];
+        if (d->exchange) {
+            d->rc = ADIOI_BBLOG_Order_keep(&d->order, lo, hi, d->stamps[i], keep_piece, &k);
+            st->st.bytes_superseded += (hi - lo) - (r->added - before);
+        } else {
+            d->rc = add_piece(st, r, lo, hi - lo, s->src + (lo - s->off));
+        }
+    }
+    if (d->rc == 0)
+        d->rc = flush_read(st, r);
+    for (i = 0; d->solo && d->rc == 0 && i < st->ls->nthrough; i++) {
+        const struct ADIOI_BBLOG_piece *t = &st->ls->through[i];
+        uint64_t lo = t->off > start ? t->off : start;
+        uint64_t hi = t->off + t->len < end ? t->off + t->len : end;
+        r->stamp = t->stamp;
+        if (hi > lo)
+            d->rc = add_piece(st, r, lo, hi - lo, UINT64_MAX);
+    }
+}
+
+/* Stage 3: the rounds. Each covers the file from where the last ended to where the first
+ * process runs out of budget; every process takes part in each, even after a failure. */
+static void drain_rounds(struct drain *d)
+{
+    struct ADIOI_BBLOG_state *st = d->st;
+    struct round *r = &d->r;
+    uint64_t start = 0, end, mm[2], mmin[2];
+    size_t cursor = 0;
+
     do {
         int werr = MPI_SUCCESS, count = 0, xrc;
 
         /* {end of my round, first byte I have in it}: the round ends where the first process
          * runs out of budget, and spans at most `span` bytes from the first byte anyone has in
-         * it (see below). */
-        mm[0] = rc == 0 ? bblog_plan_round_end(segs, n, &cursor, start, plan_budget) :
-            UINT64_MAX;
-        mm[1] = rc == 0 && cursor < n ? (segs[cursor].off > start ? segs[cursor].off : start) :
-            UINT64_MAX;
+         * it (see drain_choose). */
+        mm[0] = d->rc == 0 ? bblog_plan_round_end(d->segs, d->n, &cursor, start,
+                                                  d->plan_budget) : UINT64_MAX;
+        mm[1] = d->rc == 0 && cursor < d->n ?
+            (d->segs[cursor].off > start ? d->segs[cursor].off : start) : UINT64_MAX;
         /* The independent drain's one round needs no agreement: it is the whole file, and
          * some process has bytes in it. */
-        if (indep)
+        if (d->indep)
             mmin[0] = UINT64_MAX, mmin[1] = 0;
         else
-            MPI_Allreduce(mm, mmin, 2, MPI_UINT64_T, MPI_MIN, fd->comm);
+            MPI_Allreduce(mm, mmin, 2, MPI_UINT64_T, MPI_MIN, d->fd->comm);
         /* Nobody has a byte left: no empty round (an empty two-phase write still costs all
          * its collectives). Every process sees the same minimum, so all stop here together. */
         if (mmin[1] == UINT64_MAX)
             break;
         end = mmin[0];
-        if (!indep && mmin[1] + span > mmin[1] && mmin[1] + span < end)
-            end = mmin[1] + span;
-        r.k = 0;
-        r.bytes = 0;
-        r.nquad = 0;
-        if (exchange) {
-            xrc = rc == 0 ? round_pieces(st, segs, stamps, cursor, n, start, end, &mine,
-                                         &mine_cap, &count) : 0;
+        if (!d->indep && mmin[1] + d->span > mmin[1] && mmin[1] + d->span < end)
+            end = mmin[1] + d->span;
+        r->k = 0;
+        r->bytes = 0;
+        r->nquad = 0;
+        if (d->exchange) {
+            xrc = d->rc == 0 ? round_pieces(st, d->segs, d->stamps, cursor, d->n, start, end,
+                                            &d->mine, &d->mine_cap, &count) : 0;
             if (xrc != 0)
                 count = 0;
-            rc = rc ? rc : xrc;
-            xrc = ADIOI_BBLOG_Order_exchange(fd, &order, mine, count, 0);
-            rc = rc ? rc : xrc;
+            d->rc = d->rc ? d->rc : xrc;
+            xrc = ADIOI_BBLOG_Order_exchange(d->fd, &d->order, d->mine, count, 0);
+            d->rc = d->rc ? d->rc : xrc;
         }
-        for (i = cursor; rc == 0 && i < n && segs[i].off < end; i++) {
-            uint64_t lo = segs[i].off > start ? segs[i].off : start;
-            uint64_t hi = segs[i].off + segs[i].len < end ? segs[i].off + segs[i].len : end;
-            struct keep_arg k = { st, &r, segs[i].off, segs[i].src };
-            uint64_t before = r.added;
-            if (hi <= lo)
-                continue;
-            r.stamp = stamps[i];
-            if (exchange) {
-                rc = ADIOI_BBLOG_Order_keep(&order, lo, hi, stamps[i], keep_piece, &k);
-                st->st.bytes_superseded += (hi - lo) - (r.added - before);
+        round_add(d, cursor, start, end);
+        if (r->collect) {
+            /* Every process of the node, each round, even after a failure (with nothing). */
+            node_round(d->fd, st, r, d->solo, d->solo && d->budget > SOLO_CHUNK ? SOLO_CHUNK :
+                       d->budget, &d->rc, &werr);
+        } else {
+            if (d->rc != 0)
+                r->k = 0, r->bytes = 0; /* still take part, with nothing */
+            if (d->indep) {
+                if (d->rc == 0)
+                    d->rc = spill(st, r);
+                werr = r->werr;
             } else {
-                rc = add_piece(st, &r, lo, hi - lo, segs[i].src + (lo - segs[i].off));
+                coll_write(d->fd, st, r, &werr);
+                account(st, r);
             }
         }
-        if (rc == 0)
-            rc = flush_read(st, &r);
-        /* Solo, bytes written straight to the PFS take part too: they hide older pieces. */
-        for (i = 0; solo && rc == 0 && i < st->ls->nthrough; i++) {
-            const struct ADIOI_BBLOG_piece *t = &st->ls->through[i];
-            uint64_t lo = t->off > start ? t->off : start;
-            uint64_t hi = t->off + t->len < end ? t->off + t->len : end;
-            r.stamp = t->stamp;
-            if (hi > lo)
-                rc = add_piece(st, &r, lo, hi - lo, UINT64_MAX);
-        }
-        if (r.collect) {
-            /* Every process of the node, each round, even after a failure (with nothing). */
-            node_round(fd, st, &r, solo, solo && budget > SOLO_CHUNK ? SOLO_CHUNK : budget, &rc,
-                       &werr);
-            goto next;
-        }
-        if (rc != 0)
-            r.k = 0, r.bytes = 0;       /* still take part, with nothing */
-        if (indep) {
-            if (rc == 0)
-                rc = spill(st, &r);
-            werr = r.werr;
-        } else {
-            coll_write(fd, st, &r, &werr);
-            account(st, &r);
-        }
-      next:
-        if (werr != MPI_SUCCESS && err == MPI_SUCCESS)
-            err = werr;
+        if (werr != MPI_SUCCESS && d->err == MPI_SUCCESS)
+            d->err = werr;
         st->st.rounds++;
         start = end;
     } while (end != UINT64_MAX);
+}
 
-    /* Before the logs can be marked drained and truncated below. */
-    if (r.map)
-        munmap((void *) r.map, r.map_len);
-    r.map = NULL;
-    if (rc != 0 && err == MPI_SUCCESS)
-        err = ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot read back the log",
-                                 st->ls->log ? bblog_log_data_path(st->ls->log) : st->logdir);
+/* Stage 4: the commit point. Every process wrote and flushed its share, and says so with its
+ * check word; without every word, nothing is marked drained. bblog_verify reads back here. */
+static void drain_commit(struct drain *d)
+{
+    struct ADIOI_BBLOG_state *st = d->st;
+    struct round *r = &d->r;
+    uint64_t v[2], sum[2], want = 0;
+    int p;
+
+    /* Before the logs can be marked drained and truncated. */
+    if (r->map)
+        munmap((void *) r->map, r->map_len);
+    r->map = NULL;
+    if (d->rc != 0 && d->err == MPI_SUCCESS)
+        d->err = ADIOI_BBLOG_Err_rc(myname_drain, __LINE__, d->rc, "cannot read back the log",
+                                    st->ls->log ? bblog_log_data_path(st->ls->log) :
+                                    st->logdir);
     /* A verifying drain flushes too: what it reads back must be what the PFS holds, not what
      * one client's cache holds of another's writes. */
-    if (err == MPI_SUCCESS && (sync_inner || r.verify) && st->inner->is_open)
-        ADIO_Flush(st->inner, &err);
-    flushed = err == MPI_SUCCESS && (sync_inner || r.verify) && st->inner->is_open;
-    failed = err != MPI_SUCCESS;
-    {
-        /* The commit point: every process wrote and flushed its share, and says so with its
-         * check word (above); without every word, nothing is marked drained. */
-        uint64_t v[2] = { (uint64_t) failed, check_word(st, CHECK_END, st->rank) }, sum[2];
-        uint64_t want = 0;
-        int p;
-        for (p = 0; p < st->nprocs; p++)
-            want += check_word(st, CHECK_END, p);
-        MPI_Allreduce(v, sum, 2, MPI_UINT64_T, MPI_SUM, fd->comm);
-        lost = sum[1] != want;
-        anyfail = sum[0] != 0 || lost;
-    }
+    if (d->err == MPI_SUCCESS && (d->sync_inner || r->verify) && st->inner->is_open)
+        ADIO_Flush(st->inner, &d->err);
+    d->flushed = d->err == MPI_SUCCESS && (d->sync_inner || r->verify) && st->inner->is_open;
+    v[0] = d->err != MPI_SUCCESS;
+    v[1] = check_word(st, CHECK_END, st->rank);
+    for (p = 0; p < st->nprocs; p++)
+        want += check_word(st, CHECK_END, p);
+    MPI_Allreduce(v, sum, 2, MPI_UINT64_T, MPI_SUM, d->fd->comm);
+    d->lost = sum[1] != want;
+    d->anyfail = sum[0] != 0 || d->lost;
     /* bblog_verify: every process has written and flushed its share (above); each reads back
      * what it wrote. A difference anywhere keeps every log, as a failed drain does. */
-    if (!anyfail && r.verify) {
-        struct written bad;
+    if (!d->anyfail && r->verify) {
+        struct written bad = { 0, 0, 0 };
         uint32_t got = 0;
         int verr, anybad;
-        mismatch = verify_written(fd, st, &r, budget, &bad, &got, &verr);
-        MPI_Allreduce(&mismatch, &anybad, 1, MPI_INT, MPI_MAX, fd->comm);
+        d->mismatch = verify_written(d->fd, st, r, d->budget, &bad, &got, &verr);
+        MPI_Allreduce(&d->mismatch, &anybad, 1, MPI_INT, MPI_MAX, d->fd->comm);
         if (anybad) {
-            anyfail = 1;
-            if (!mismatch)
-                err = ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_IO, "bblog: the verifying drain "
-                                      "of %s read back bytes that differ from what was written, "
-                                      "on another process; the data stays in the logs under %s",
-                                      st->pfs_path, st->logdir);
+            d->anyfail = 1;
+            if (!d->mismatch)
+                d->err = ADIOI_BBLOG_Err(myname_drain, __LINE__, MPI_ERR_IO, "bblog: the "
+                                         "verifying drain of %s read back bytes that differ "
+                                         "from what was written, on another process; the "
+                                         "data stays in the logs under %s", st->pfs_path,
+                                         st->logdir);
             else if (verr != MPI_SUCCESS)
-                err = verr;
+                d->err = verr;
             else
-                err = ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_IO, "bblog: the verifying drain "
-                                      "of %s read back bytes [%llu, %llu) that differ from what "
-                                      "it wrote there (CRC-32C %08x, written %08x); the data "
-                                      "stays in the logs under %s", st->pfs_path,
-                                      (unsigned long long) bad.off,
-                                      (unsigned long long) (bad.off + bad.len), got, bad.crc,
-                                      st->logdir);
-            mismatch = 1;
+                d->err = ADIOI_BBLOG_Err(myname_drain, __LINE__, MPI_ERR_IO, "bblog: the "
+                                         "verifying drain of %s read back bytes [%llu, %llu) "
+                                         "that differ from what it wrote there (CRC-32C %08x, "
+                                         "written %08x); the data stays in the logs under %s",
+                                         st->pfs_path, (unsigned long long) bad.off,
+                                         (unsigned long long) (bad.off + bad.len), got,
+                                         bad.crc, st->logdir);
+            d->mismatch = 1;
         }
     }
-    /* Every process has read the node's logs: their mappings go before the truncation of the
-     * logs below, which would otherwise have to unmap the pages from all of them. */
-    ADIOI_BBLOG_Node_end(st);
-    if (!anyfail && partial) {
-        for (i = 0; i < n && rc == 0; i++) {
-            rc = ADIOI_BBLOG_Note_through(st->ls, segs[i].off, segs[i].len, stamps[i]);
-            if (rc == 0)
-                rc = bblog_idx_remove(st->ls->idx, segs[i].off, segs[i].len);
-        }
-        if (rc != 0)
-            err = ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot record the drain of",
-                                     st->pfs_path);
-        anyfail = 1;            /* the log keeps its older extents: no mark, no clear */
+}
+
+/* Stage 5, after a partial drain (drain_plan): what it wrote is kept like bytes written
+ * through, for the next collective drain's exchange; the log keeps its older extents. */
+static void drain_keep_partial(struct drain *d)
+{
+    struct ADIOI_BBLOG_state *st = d->st;
+    size_t i;
+    int rc = 0;
+
+    for (i = 0; i < d->n && rc == 0; i++) {
+        rc = ADIOI_BBLOG_Note_through(st->ls, d->segs[i].off, d->segs[i].len, d->stamps[i]);
+        if (rc == 0)
+            rc = bblog_idx_remove(st->ls->idx, d->segs[i].off, d->segs[i].len);
     }
+    if (rc != 0)
+        d->err = ADIOI_BBLOG_Err_rc(myname_drain, __LINE__, rc, "cannot record the drain of",
+                                    st->pfs_path);
+    d->anyfail = 1;             /* no mark, no clear */
+}
+
+/* Stage 5, after a complete drain everywhere: the log is marked drained and emptied. */
+static void drain_empty_log(struct drain *d, int *emptied)
+{
+    struct ADIOI_BBLOG_state *st = d->st;
+    int rc;
+
     /* Every process's bytes are in the PFS file: the others' reads stop looking in this log
      * before it is emptied (ad_bblog_vis.c). */
-    if (!anyfail)
-        ADIOI_BBLOG_Vis_emptied(st->ls);
-    if (!anyfail && st->ls->log) {
+    ADIOI_BBLOG_Vis_emptied(st->ls);
+    if (st->ls->log) {
+        struct bblog_log_stats ls;
+
         rc = mark_log_drained(st);
         if (rc != 0)
-            err = ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot mark drained",
-                                     bblog_log_meta_path(st->ls->log));
+            d->err = ADIOI_BBLOG_Err_rc(myname_drain, __LINE__, rc, "cannot mark drained",
+                                        bblog_log_meta_path(st->ls->log));
         else
             st->ls->log_failed = 0;         /* an emptied log takes appends again */
         /* A log write that failed before the drain read its bytes back from memory lost
          * nothing, but the burst buffer is too small (or failing): say so, once. */
-        {
-            struct bblog_log_stats ls;
-            bblog_log_get_stats(st->ls->log, &ls);
-            if (ls.failures > 0) {
-                char why[160];
-                snprintf(why, sizeof(why), "refused writes (%s; the drain wrote them from "
-                         "memory)", bblog_strerror(ls.last_failure));
-                ADIOI_BBLOG_Warn_full(st, why);
-            }
+        bblog_log_get_stats(st->ls->log, &ls);
+        if (ls.failures > 0) {
+            char why[160];
+            snprintf(why, sizeof(why), "refused writes (%s; the drain wrote them from "
+                     "memory)", bblog_strerror(ls.last_failure));
+            ADIOI_BBLOG_Warn_full(st, why);
         }
     }
-    if (!anyfail) {
-        bblog_idx_clear(st->ls->idx);
-        ADIOI_BBLOG_Order_reset(st->ls);
-        st->ls->log_bytes = 0;
-        st->ls->log_end = 0;
-        ADIOI_BBLOG_Cap_reset(st->ls);
-        *emptied = 1;
-        if (flushed)
-            ADIOI_BBLOG_Flushed(st->ls, w0);
-    } else if (err == MPI_SUCCESS && !partial) {
-        err = lost ?
-            ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_OTHER, "bblog: a process of %s did not "
-                            "finish its drain (did it die?); the data stays in the logs under "
-                            "%s", st->pfs_path, st->logdir) :
-            ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_IO, "bblog: draining %s failed on "
+    bblog_idx_clear(st->ls->idx);
+    ADIOI_BBLOG_Order_reset(st->ls);
+    st->ls->log_bytes = 0;
+    st->ls->log_end = 0;
+    ADIOI_BBLOG_Trim_reset(st->ls);
+    *emptied = 1;
+    if (d->flushed)
+        ADIOI_BBLOG_Flushed(st->ls, d->w0);
+}
+
+/* Stage 5: what the logs keep, the error every process reports, and the statistics. */
+static void drain_finish(struct drain *d, int *emptied)
+{
+    struct ADIOI_BBLOG_state *st = d->st;
+
+    /* Every process has read the node's logs: their mappings go before the truncation of the
+     * logs, which would otherwise have to unmap the pages from all of them. */
+    ADIOI_BBLOG_Node_end(st);
+    if (!d->anyfail && d->partial)
+        drain_keep_partial(d);
+    if (!d->anyfail)
+        drain_empty_log(d, emptied);
+    else if (d->err == MPI_SUCCESS && !d->partial)
+        d->err = d->lost ?
+            ADIOI_BBLOG_Err(myname_drain, __LINE__, MPI_ERR_OTHER, "bblog: a process of %s did "
+                            "not finish its drain (did it die?); the data stays in the logs "
+                            "under %s", st->pfs_path, st->logdir) :
+            ADIOI_BBLOG_Err(myname_drain, __LINE__, MPI_ERR_IO, "bblog: draining %s failed on "
                             "another process; the data stays in the logs under %s",
                             st->pfs_path, st->logdir);
-    }
     st->st.drains++;
-    st->st.t_drain += ADIOI_BBLOG_Now() - t0;
-    st->st.last_drain = mismatch ? ADIOI_BBLOG_LAST_MISMATCH :
-        err != MPI_SUCCESS ? ADIOI_BBLOG_LAST_FAILED :
-        r.verify ? ADIOI_BBLOG_LAST_VERIFIED : ADIOI_BBLOG_LAST_DONE;
-    free(r.ver);
-    if (r.buf)
-        ADIOI_Free(r.buf);
-    ADIOI_BBLOG_Order_fini(&order);
-    free(r.lens);
-    free(r.disps);
-    free(r.quad);
-    free(r.mp);
-    free(segs);
-    free(stamps);
-    free(mine);
-    return err;
+    st->st.t_drain += ADIOI_BBLOG_Now() - d->t0;
+    st->st.last_drain = d->mismatch ? ADIOI_BBLOG_LAST_MISMATCH :
+        d->err != MPI_SUCCESS ? ADIOI_BBLOG_LAST_FAILED :
+        d->r.verify ? ADIOI_BBLOG_LAST_VERIFIED : ADIOI_BBLOG_LAST_DONE;
+}
+
+static void drain_free(struct drain *d)
+{
+    free(d->r.ver);
+    if (d->r.buf)
+        ADIOI_Free(d->r.buf);
+    ADIOI_BBLOG_Order_fini(&d->order);
+    free(d->r.lens);
+    free(d->r.disps);
+    free(d->r.quad);
+    free(d->r.mp);
+    free(d->segs);
+    free(d->stamps);
+    free(d->mine);
+}
+
+static int drain(ADIO_File fd, int sync_inner, int *emptied)
+{
+    struct drain d;
+
+    memset(&d, 0, sizeof(d));
+    d.fd = fd;
+    d.st = ADIOI_BBLOG_STATE(fd);
+    d.sync_inner = sync_inner;
+    d.t0 = ADIOI_BBLOG_Now();
+    d.w0 = __atomic_load_n(&d.st->ls->wgen, __ATOMIC_RELAXED);
+    d.err = MPI_SUCCESS;
+    d.budget = d.plan_budget = (uint64_t) d.st->hints.flush_buffer_size;
+    d.r.verify = d.st->hints.verify;
+    *emptied = 0;
+    d.st->drain_seq++;
+    drain_plan(&d);
+    if (d.ag.count == 0)
+        return drain_nothing(&d, emptied);
+    drain_choose(&d);
+    drain_rounds(&d);
+    drain_commit(&d);
+    drain_finish(&d, emptied);
+    drain_free(&d);
+    return d.err;
 }
 
 /* A background drain (ad_bblog_bg.c) is paused meanwhile: its segment in flight ends

@@ -166,12 +166,70 @@ static int read_knob(const struct knob_def *k, struct ADIOI_BBLOG_hints *h)
     return MPI_SUCCESS;
 }
 
-/* Applies one validated value to h. */
-static int apply(const struct hint_def *d, int from_env, const char *v,
-                 struct ADIOI_BBLOG_hints *h)
+/* H_ENUM: the value is one of d->values; bblog_mode sets the three hints it stands for. */
+static int apply_enum(const struct hint_def *d, int from_env, const char *v,
+                      struct ADIOI_BBLOG_hints *h)
+{
+    /* get_info reports bblog_mode=mixed when the three hints it sets were set otherwise;
+     * handed back to set_info or to an open, it sets nothing (the three keys do). */
+    if (strcmp(d->key, "bblog_mode") == 0 && strcmp(v, "mixed") == 0)
+        return MPI_SUCCESS;
+    if (!enum_ok(d->values, v)) {
+        char why[128];
+        snprintf(why, sizeof(why), "expected one of %s", d->values);
+        return bad_value(d, from_env, v, why);
+    }
+    if (strcmp(d->key, "bblog_mode") == 0) {
+        /* bb: the logs drain in the background while the application computes, and
+         * sync and close return with the data durable on the burst buffer (bblog(7)). */
+        h->close_bb = strcmp(v, "bb") == 0;
+        h->sync_bb = h->close_bb;
+        h->drain = h->close_bb ? ADIOI_BBLOG_DRAIN_PROACTIVE : ADIOI_BBLOG_DRAIN_ON_DEMAND;
+    } else if (strcmp(d->key, "bblog_sync") == 0)
+        h->sync_bb = strcmp(v, "bb") == 0;
+    else if (strcmp(d->key, "bblog_close") == 0)
+        h->close_bb = strcmp(v, "bb") == 0;
+    else if (strcmp(d->key, "bblog_node_exchange") == 0)
+        h->node_exchange = strcmp(v, "bb") == 0;
+    else if (strcmp(d->key, "bblog_consistency") == 0)
+        h->posix_reads = strcmp(v, "posix") == 0;
+    else if (strcmp(d->key, "bblog_drain") == 0)
+        h->drain = strcmp(v, "reactive") == 0 ? ADIOI_BBLOG_DRAIN_REACTIVE :
+            strcmp(v, "proactive") == 0 ? ADIOI_BBLOG_DRAIN_PROACTIVE :
+            ADIOI_BBLOG_DRAIN_ON_DEMAND;
+    return MPI_SUCCESS;
+}
+
+/* H_SIZE: a byte count, in the range its hint allows. */
+static int apply_size(const struct hint_def *d, int from_env, const char *v,
+                      struct ADIOI_BBLOG_hints *h)
 {
     ADIO_Offset sz;
 
+    if (parse_size(v, &sz) != 0)
+        return bad_value(d, from_env, v, "expected a byte count such as 4096, 64k, 16m, 1g");
+    if (strcmp(d->key, "bblog_flush_buffer_size") == 0) {
+        if (sz < MIN_FLUSH_BUFFER_SIZE || sz > MAX_FLUSH_BUFFER_SIZE)
+            return bad_value(d, from_env, v, "must be between 4k and 1g");
+        h->flush_buffer_size = sz;
+    } else if (strcmp(d->key, "bblog_max_size") == 0) {
+        h->max_size = sz;
+    } else if (strcmp(d->key, "bblog_segment_size") == 0) {
+        if (sz != 0 && (sz < MIN_FLUSH_BUFFER_SIZE || sz > MAX_FLUSH_BUFFER_SIZE))
+            return bad_value(d, from_env, v, "must be 0 (automatic) or between 4k and 1g");
+        h->segment_size = sz;
+    } else if (strcmp(d->key, "bblog_drain_max_rate") == 0) {
+        h->drain_max_rate = sz;
+    } else {
+        h->indep_threshold = sz;
+    }
+    return MPI_SUCCESS;
+}
+
+/* Checks the value v of the hint d and sets it in h; an error names the hint and the value. */
+static int apply(const struct hint_def *d, int from_env, const char *v,
+                 struct ADIOI_BBLOG_hints *h)
+{
     switch (d->kind) {
     case H_PATH:
         if (strlen(v) >= PATH_MAX)
@@ -185,34 +243,7 @@ static int apply(const struct hint_def *d, int from_env, const char *v,
         }
         return MPI_SUCCESS;
     case H_ENUM:
-        /* get_info reports bblog_mode=mixed when the three hints it sets were set otherwise;
-         * handed back to set_info or to an open, it sets nothing (the three keys do). */
-        if (strcmp(d->key, "bblog_mode") == 0 && strcmp(v, "mixed") == 0)
-            return MPI_SUCCESS;
-        if (!enum_ok(d->values, v)) {
-            char why[128];
-            snprintf(why, sizeof(why), "expected one of %s", d->values);
-            return bad_value(d, from_env, v, why);
-        }
-        if (strcmp(d->key, "bblog_mode") == 0) {
-            /* bb: the logs drain in the background while the application computes, and
-             * sync and close return with the data durable on the burst buffer (bblog(7)). */
-            h->close_bb = strcmp(v, "bb") == 0;
-            h->sync_bb = h->close_bb;
-            h->drain = h->close_bb ? ADIOI_BBLOG_DRAIN_PROACTIVE : ADIOI_BBLOG_DRAIN_ON_DEMAND;
-        } else if (strcmp(d->key, "bblog_sync") == 0)
-            h->sync_bb = strcmp(v, "bb") == 0;
-        else if (strcmp(d->key, "bblog_close") == 0)
-            h->close_bb = strcmp(v, "bb") == 0;
-        else if (strcmp(d->key, "bblog_node_exchange") == 0)
-            h->node_exchange = strcmp(v, "bb") == 0;
-        else if (strcmp(d->key, "bblog_consistency") == 0)
-            h->posix_reads = strcmp(v, "posix") == 0;
-        else if (strcmp(d->key, "bblog_drain") == 0)
-            h->drain = strcmp(v, "reactive") == 0 ? ADIOI_BBLOG_DRAIN_REACTIVE :
-                strcmp(v, "proactive") == 0 ? ADIOI_BBLOG_DRAIN_PROACTIVE :
-                ADIOI_BBLOG_DRAIN_ON_DEMAND;
-        return MPI_SUCCESS;
+        return apply_enum(d, from_env, v, h);
     case H_PERCENT: {
             char *end;
             long pct;
@@ -251,24 +282,7 @@ static int apply(const struct hint_def *d, int from_env, const char *v,
             return MPI_SUCCESS;
         }
     case H_SIZE:
-        if (parse_size(v, &sz) != 0)
-            return bad_value(d, from_env, v, "expected a byte count such as 4096, 64k, 16m, 1g");
-        if (strcmp(d->key, "bblog_flush_buffer_size") == 0) {
-            if (sz < MIN_FLUSH_BUFFER_SIZE || sz > MAX_FLUSH_BUFFER_SIZE)
-                return bad_value(d, from_env, v, "must be between 4k and 1g");
-            h->flush_buffer_size = sz;
-        } else if (strcmp(d->key, "bblog_max_size") == 0) {
-            h->max_size = sz;
-        } else if (strcmp(d->key, "bblog_segment_size") == 0) {
-            if (sz != 0 && (sz < MIN_FLUSH_BUFFER_SIZE || sz > MAX_FLUSH_BUFFER_SIZE))
-                return bad_value(d, from_env, v, "must be 0 (automatic) or between 4k and 1g");
-            h->segment_size = sz;
-        } else if (strcmp(d->key, "bblog_drain_max_rate") == 0) {
-            h->drain_max_rate = sz;
-        } else {
-            h->indep_threshold = sz;
-        }
-        return MPI_SUCCESS;
+        return apply_size(d, from_env, v, h);
     }
     return MPI_SUCCESS;
 }

@@ -205,3 +205,27 @@ void ADIOI_BBLOG_Inner_set_bytes_view(ADIO_File fd, MPI_Datatype filetype, int *
     ADIO_Set_view(st->inner, 0, MPI_BYTE, filetype, MPI_INFO_NULL, error_code);
     st->synced_filetype = MPI_DATATYPE_NULL;
 }
+
+int ADIOI_BBLOG_Read_inner(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, char *buf,
+                      ADIO_Offset * got)
+{
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    int err = ADIOI_BBLOG_Inner_ready(fd);
+
+    *got = 0;
+    while (err == MPI_SUCCESS && len > 0) {
+        int n = len > (1 << 30) ? (1 << 30) : (int) len, count;
+        ADIO_Status status;
+        ADIO_ReadContig(st->inner, buf, n, MPI_BYTE, ADIO_EXPLICIT_OFFSET, off, &status, &err);
+        if (err != MPI_SUCCESS)
+            break;
+        MPI_Get_count(&status, MPI_BYTE, &count);
+        *got += count;
+        if (count < n)
+            break;
+        buf += n;
+        off += n;
+        len -= n;
+    }
+    return err;
+}

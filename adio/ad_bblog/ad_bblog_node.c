@@ -361,6 +361,9 @@ static void put_str(char **buf, int *len, const char *x)
  * when this process can read every log; the caller agrees on the result across all processes
  * before a round uses the node exchange. (Missing list files only make the rounds exchange the
  * lists through MPI, agreed in Node_share.)
+ *
+ * Long: its collective steps (over the file, then the node) must each be taken by every
+ * process, after a local failure too; in pieces, each would carry that failure state.
  */
 int ADIOI_BBLOG_Node_prepare(ADIO_File fd)
 {
@@ -497,6 +500,8 @@ int ADIOI_BBLOG_Io_vec(int fd, struct iovec *iov, int n, uint64_t off, int is_wr
  * back in *share (malloc'ed, *ns pieces in file order; NULL when empty), and *own_kept says how
  * many bytes of this process's own pieces were kept by anyone. Returns 0 or an errno; on
  * failure the share is empty.
+ *
+ * Long: as Node_prepare, one collective step after another that a failure must not skip.
  */
 int ADIOI_BBLOG_Node_share(ADIO_File fd, const uint64_t *mine, int n, int whole,
                            struct bblog_npiece **share, size_t *ns, uint64_t *own_kept)

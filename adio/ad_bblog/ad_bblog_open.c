@@ -149,6 +149,8 @@ static int prepare_log(ADIO_File fd, struct ADIOI_BBLOG_state *st, char *token, 
                  (unsigned long long) bblog_fnv1a64(st->pfs_path), (long) getpid(), opens++,
                  (long long) ts.tv_sec, (long) ts.tv_nsec);
     }
+    /* A closed handle's background drain (bblog_close=bb) finishes first. */
+    ADIOI_BBLOG_Bg_wait(st->pfs_path);
     rc = ADIOI_BBLOG_Logstate_attach(st->pfs_path, &st->ls);
     if (rc != 0)
         return ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot create the index for",
@@ -301,42 +303,28 @@ static void discard_state(ADIO_File fd, struct ADIOI_BBLOG_state *st)
     fd->fs_ptr = NULL;
 }
 
-void ADIOI_BBLOG_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_code)
+/* The open's local part, before the processes agree: the inner file's driver, the hints, the
+ * absolute path, the burst buffer (checked before the PFS file is touched: an unusable
+ * bblog_dir fails the open without creating the file) and the list of published writes.
+ * Returns this process's MPI error code. */
+static int open_local(ADIO_File fd, struct ADIOI_BBLOG_state *st, const char **inner_name,
+                      int *fstype, ADIOI_Fns ** ops, char *token, size_t tlen)
 {
     static const char myname[] = "ADIOI_BBLOG_OPENCOLL";
-    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
-    const char *inner_name;
-    int fstype, err;
-    ADIOI_Fns *ops;
-    char token[TOKEN_WORDS * sizeof(unsigned long long)];
+    int err = ADIOI_BBLOG_Inner_resolve(fd->filename, inner_name, fstype, ops);
 
-    *error_code = MPI_SUCCESS;
-    st->rank = rank;
-    MPI_Comm_size(fd->comm, &st->nprocs);
-    st->passthrough = is_shared_fp_file(fd, access_mode);
-    /* fd->comm is the file's own duplicate of the user's communicator, used by the drain and by
-     * ROMIO's two-phase writes under it, neither of which can go on from a collective call that
-     * failed (a process of the file died): with MPI_ERRORS_RETURN inherited from the user's
-     * communicator the survivors went on with what the failed call left in their buffers and
-     * wrote terabytes past the end of the file. Such a failure ends the job instead, as MPI's
-     * default error handler does; the file's own error handler is not changed. */
-    MPI_Comm_set_errhandler(fd->comm, MPI_ERRORS_ARE_FATAL);
-
-    err = ADIOI_BBLOG_Inner_resolve(fd->filename, &inner_name, &fstype, &ops);
     if (err == MPI_SUCCESS && !st->passthrough) {
         err = ADIOI_BBLOG_Parse_hints(st->user_info, &st->hints);
         if (err == MPI_SUCCESS)
             st->hints_parsed = 1;
     }
     /* The log header names the file by absolute path, so that `bblog replay` finds it. */
-    if (err == MPI_SUCCESS && ADIOI_BBLOG_Abspath(inner_name, st->pfs_path, sizeof(st->pfs_path)))
+    if (err == MPI_SUCCESS && ADIOI_BBLOG_Abspath(*inner_name, st->pfs_path, sizeof(st->pfs_path)))
         err = ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_BAD_FILE,
-                              "bblog: path of %s too long", inner_name);
-    /* The burst buffer is checked before the PFS file is touched: an unusable bblog_dir fails
-     * the open without creating the file. */
-    memset(token, 0, sizeof(token));
+                              "bblog: path of %s too long", *inner_name);
+    memset(token, 0, tlen);
     if (err == MPI_SUCCESS && !st->passthrough)
-        err = prepare_log(fd, st, token, sizeof(token));
+        err = prepare_log(fd, st, token, tlen);
     /* Once a handle of several processes shares the process's log of this file, its other
      * handles' writes (MPI_COMM_SELF ones, as PnetCDF's) are ordered against the other
      * processes' too (ad_bblog_bg.c). */
@@ -350,13 +338,14 @@ void ADIOI_BBLOG_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_co
         ADIOI_BBLOG_Vis_open(st) != 0)
         err = ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_NO_MEM, "bblog: out of memory "
                               "opening %s", fd->filename);
-    *error_code = agree_open(fd, st, err, token);
-    if (*error_code == MPI_SUCCESS && !st->passthrough)
-        name_log(st, token);
-    if (*error_code != MPI_SUCCESS) {
-        discard_state(fd, st);
-        return;
-    }
+    return err;
+}
+
+/* After the agreement: the node's write clock, and what lets other processes read this one's
+ * logged bytes (its list, and across nodes the read server). Failures here leave the open
+ * working: the writes then go to the PFS file, where everyone sees them. */
+static void open_reads(ADIO_File fd, struct ADIOI_BBLOG_state *st, int access_mode)
+{
     if (!st->passthrough)
         ADIOI_BBLOG_Clock_open(st);
     if (st->peers)
@@ -387,6 +376,14 @@ void ADIOI_BBLOG_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_co
             ADIOI_BBLOG_Warn_full(st, why);
         }
     }
+}
+
+/* The inner file, opened by ROMIO's own ADIO_Open on the PFS path; the outer file takes its
+ * descriptor, file pointer and hints. Returns the MPI error code (collective). */
+static int open_inner(ADIO_File fd, struct ADIOI_BBLOG_state *st, const char *inner_name,
+                      int fstype, ADIOI_Fns * ops, int access_mode)
+{
+    int err;
 
     /* The inner file shares the outer file's communicator: a duplicate would cost a
      * collective call at every open (25-35 ms with 4 processes on 2 cores here), and bblog's
@@ -396,11 +393,9 @@ void ADIOI_BBLOG_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_co
      * the PFS file and its logs once. */
     st->inner = ADIO_Open(fd->comm, fd->comm, inner_name, fstype, ops,
                           access_mode & ~ADIO_DELETE_ON_CLOSE, 0, MPI_BYTE, MPI_BYTE,
-                          st->user_info, fd->perm, error_code);
-    if (*error_code != MPI_SUCCESS) {
-        discard_state(fd, st);
-        return;
-    }
+                          st->user_info, fd->perm, &err);
+    if (err != MPI_SUCCESS)
+        return err;
     fd->fd_sys = st->inner->fd_sys;
     fd->fp_ind = st->inner->fp_ind;     /* MPI_MODE_APPEND: the inner open found the end */
     fd->fp_sys_posn = st->inner->fp_sys_posn;
@@ -415,19 +410,67 @@ void ADIOI_BBLOG_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_co
         ADIOI_BBLOG_Publish_hints(fd, &st->hints);
     if (!st->passthrough && !(access_mode & ADIO_RDONLY))
         ADIOI_BBLOG_Note_hints(st);
-    if (!st->passthrough && !(access_mode & ADIO_RDONLY) && st->hints.high_water > 0) {
+    return MPI_SUCCESS;
+}
+
+/* A handle that writes: the burst-buffer budget, and the background drain where the hints ask
+ * for one (it writes the PFS file with POSIX calls from a thread of its own). Returns the MPI
+ * error code (collective). */
+static int open_drains(ADIO_File fd, struct ADIOI_BBLOG_state *st, int rank, int access_mode)
+{
+    int err;
+
+    if (st->passthrough || (access_mode & ADIO_RDONLY))
+        return MPI_SUCCESS;
+    if (st->hints.high_water > 0) {
         int local = local_procs(fd, st);
         st->cap_watch = ADIOI_BBLOG_Cap_small(fd, st->bb_min_free, local);
         ADIOI_BBLOG_Cap_open(st, local);
     }
-    if (st->passthrough || (access_mode & ADIO_RDONLY) ||
-        (st->hints.drain == ADIOI_BBLOG_DRAIN_ON_DEMAND && !st->hints.close_bb))
-        return;
-    /* Background drains write the PFS file with POSIX calls from a thread of their own. */
+    if (st->hints.drain == ADIOI_BBLOG_DRAIN_ON_DEMAND && !st->hints.close_bb)
+        return MPI_SUCCESS;
     st->ls->rank = rank;
-    *error_code = agree(fd, ADIOI_BBLOG_Bg_start(fd));
-    if (*error_code == MPI_SUCCESS && st->hints.drain != ADIOI_BBLOG_DRAIN_ON_DEMAND)
+    err = agree(fd, ADIOI_BBLOG_Bg_start(fd));
+    if (err == MPI_SUCCESS && st->hints.drain != ADIOI_BBLOG_DRAIN_ON_DEMAND)
         st->ls->planning = 1;
+    return err;
+}
+
+void ADIOI_BBLOG_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_code)
+{
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    const char *inner_name;
+    int fstype, err;
+    ADIOI_Fns *ops;
+    char token[TOKEN_WORDS * sizeof(unsigned long long)];
+
+    *error_code = MPI_SUCCESS;
+    st->rank = rank;
+    MPI_Comm_size(fd->comm, &st->nprocs);
+    st->passthrough = is_shared_fp_file(fd, access_mode);
+    /* fd->comm is the file's own duplicate of the user's communicator, used by the drain and by
+     * ROMIO's two-phase writes under it, neither of which can go on from a collective call that
+     * failed (a process of the file died): with MPI_ERRORS_RETURN inherited from the user's
+     * communicator the survivors went on with what the failed call left in their buffers and
+     * wrote terabytes past the end of the file. Such a failure ends the job instead, as MPI's
+     * default error handler does; the file's own error handler is not changed. */
+    MPI_Comm_set_errhandler(fd->comm, MPI_ERRORS_ARE_FATAL);
+
+    err = open_local(fd, st, &inner_name, &fstype, &ops, token, sizeof(token));
+    *error_code = agree_open(fd, st, err, token);
+    if (*error_code == MPI_SUCCESS && !st->passthrough)
+        name_log(st, token);
+    if (*error_code != MPI_SUCCESS) {
+        discard_state(fd, st);
+        return;
+    }
+    open_reads(fd, st, access_mode);
+    *error_code = open_inner(fd, st, inner_name, fstype, ops, access_mode);
+    if (*error_code != MPI_SUCCESS) {
+        discard_state(fd, st);
+        return;
+    }
+    *error_code = open_drains(fd, st, rank, access_mode);
     if (*error_code != MPI_SUCCESS) {
         int ierr;
         ADIOI_BBLOG_Inner_close(st, &ierr);

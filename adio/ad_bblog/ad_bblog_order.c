@@ -181,55 +181,6 @@ void ADIOI_BBLOG_Clock_close(struct ADIOI_BBLOG_state *st)
     st->clock_path[0] = '\0';
 }
 
-void ADIOI_BBLOG_Coll_begin(ADIO_File fd)
-{
-    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
-
-    if (st->ls && st->nprocs > 1)
-        st->ls->in_coll++;
-}
-
-void ADIOI_BBLOG_Coll_end(ADIO_File fd, int began, int may_wait)
-{
-    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
-
-    if (!st->ls || st->nprocs <= 1)
-        return;
-    ADIOI_BBLOG_Lock(st->ls);         /* the drain thread reads colls */
-    if (began)
-        st->ls->in_coll--;
-    st->ls->colls++;
-    ADIOI_BBLOG_Unlock(st->ls);
-    /* With background drains, collective calls are the planning points (ad_bblog_bg.c):
-     * every sync, set_size, set_atomicity and collective read, and collective writes spaced
-     * as Bg_plan agreed (an exchange at each of IOR's thousands of small write_all calls would
-     * cost more than the drain saves); with bblog_drain=on_demand, where the thread only makes room for a small
-     * budget, the collective writes that plan are chosen by ad_bblog_cap.c. A failure leaves the thread paused until the next collective drain:
-     * nothing is lost. A nonblocking collective write is no planning point: its caller may
-     * still have to reach another process before that one enters the call. */
-    if (st->ls->bg && may_wait && st->ls->planning &&
-        (!began || (st->hints.drain != ADIOI_BBLOG_DRAIN_ON_DEMAND &&
-                    ADIOI_BBLOG_Bg_plan_due(st->ls))))
-        ADIOI_BBLOG_Bg_plan(fd);
-}
-
-int ADIOI_BBLOG_Grow(void **p, size_t *cap, size_t need, size_t size)
-{
-    size_t n = *cap ? *cap : 64;
-    void *q;
-
-    if (need <= *cap)
-        return 0;
-    while (n < need)
-        n *= 2;
-    q = realloc(*p, n * size);
-    if (!q)
-        return ENOMEM;
-    *p = q;
-    *cap = n;
-    return 0;
-}
-
 int ADIOI_BBLOG_Note_append(struct ADIOI_BBLOG_logstate *ls, uint64_t log_off, uint64_t stamp)
 {
     if (ls->nruns > 0 && ls->runs[ls->nruns - 1].stamp == stamp)
@@ -428,7 +379,8 @@ static int any_overlap(uint64_t *r, size_t n)
  * ranges. With `every` (a planning point of the background drains, ad_bblog_bg.c, where each
  * process sends only what it wrote since the last point and must learn all the others' pieces,
  * for its fence too), every piece is exchanged in one step. Collective; on failure every
- * process returns ENOMEM with nothing exchanged. */
+ * process returns ENOMEM with nothing exchanged. Long: the two gathers share the buffers and
+ * the failure path (every process takes part in both, after a failure too). */
 int ADIOI_BBLOG_Order_exchange(ADIO_File fd, struct ADIOI_BBLOG_order *o, const uint64_t *mine,
                                int n_mine, int every)
 {

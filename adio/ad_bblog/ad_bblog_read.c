@@ -16,30 +16,6 @@ static int has_logged(struct ADIOI_BBLOG_state *st)
     return !st->passthrough && st->ls->idx && bblog_idx_count(st->ls->idx) > 0;
 }
 
-int ADIOI_BBLOG_Read_inner(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, char *buf,
-                      ADIO_Offset * got)
-{
-    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
-    int err = ADIOI_BBLOG_Inner_ready(fd);
-
-    *got = 0;
-    while (err == MPI_SUCCESS && len > 0) {
-        int n = len > (1 << 30) ? (1 << 30) : (int) len, count;
-        ADIO_Status status;
-        ADIO_ReadContig(st->inner, buf, n, MPI_BYTE, ADIO_EXPLICIT_OFFSET, off, &status, &err);
-        if (err != MPI_SUCCESS)
-            break;
-        MPI_Get_count(&status, MPI_BYTE, &count);
-        *got += count;
-        if (count < n)
-            break;
-        buf += n;
-        off += n;
-        len -= n;
-    }
-    return err;
-}
-
 /* Lays this process's logged bytes of [off, off+len) over buf; returns through *end the end
  * (relative to off) of the last overlaid extent, 0 if none. */
 static int overlay(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, char *buf, ADIO_Offset got,

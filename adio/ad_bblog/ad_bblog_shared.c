@@ -22,8 +22,6 @@ int ADIOI_BBLOG_Logstate_attach(const char *pfs_path, struct ADIOI_BBLOG_logstat
     struct ADIOI_BBLOG_logstate *ls;
     int rc;
 
-    /* A closed handle's background drain (bblog_close=bb) finishes first. */
-    ADIOI_BBLOG_Bg_wait(pfs_path);
     for (ls = open_files; ls; ls = ls->next) {
         if (strcmp(ls->pfs_path, pfs_path) == 0) {
             ls->refs++;

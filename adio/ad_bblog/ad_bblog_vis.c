@@ -333,7 +333,7 @@ static size_t trim_ent(const struct vis_ent *e, uint64_t upto, struct vis_ent *o
 }
 
 /*
- * The log's bytes below upto are about to become holes (ad_bblog_cap.c): they are in the PFS
+ * The log's bytes below upto are about to become holes (ad_bblog_trim.c): they are in the PFS
  * file (or overwritten by a later entry). The entries naming them are rewritten to name the PFS
  * file instead, keeping their stamps, so that a reader still ranks those bytes against other
  * processes' older ones. A rewrite, not an append: the epoch is odd while it lasts and moves

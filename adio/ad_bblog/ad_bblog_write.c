@@ -257,7 +257,7 @@ static int log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void
     if (rc == 0)
         rc = bblog_idx_insert(st->ls->idx, (uint64_t) off, (uint64_t) len, data_off);
     /* Without its note the trim point could pass these bytes: no more trimming then. */
-    if (rc == 0 && ADIOI_BBLOG_Cap_note_append(st->ls, (uint64_t) off, (uint64_t) len, data_off))
+    if (rc == 0 && ADIOI_BBLOG_Trim_note_append(st->ls, (uint64_t) off, (uint64_t) len, data_off))
         st->ls->cap_failed = 1;
     if (rc == 0)
         rc = ADIOI_BBLOG_Vis_note(st->ls, (uint64_t) off, (uint64_t) len, data_off, stamp, 0);
@@ -287,7 +287,7 @@ int ADIOI_BBLOG_Log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const
         return log_extent(fd, off, len, buf);
     ADIOI_BBLOG_Lock(ls);
     if (ls->trim_ready > ls->trim)
-        ADIOI_BBLOG_Cap_apply(ADIOI_BBLOG_STATE(fd));
+        ADIOI_BBLOG_Trim_apply(ADIOI_BBLOG_STATE(fd));
     before = bblog_idx_bytes(ls->idx);
     err = log_extent(fd, off, len, buf);
     ADIOI_BBLOG_Bg_note_write(ls, before);

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""check-layers.py [SRCDIR]: the driver's files call each other without a cycle (DESIGN.md
+section 1), and no function of the driver is longer than LIMIT lines unless a comment right
+above it says why ("Long: ...").
+
+A file calls another when it names, followed by "(", a function that the other file defines
+(a line starting in column 0 with the name and its parameters). Prints each cycle found (the
+files and the names that tie them) and each long function, and exits 1 if there is any."""
+import os
+import re
+import sys
+
+LIMIT = 80
+src = os.path.join(sys.argv[1] if len(sys.argv) > 1 else
+                   os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."),
+                   "adio", "ad_bblog")
+files = sorted(f for f in os.listdir(src) if f.endswith(".c"))
+text = {f: open(os.path.join(src, f), encoding="utf-8").read() for f in files}
+
+DEF = re.compile(r"^[A-Za-z][^;()]*?\b(ADIOI_BBLOG_\w+)\(", re.M)
+CALL = re.compile(r"\b(ADIOI_BBLOG_\w+)\s*\(")
+defined = {}
+for f in files:
+    for m in DEF.finditer(text[f]):
+        defined.setdefault(m.group(1), f)
+
+edges = {f: {} for f in files}
+for f in files:
+    for m in CALL.finditer(text[f]):
+        g = defined.get(m.group(1))
+        if g and g != f:
+            edges[f].setdefault(g, set()).add(m.group(1))
+
+# Cycles: Tarjan's strongly connected components.
+index, low, stack, on, comps = {}, {}, [], set(), []
+
+
+def visit(v):
+    index[v] = low[v] = len(index)
+    stack.append(v)
+    on.add(v)
+    for w in edges[v]:
+        if w not in index:
+            visit(w)
+            low[v] = min(low[v], low[w])
+        elif w in on:
+            low[v] = min(low[v], index[w])
+    if low[v] == index[v]:
+        comp = []
+        while True:
+            w = stack.pop()
+            on.discard(w)
+            comp.append(w)
+            if w == v:
+                break
+        if len(comp) > 1:
+            comps.append(sorted(comp))
+
+
+for f in files:
+    if f not in index:
+        visit(f)
+
+bad = 0
+for comp in comps:
+    bad += 1
+    print("check-layers: these driver files call each other in a cycle: %s" % ", ".join(comp))
+    for a in comp:
+        for b, names in sorted(edges[a].items()):
+            if b in comp:
+                print("  %s -> %s: %s" % (a, b, ", ".join(sorted(names))))
+
+# Long functions: a definition starts in column 0 with a "(" on its line, its body opens with a
+# "{" alone on a line and ends at the next "}" in column 0 (the house style); a ";" before the
+# "{" makes it a prototype.
+for f in files:
+    lines = text[f].split("\n")
+    start, body = None, False
+    for i, line in enumerate(lines):
+        if start is None:
+            if re.match(r"^[A-Za-z_]", line) and "(" in line and not line.rstrip().endswith(";") \
+                    and not line.startswith(("typedef", "enum", "union")):
+                start, body = i, False
+        elif not body:
+            if line == "{":
+                body = True
+            elif line.rstrip().endswith(";") or not line.strip():
+                start = None
+        elif line.startswith("}"):
+            n = i - start + 1
+            above = "\n".join(lines[max(0, start - 12):start])
+            if n > LIMIT and "Long:" not in above:
+                bad += 1
+                print("check-layers: %s:%d: %s is %d lines (over %d, and no \"Long:\" comment "
+                      "above it says why)" % (f, start + 1, lines[start].strip(), n, LIMIT))
+            start = None
+
+print("check-layers: %d driver files, %d calls between them, %s" %
+      (len(files), sum(len(e) for e in edges.values()), "no cycle" if not comps else
+       "%d cycle(s)" % len(comps)))
+sys.exit(1 if bad else 0)

@@ -1,0 +1,49 @@
+#!/bin/sh
+# The driver's structure (DESIGN.md section 1): test/check-layers.py on this tree must pass, and
+# on a copy with a call from a lower file back up to a higher one (a cycle) and a copy with an
+# over-long function it must fail, naming what it found.
+set -u
+src=$(cd "$(dirname "$0")/.." && pwd)
+py=$src/test/check-layers.py
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+
+if python3 "$py" "$src"; then
+    echo "PASS: the driver's files call each other without a cycle"
+else
+    echo "FAIL: test/check-layers.py on the driver"
+    fail=1
+fi
+
+mutant() {     # NAME: a copy of adio/ad_bblog for one mutation, at $tmp/NAME/adio/ad_bblog
+    mkdir -p "$tmp/$1/adio" && cp -r "$src/adio/ad_bblog" "$tmp/$1/adio/"
+}
+
+# err.c is the bottom layer; a call from it to the drain closes a cycle through drain.c.
+mutant cycle
+printf '\nvoid bblog_mutant(ADIO_File fd)\n{\n    ADIOI_BBLOG_Drain(fd, 0);\n}\n' \
+    >>"$tmp/cycle/adio/ad_bblog/ad_bblog_err.c"
+out=$(python3 "$py" "$tmp/cycle")
+if [ $? -ne 0 ] && echo "$out" | grep -q "ad_bblog_err.c -> ad_bblog_drain.c: ADIOI_BBLOG_Drain"; then
+    echo "PASS: a cycle through ad_bblog_err.c is found"
+else
+    echo "FAIL: a cycle through ad_bblog_err.c went unnoticed: $out"
+    fail=1
+fi
+
+mutant long
+{
+    printf '\nstatic int bblog_mutant_long(void)\n{\n    int x = 0;\n\n'
+    i=0
+    while [ $i -lt 90 ]; do printf '    x += %d;\n' $i; i=$((i + 1)); done
+    printf '    return x;\n}\n'
+} >>"$tmp/long/adio/ad_bblog/ad_bblog_err.c"
+out=$(python3 "$py" "$tmp/long")
+if [ $? -ne 0 ] && echo "$out" | grep -q "bblog_mutant_long(void) is 96 lines"; then
+    echo "PASS: a 96-line function without a reason is found"
+else
+    echo "FAIL: a 96-line function went unnoticed: $out"
+    fail=1
+fi
+exit $fail

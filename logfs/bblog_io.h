@@ -1,6 +1,7 @@
 /*
- * Helpers shared by the logfs sources (appender, scanner, checksums). Internal: not part of the
- * API of bblog_log.h, and nothing outside logfs/ and its unit tests includes this header.
+ * Helpers shared by the logfs sources (appender, scanner, checksums) and the driver's own file
+ * I/O (adio/ad_bblog: the node exchange, the background drain). Not part of the API of
+ * bblog_log.h: the recovery tool does not use it.
  */
 #ifndef BBLOG_IO_H
 #define BBLOG_IO_H

@@ -49,6 +49,7 @@
 
 #include "ad_bblog.h"
 #include "adioi.h"
+#include "bblog_io.h"
 #include "bblog_pace.h"
 
 #define DEFAULT_SEGMENT_SIZE (4 * 1024 * 1024)
@@ -318,34 +319,19 @@ static void forget_current(struct ADIOI_BBLOG_logstate *ls, const struct pick *p
 
 static int write_all(int fd, const char *buf, uint64_t len, uint64_t off)
 {
-    while (len > 0) {
-        ssize_t w = pwrite(fd, buf, len > (1u << 30) ? (1u << 30) : (size_t) len, (off_t) off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return w < 0 ? errno : EIO;
-        buf += w;
-        off += (uint64_t) w;
-        len -= (uint64_t) w;
-    }
-    return 0;
+    return bblog_io_full(fd, (void *) buf, (size_t) len, off, 1, NULL);
 }
 
 /* bblog_verify: reads back len bytes at off into vbuf; 0 when they are buf's, EBADMSG when
  * not (the bytes stay logged: the next collective drain writes and checks them again). */
 static int read_back(int fd, const char *buf, char *vbuf, uint64_t len, uint64_t off)
 {
-    uint64_t done = 0;
+    size_t done;
+    int rc = bblog_io_full(fd, vbuf, (size_t) len, off, 0, &done);
 
-    while (done < len) {
-        ssize_t r = pread(fd, vbuf + done, (size_t) (len - done), (off_t) (off + done));
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return r < 0 ? errno : EBADMSG;
-        done += (uint64_t) r;
-    }
-    return memcmp(buf, vbuf, (size_t) len) == 0 ? 0 : EBADMSG;
+    if (rc != 0)
+        return rc;
+    return done == len && memcmp(buf, vbuf, (size_t) len) == 0 ? 0 : EBADMSG;
 }
 
 /* Lock held. Whether the thread has a segment to write now (act->bytes of it); otherwise it

@@ -1,9 +1,10 @@
 # test/: unit tests are declared by their module's fragment; MPI and app tests run from here.
 
 # The driver's structure (DESIGN.md section 1): no cycle between its files, no over-long function
-# without a reason (test/check-layers.py), checked against mutated copies too.
-TESTS += test/check-layers.sh
-EXTRA_DIST += test/check-layers.sh test/check-layers.py
+# without a reason, bblog(7) describing every hint and statistics key (test/check-driver.py),
+# checked against mutated copies too.
+TESTS += test/check-driver.sh
+EXTRA_DIST += test/check-driver.sh test/check-driver.py
 
 # MPI differential tests (test/mpi/run-diff.sh): the runner compiles the programs itself with the
 # mpicc of the bblog MPI, so they are sources here, not check_PROGRAMS. make check runs it in trees

@@ -193,6 +193,7 @@ struct ADIOI_BBLOG_state {
     MPI_Info user_info;                 /* hints as given at open, forwarded to inner */
     struct ADIOI_BBLOG_hints hints;
     int hints_parsed;
+    int hints_published;                /* the bblog_* keys are in fd->info */
     struct ADIOI_BBLOG_logstate *ls;    /* NULL for the pass-through shared-fp file */
     int rank, nprocs;
     int bb_full_warned;

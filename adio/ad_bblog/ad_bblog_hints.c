@@ -16,43 +16,57 @@
 #include "ad_bblog.h"
 #include "adioi.h"
 
-#define DEFAULT_FLUSH_BUFFER_SIZE (16 * 1024 * 1024)
-#define MIN_FLUSH_BUFFER_SIZE     4096
-#define DEFAULT_INDEP_THRESHOLD   (1024 * 1024)
-#define DEFAULT_HIGH_WATER        50      /* percent of the log's capacity (ad_bblog_cap.c) */
-/* Drain rounds describe their extents with int lengths: keep a round well inside that. */
-#define MAX_FLUSH_BUFFER_SIZE     (1024 * 1024 * 1024)
+/* Drain rounds describe their extents with int lengths: a round stays well inside that. */
+#define KIB ((ADIO_Offset) 1 << 10)
+#define GIB ((ADIO_Offset) 1 << 30)
+#define ANY_SIZE ((ADIO_Offset) INT64_MAX)
 
 enum hint_kind { H_PATH, H_SIZE, H_ENUM, H_BOOL, H_SECONDS, H_PERCENT };
 
+#define NO_FIELD ((size_t) -1)
+#define F(field) offsetof(struct ADIOI_BBLOG_hints, field)
+
+/* Each hint once: its key, its variable, its kind, its field, its default (parsed like any
+ * value) and what it accepts. The parsing, the defaults, the checks and what get_info reports
+ * come from here; bblog(7) describes every key (test/check-driver.py checks that). */
 struct hint_def {
     const char *key;            /* MPI_Info key */
     const char *env;            /* environment default */
     enum hint_kind kind;
-    const char *values;         /* H_ENUM: accepted values, '|'-separated */
+    size_t off;                 /* of its field in struct ADIOI_BBLOG_hints, or NO_FIELD */
+    const char *dflt;           /* the default value; NULL: bblog_dir's, from the environment */
+    const char *values;         /* H_ENUM: accepted values, '|'-separated; the field (an int)
+                                 * takes the index of the value given */
+    ADIO_Offset lo, hi;         /* H_SIZE: the accepted range (and 0, with zero_ok) */
+    int zero_ok;
 };
 
 static const struct hint_def hint_defs[] = {
     /* First: the mode sets drain, sync and close, which the hints after it may change. */
-    {"bblog_mode", "BBLOG_MODE", H_ENUM, "pfs|bb"},
-    {"bblog_dir", "BBLOG_DIR", H_PATH, NULL},
-    {"bblog_mapping", "BBLOG_MAPPING", H_ENUM, "process"},
-    {"bblog_drain", "BBLOG_DRAIN", H_ENUM, "on_demand|reactive|proactive"},
-    {"bblog_sync", "BBLOG_SYNC", H_ENUM, "pfs|bb"},
-    {"bblog_close", "BBLOG_CLOSE", H_ENUM, "pfs|bb"},
-    {"bblog_segment_size", "BBLOG_SEGMENT_SIZE", H_SIZE, NULL},
-    {"bblog_drain_interval", "BBLOG_DRAIN_INTERVAL", H_SECONDS, NULL},
-    {"bblog_drain_max_rate", "BBLOG_DRAIN_MAX_RATE", H_SIZE, NULL},
-    {"bblog_flush_buffer_size", "BBLOG_FLUSH_BUFFER_SIZE", H_SIZE, NULL},
-    {"bblog_max_size", "BBLOG_MAX_SIZE", H_SIZE, NULL},
-    {"bblog_high_water", "BBLOG_HIGH_WATER", H_PERCENT, NULL},
-    {"bblog_indep_threshold", "BBLOG_INDEP_THRESHOLD", H_SIZE, NULL},
-    {"bblog_node_exchange", "BBLOG_NODE_EXCHANGE", H_ENUM, "bb|mpi"},
-    {"bblog_shared_bb", "BBLOG_SHARED_BB", H_BOOL, NULL},
-    {"bblog_consistency", "BBLOG_CONSISTENCY", H_ENUM, "posix|mpi"},
-    {"bblog_keep_logs", "BBLOG_KEEP_LOGS", H_BOOL, NULL},
-    {"bblog_verify", "BBLOG_VERIFY", H_BOOL, NULL},
-    {"bblog_stats", "BBLOG_STATS", H_PATH, NULL},
+    {"bblog_mode", "BBLOG_MODE", H_ENUM, NO_FIELD, "pfs", "pfs|bb"},
+    {"bblog_dir", "BBLOG_DIR", H_PATH, F(dir), NULL},
+    {"bblog_mapping", "BBLOG_MAPPING", H_ENUM, NO_FIELD, "process", "process"},
+    {"bblog_drain", "BBLOG_DRAIN", H_ENUM, F(drain), "on_demand",
+     "on_demand|reactive|proactive"},   /* the order of ADIOI_BBLOG_DRAIN_* */
+    {"bblog_sync", "BBLOG_SYNC", H_ENUM, F(sync_bb), "pfs", "pfs|bb"},
+    {"bblog_close", "BBLOG_CLOSE", H_ENUM, F(close_bb), "pfs", "pfs|bb"},
+    {"bblog_segment_size", "BBLOG_SEGMENT_SIZE", H_SIZE, F(segment_size), "0", NULL,
+     4 * KIB, GIB, 1},
+    {"bblog_drain_interval", "BBLOG_DRAIN_INTERVAL", H_SECONDS, F(drain_interval), "0"},
+    {"bblog_drain_max_rate", "BBLOG_DRAIN_MAX_RATE", H_SIZE, F(drain_max_rate), "0", NULL,
+     0, ANY_SIZE},
+    {"bblog_flush_buffer_size", "BBLOG_FLUSH_BUFFER_SIZE", H_SIZE, F(flush_buffer_size),
+     "16m", NULL, 4 * KIB, GIB},
+    {"bblog_max_size", "BBLOG_MAX_SIZE", H_SIZE, F(max_size), "0", NULL, 0, ANY_SIZE},
+    {"bblog_high_water", "BBLOG_HIGH_WATER", H_PERCENT, F(high_water), "50"},
+    {"bblog_indep_threshold", "BBLOG_INDEP_THRESHOLD", H_SIZE, F(indep_threshold), "1m", NULL,
+     0, ANY_SIZE},
+    {"bblog_node_exchange", "BBLOG_NODE_EXCHANGE", H_ENUM, F(node_exchange), "bb", "mpi|bb"},
+    {"bblog_shared_bb", "BBLOG_SHARED_BB", H_BOOL, F(shared_bb), "false"},
+    {"bblog_consistency", "BBLOG_CONSISTENCY", H_ENUM, F(posix_reads), "posix", "mpi|posix"},
+    {"bblog_keep_logs", "BBLOG_KEEP_LOGS", H_BOOL, F(keep_logs), "false"},
+    {"bblog_verify", "BBLOG_VERIFY", H_BOOL, F(verify), "false"},
+    {"bblog_stats", "BBLOG_STATS", H_PATH, F(stats), "off"},
 };
 #define NHINTS (sizeof(hint_defs) / sizeof(hint_defs[0]))
 
@@ -113,21 +127,6 @@ static int parse_size(const char *s, ADIO_Offset * out)
     return 0;
 }
 
-static int enum_ok(const char *values, const char *v)
-{
-    size_t n = strlen(v);
-    const char *p = values;
-
-    while (*p) {
-        const char *bar = strchr(p, '|');
-        size_t len = bar ? (size_t) (bar - p) : strlen(p);
-        if (len == n && strncmp(p, v, n) == 0)
-            return 1;
-        p += len + (bar != NULL);
-    }
-    return 0;
-}
-
 /* The error of a bad value: MPI_ERR_INFO_VALUE, naming the hint or variable first. */
 static int bad_setting(int from_env, const char *name, const char *v, const char *why)
 {
@@ -166,41 +165,75 @@ static int read_knob(const struct knob_def *k, struct ADIOI_BBLOG_hints *h)
     return MPI_SUCCESS;
 }
 
+/* The index of v among values ('|'-separated), or -1. */
+static int enum_index(const char *values, const char *v)
+{
+    size_t n = strlen(v);
+    const char *p = values;
+    int i = 0;
+
+    while (*p) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t) (bar - p) : strlen(p);
+        if (len == n && strncmp(p, v, n) == 0)
+            return i;
+        p += len + (bar != NULL);
+        i++;
+    }
+    return -1;
+}
+
+/* The i-th of values ('|'-separated) into out. */
+static void enum_name(const char *values, int i, char *out, size_t n)
+{
+    const char *p = values;
+
+    while (i-- > 0 && strchr(p, '|'))
+        p = strchr(p, '|') + 1;
+    snprintf(out, n, "%.*s", (int) (strchr(p, '|') ? strchr(p, '|') - p : (long) strlen(p)), p);
+}
+
+/* A size for the user: 4096 as "4k", 1 GiB as "1g". */
+static void size_name(ADIO_Offset v, char *out, size_t n)
+{
+    static const char unit[] = "kmgt";
+    int u = -1;
+
+    while (u < 3 && v >= 1024 && v % 1024 == 0)
+        v /= 1024, u++;
+    if (u >= 0)
+        snprintf(out, n, "%lld%c", (long long) v, unit[u]);
+    else
+        snprintf(out, n, "%lld", (long long) v);
+}
+
 /* H_ENUM: the value is one of d->values; bblog_mode sets the three hints it stands for. */
 static int apply_enum(const struct hint_def *d, int from_env, const char *v,
                       struct ADIOI_BBLOG_hints *h)
 {
+    int i;
+
     /* get_info reports bblog_mode=mixed when the three hints it sets were set otherwise;
      * handed back to set_info or to an open, it sets nothing (the three keys do). */
     if (strcmp(d->key, "bblog_mode") == 0 && strcmp(v, "mixed") == 0)
         return MPI_SUCCESS;
-    if (!enum_ok(d->values, v)) {
+    if ((i = enum_index(d->values, v)) < 0) {
         char why[128];
         snprintf(why, sizeof(why), "expected one of %s", d->values);
         return bad_value(d, from_env, v, why);
     }
-    if (strcmp(d->key, "bblog_mode") == 0) {
+    if (d->off != NO_FIELD) {
+        *(int *) ((char *) h + d->off) = i;
+    } else if (strcmp(d->key, "bblog_mode") == 0) {
         /* bb: the logs drain in the background while the application computes, and
          * sync and close return with the data durable on the burst buffer (bblog(7)). */
-        h->close_bb = strcmp(v, "bb") == 0;
-        h->sync_bb = h->close_bb;
-        h->drain = h->close_bb ? ADIOI_BBLOG_DRAIN_PROACTIVE : ADIOI_BBLOG_DRAIN_ON_DEMAND;
-    } else if (strcmp(d->key, "bblog_sync") == 0)
-        h->sync_bb = strcmp(v, "bb") == 0;
-    else if (strcmp(d->key, "bblog_close") == 0)
-        h->close_bb = strcmp(v, "bb") == 0;
-    else if (strcmp(d->key, "bblog_node_exchange") == 0)
-        h->node_exchange = strcmp(v, "bb") == 0;
-    else if (strcmp(d->key, "bblog_consistency") == 0)
-        h->posix_reads = strcmp(v, "posix") == 0;
-    else if (strcmp(d->key, "bblog_drain") == 0)
-        h->drain = strcmp(v, "reactive") == 0 ? ADIOI_BBLOG_DRAIN_REACTIVE :
-            strcmp(v, "proactive") == 0 ? ADIOI_BBLOG_DRAIN_PROACTIVE :
-            ADIOI_BBLOG_DRAIN_ON_DEMAND;
+        h->close_bb = h->sync_bb = i;
+        h->drain = i ? ADIOI_BBLOG_DRAIN_PROACTIVE : ADIOI_BBLOG_DRAIN_ON_DEMAND;
+    }
     return MPI_SUCCESS;
 }
 
-/* H_SIZE: a byte count, in the range its hint allows. */
+/* H_SIZE: a byte count, in the range of its hint. */
 static int apply_size(const struct hint_def *d, int from_env, const char *v,
                       struct ADIOI_BBLOG_hints *h)
 {
@@ -208,21 +241,15 @@ static int apply_size(const struct hint_def *d, int from_env, const char *v,
 
     if (parse_size(v, &sz) != 0)
         return bad_value(d, from_env, v, "expected a byte count such as 4096, 64k, 16m, 1g");
-    if (strcmp(d->key, "bblog_flush_buffer_size") == 0) {
-        if (sz < MIN_FLUSH_BUFFER_SIZE || sz > MAX_FLUSH_BUFFER_SIZE)
-            return bad_value(d, from_env, v, "must be between 4k and 1g");
-        h->flush_buffer_size = sz;
-    } else if (strcmp(d->key, "bblog_max_size") == 0) {
-        h->max_size = sz;
-    } else if (strcmp(d->key, "bblog_segment_size") == 0) {
-        if (sz != 0 && (sz < MIN_FLUSH_BUFFER_SIZE || sz > MAX_FLUSH_BUFFER_SIZE))
-            return bad_value(d, from_env, v, "must be 0 (automatic) or between 4k and 1g");
-        h->segment_size = sz;
-    } else if (strcmp(d->key, "bblog_drain_max_rate") == 0) {
-        h->drain_max_rate = sz;
-    } else {
-        h->indep_threshold = sz;
+    if ((sz < d->lo || sz > d->hi) && !(sz == 0 && d->zero_ok)) {
+        char why[96], lo[24], hi[24];
+        size_name(d->lo, lo, sizeof(lo));
+        size_name(d->hi, hi, sizeof(hi));
+        snprintf(why, sizeof(why), "must be %sbetween %s and %s", d->zero_ok ?
+                 "0 (automatic) or " : "", lo, hi);
+        return bad_value(d, from_env, v, why);
     }
+    *(ADIO_Offset *) ((char *) h + d->off) = sz;
     return MPI_SUCCESS;
 }
 
@@ -230,22 +257,23 @@ static int apply_size(const struct hint_def *d, int from_env, const char *v,
 static int apply(const struct hint_def *d, int from_env, const char *v,
                  struct ADIOI_BBLOG_hints *h)
 {
+    char *end;
+
     switch (d->kind) {
     case H_PATH:
         if (strlen(v) >= PATH_MAX)
             return bad_value(d, from_env, v, "path too long");
-        if (strcmp(d->key, "bblog_dir") == 0) {
-            if (v[0] == '\0')
-                return bad_value(d, from_env, v, "empty path");
-            strcpy(h->dir, v);
-        } else {
-            strcpy(h->stats, strcmp(v, "off") == 0 || strcmp(v, "false") == 0 ? "" : v);
-        }
+        /* A hint whose default is off (bblog_stats) takes off, false or nothing for it. */
+        if (d->dflt && strcmp(d->dflt, "off") == 0 &&
+            (strcmp(v, "off") == 0 || strcmp(v, "false") == 0))
+            v = "";
+        else if (v[0] == '\0' && !(d->dflt && strcmp(d->dflt, "off") == 0))
+            return bad_value(d, from_env, v, "empty path");
+        strcpy((char *) h + d->off, v);
         return MPI_SUCCESS;
     case H_ENUM:
         return apply_enum(d, from_env, v, h);
     case H_PERCENT: {
-            char *end;
             long pct;
             errno = 0;
             pct = strtol(v, &end, 10);
@@ -254,24 +282,21 @@ static int apply(const struct hint_def *d, int from_env, const char *v,
             if (errno || end == v || *end != '\0' || pct < 0 || pct > 100)
                 return bad_value(d, from_env, v, "expected a percentage from 0 (never drain "
                                  "early) to 100, such as 50 or 50%");
-            h->high_water = (int) pct;
+            *(int *) ((char *) h + d->off) = (int) pct;
             return MPI_SUCCESS;
         }
     case H_SECONDS: {
-            char *end;
             double sec;
             errno = 0;
             sec = strtod(v, &end);
             if (errno || end == v || *end != '\0' || !(sec >= 0 && sec <= 1e7))
                 return bad_value(d, from_env, v, "expected seconds, such as 60 or 0.5 (0: learn "
                                  "the period from the application)");
-            h->drain_interval = sec;
+            *(double *) ((char *) h + d->off) = sec;
             return MPI_SUCCESS;
         }
-    case H_BOOL:
-        {
-            int *b = strcmp(d->key, "bblog_verify") == 0 ? &h->verify :
-                strcmp(d->key, "bblog_shared_bb") == 0 ? &h->shared_bb : &h->keep_logs;
+    case H_BOOL: {
+            int *b = (int *) ((char *) h + d->off);
             if (strcasecmp(v, "true") == 0 || strcmp(v, "1") == 0 || strcasecmp(v, "yes") == 0)
                 *b = 1;
             else if (strcasecmp(v, "false") == 0 || strcmp(v, "0") == 0 ||
@@ -287,21 +312,22 @@ static int apply(const struct hint_def *d, int from_env, const char *v,
     return MPI_SUCCESS;
 }
 
+/* Every hint's default from the table; bblog_dir's from the environment: the job's private
+ * burst-buffer directory (DataWarp's DW_JOB_PRIVATE), else TMPDIR, else /tmp. */
 static void set_defaults(struct ADIOI_BBLOG_hints *h)
 {
     const char *d = getenv("DW_JOB_PRIVATE");
+    size_t k;
 
     memset(h, 0, sizeof(*h));
+    for (k = 0; k < NHINTS; k++)
+        if (hint_defs[k].dflt)
+            (void) apply(&hint_defs[k], 0, hint_defs[k].dflt, h);
     if (!d || !*d)
         d = getenv("TMPDIR");
     if (!d || !*d || strlen(d) >= PATH_MAX)
         d = "/tmp";
     strcpy(h->dir, d);
-    h->flush_buffer_size = DEFAULT_FLUSH_BUFFER_SIZE;
-    h->indep_threshold = DEFAULT_INDEP_THRESHOLD;
-    h->node_exchange = 1;
-    h->posix_reads = 1;
-    h->high_water = DEFAULT_HIGH_WATER;
 }
 
 /* Applies the bblog_* keys of info to h; a bblog_ key that is no hint is MPI_ERR_INFO_KEY. */
@@ -362,6 +388,8 @@ int ADIOI_BBLOG_Check_info(MPI_Info info)
 {
     struct ADIOI_BBLOG_hints scratch;
 
+    if (info == MPI_INFO_NULL)  /* every set_view of PnetCDF and HDF5: nothing to check */
+        return MPI_SUCCESS;
     set_defaults(&scratch);
     return apply_info(info, &scratch);
 }
@@ -403,36 +431,41 @@ void ADIOI_BBLOG_Refresh_info(ADIO_File fd)
 
 void ADIOI_BBLOG_Publish_hints(ADIO_File fd, const struct ADIOI_BBLOG_hints *h)
 {
-    char v[64];
+    size_t k;
 
-    ADIOI_Info_set(fd->info, "bblog_mode", h->sync_bb && h->close_bb &&
-                   h->drain == ADIOI_BBLOG_DRAIN_PROACTIVE ? "bb" :
-                   !h->sync_bb && !h->close_bb && h->drain == ADIOI_BBLOG_DRAIN_ON_DEMAND ?
-                   "pfs" : "mixed");
-    ADIOI_Info_set(fd->info, "bblog_dir", h->dir);
-    ADIOI_Info_set(fd->info, "bblog_mapping", "process");
-    ADIOI_Info_set(fd->info, "bblog_drain", h->drain == ADIOI_BBLOG_DRAIN_REACTIVE ? "reactive" :
-                   h->drain == ADIOI_BBLOG_DRAIN_PROACTIVE ? "proactive" : "on_demand");
-    ADIOI_Info_set(fd->info, "bblog_sync", h->sync_bb ? "bb" : "pfs");
-    ADIOI_Info_set(fd->info, "bblog_close", h->close_bb ? "bb" : "pfs");
-    snprintf(v, sizeof(v), "%lld", (long long) h->segment_size);
-    ADIOI_Info_set(fd->info, "bblog_segment_size", v);
-    snprintf(v, sizeof(v), "%g", h->drain_interval);
-    ADIOI_Info_set(fd->info, "bblog_drain_interval", v);
-    snprintf(v, sizeof(v), "%lld", (long long) h->drain_max_rate);
-    ADIOI_Info_set(fd->info, "bblog_drain_max_rate", v);
-    snprintf(v, sizeof(v), "%lld", (long long) h->flush_buffer_size);
-    ADIOI_Info_set(fd->info, "bblog_flush_buffer_size", v);
-    snprintf(v, sizeof(v), "%lld", (long long) h->max_size);
-    ADIOI_Info_set(fd->info, "bblog_max_size", v);
-    snprintf(v, sizeof(v), "%d", h->high_water);
-    ADIOI_Info_set(fd->info, "bblog_high_water", v);
-    snprintf(v, sizeof(v), "%lld", (long long) h->indep_threshold);
-    ADIOI_Info_set(fd->info, "bblog_indep_threshold", v);
-    ADIOI_Info_set(fd->info, "bblog_node_exchange", h->node_exchange ? "bb" : "mpi");
-    ADIOI_Info_set(fd->info, "bblog_shared_bb", h->shared_bb ? "true" : "false");
-    ADIOI_Info_set(fd->info, "bblog_consistency", h->posix_reads ? "posix" : "mpi");
-    ADIOI_Info_set(fd->info, "bblog_keep_logs", h->keep_logs ? "true" : "false");
-    ADIOI_Info_set(fd->info, "bblog_verify", h->verify ? "true" : "false");
-    ADIOI_Info_set(fd->info, "bblog_stats", h->stats[0] ? h->stats : "off");
+    for (k = 0; k < NHINTS; k++) {
+        const struct hint_def *d = &hint_defs[k];
+        const char *f = d->off == NO_FIELD ? NULL : (const char *) h + d->off;
+        char v[PATH_MAX];
+
+        switch (d->kind) {
+        case H_PATH:
+            snprintf(v, sizeof(v), "%s", f[0] ? f : "off");
+            break;
+        case H_SIZE:
+            snprintf(v, sizeof(v), "%lld", (long long) *(const ADIO_Offset *) f);
+            break;
+        case H_SECONDS:
+            snprintf(v, sizeof(v), "%g", *(const double *) f);
+            break;
+        case H_PERCENT:
+            snprintf(v, sizeof(v), "%d", *(const int *) f);
+            break;
+        case H_BOOL:
+            snprintf(v, sizeof(v), "%s", *(const int *) f ? "true" : "false");
+            break;
+        case H_ENUM:
+            if (f)
+                enum_name(d->values, *(const int *) f, v, sizeof(v));
+            else if (strcmp(d->key, "bblog_mode") == 0)
+                snprintf(v, sizeof(v), "%s", h->sync_bb && h->close_bb &&
+                         h->drain == ADIOI_BBLOG_DRAIN_PROACTIVE ? "bb" :
+                         !h->sync_bb && !h->close_bb && h->drain == ADIOI_BBLOG_DRAIN_ON_DEMAND ?
+                         "pfs" : "mixed");
+            else
+                snprintf(v, sizeof(v), "%s", d->dflt);
+            break;
+        }
+        ADIOI_Info_set(fd->info, d->key, v);
+    }
 }

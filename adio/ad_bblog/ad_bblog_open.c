@@ -95,17 +95,34 @@ void ADIOI_BBLOG_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
             MPI_Info_dup(users_info, &st->user_info);
         fd->fs_ptr = st;
     } else if (st->inner != ADIO_FILE_NULL && users_info != MPI_INFO_NULL) {
-        /* MPI_File_set_info / set_view: ROMIO hints reach the inner driver. bblog_* hints are
-         * fixed at open (bblog(7)), but a bad one is refused as at open. */
-        if (!st->passthrough && (*error_code = ADIOI_BBLOG_Check_info(users_info)) != MPI_SUCCESS)
-            return;
-        ADIO_SetInfo(st->inner, users_info, error_code);
-        if (*error_code != MPI_SUCCESS)
-            return;
+        int nkeys = 0;
+
+        MPI_Info_get_nkeys(users_info, &nkeys);
+        if (nkeys == 0) {
+            /* An info without keys changes nothing: HDF5 passes its file's (often empty)
+             * info to both set_view calls of every H5Dwrite. */
+            users_info = MPI_INFO_NULL;
+        } else {
+            /* MPI_File_set_info / set_view: ROMIO hints reach the inner driver. bblog_* hints
+             * are fixed at open (bblog(7)), but a bad one is refused as at open. */
+            if (!st->passthrough &&
+                (*error_code = ADIOI_BBLOG_Check_info(users_info)) != MPI_SUCCESS)
+                return;
+            ADIO_SetInfo(st->inner, users_info, error_code);
+            if (*error_code != MPI_SUCCESS)
+                return;
+        }
     }
     ADIOI_GEN_SetInfo(fd, users_info, error_code);
-    if (*error_code == MPI_SUCCESS && st->hints_parsed)
+    /* The bblog_* keys stay in fd->info once published at open; a call with new hints may
+     * have changed the info, one without (PnetCDF's set_view at every put, HDF5's two per
+     * H5Dwrite with an empty info) cannot: no republishing there, which cost each such call
+     * about 19 searches of the info's key list. */
+    if (*error_code == MPI_SUCCESS && st->hints_parsed &&
+        (users_info != MPI_INFO_NULL || !st->hints_published)) {
         ADIOI_BBLOG_Publish_hints(fd, &st->hints);
+        st->hints_published = 1;
+    }
 }
 
 /* Makes every process return the same verdict: the first failing rank's code, or success. */
@@ -406,8 +423,10 @@ static int open_inner(ADIO_File fd, struct ADIOI_BBLOG_state *st, const char *in
     fd->is_open = 1;
     fd->hints->deferred_open = 0;
     publish_inner_hints(fd, st->inner);
-    if (!st->passthrough)
+    if (!st->passthrough) {
         ADIOI_BBLOG_Publish_hints(fd, &st->hints);
+        st->hints_published = 1;
+    }
     if (!st->passthrough && !(access_mode & ADIO_RDONLY))
         ADIOI_BBLOG_Note_hints(st);
     return MPI_SUCCESS;

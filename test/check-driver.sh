@@ -1,23 +1,24 @@
 #!/bin/sh
-# The driver's structure (DESIGN.md section 1): test/check-layers.py on this tree must pass, and
-# on a copy with a call from a lower file back up to a higher one (a cycle) and a copy with an
-# over-long function it must fail, naming what it found.
+# The driver's structure and documentation lists: test/check-driver.py on this tree must pass,
+# and on copies with a call from a lower file back up to a higher one (a cycle), with an
+# over-long function, and with a hint missing from bblog(7) it must fail, naming what it found.
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
-py=$src/test/check-layers.py
+py=$src/test/check-driver.py
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
 
 if python3 "$py" "$src"; then
-    echo "PASS: the driver's files call each other without a cycle"
+    echo "PASS: the driver's files call each other without a cycle, bblog(7) lists its hints"
 else
-    echo "FAIL: test/check-layers.py on the driver"
+    echo "FAIL: test/check-driver.py on the driver"
     fail=1
 fi
 
-mutant() {     # NAME: a copy of adio/ad_bblog for one mutation, at $tmp/NAME/adio/ad_bblog
-    mkdir -p "$tmp/$1/adio" && cp -r "$src/adio/ad_bblog" "$tmp/$1/adio/"
+mutant() {     # NAME: a copy of adio/ad_bblog and man/ for one mutation, under $tmp/NAME
+    mkdir -p "$tmp/$1/adio" && cp -r "$src/adio/ad_bblog" "$tmp/$1/adio/" &&
+        cp -r "$src/man" "$tmp/$1/"
 }
 
 # err.c is the bottom layer; a call from it to the drain closes a cycle through drain.c.
@@ -44,6 +45,15 @@ if [ $? -ne 0 ] && echo "$out" | grep -q "bblog_mutant_long(void) is 96 lines"; 
     echo "PASS: a 96-line function without a reason is found"
 else
     echo "FAIL: a 96-line function went unnoticed: $out"
+    fail=1
+fi
+mutant doc
+sed 's/^\.B bblog_verify /.B bblog_verity /' "$src/man/bblog.7" >"$tmp/doc/man/bblog.7"
+out=$(python3 "$py" "$tmp/doc")
+if [ $? -ne 0 ] && echo "$out" | grep -q "does not describe the hint bblog_verify"; then
+    echo "PASS: a hint missing from bblog(7) is found"
+else
+    echo "FAIL: a hint missing from bblog(7) went unnoticed: $out"
     fail=1
 fi
 exit $fail

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""check-layers.py [SRCDIR]: the driver's files call each other without a cycle (DESIGN.md
-section 1), and no function of the driver is longer than LIMIT lines unless a comment right
-above it says why ("Long: ...").
+"""check-driver.py [SRCDIR]: the driver's files call each other without a cycle (DESIGN.md
+section 1); no function of the driver is longer than LIMIT lines unless a comment right above
+it says why ("Long: ..."); and bblog(7) describes every hint of the driver's hint table
+(ad_bblog_hints.c) under HINTS and every key of its statistics table (ADIOI_BBLOG_STATS,
+ad_bblog.h) under STATISTICS.
 
 A file calls another when it names, followed by "(", a function that the other file defines
 (a line starting in column 0 with the name and its parameters). Prints each cycle found (the
@@ -11,9 +13,9 @@ import re
 import sys
 
 LIMIT = 80
-src = os.path.join(sys.argv[1] if len(sys.argv) > 1 else
-                   os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."),
-                   "adio", "ad_bblog")
+top = sys.argv[1] if len(sys.argv) > 1 else \
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+src = os.path.join(top, "adio", "ad_bblog")
 files = sorted(f for f in os.listdir(src) if f.endswith(".c"))
 text = {f: open(os.path.join(src, f), encoding="utf-8").read() for f in files}
 
@@ -64,7 +66,7 @@ for f in files:
 bad = 0
 for comp in comps:
     bad += 1
-    print("check-layers: these driver files call each other in a cycle: %s" % ", ".join(comp))
+    print("check-driver: these driver files call each other in a cycle: %s" % ", ".join(comp))
     for a in comp:
         for b, names in sorted(edges[a].items()):
             if b in comp:
@@ -91,11 +93,33 @@ for f in files:
             above = "\n".join(lines[max(0, start - 12):start])
             if n > LIMIT and "Long:" not in above:
                 bad += 1
-                print("check-layers: %s:%d: %s is %d lines (over %d, and no \"Long:\" comment "
+                print("check-driver: %s:%d: %s is %d lines (over %d, and no \"Long:\" comment "
                       "above it says why)" % (f, start + 1, lines[start].strip(), n, LIMIT))
             start = None
 
-print("check-layers: %d driver files, %d calls between them, %s" %
-      (len(files), sum(len(e) for e in edges.values()), "no cycle" if not comps else
-       "%d cycle(s)" % len(comps)))
+# Documentation lists: bblog(7) names each hint (".B key") under HINTS and each statistics key
+# under STATISTICS.
+man = open(os.path.join(top, "man", "bblog.7"), encoding="utf-8").read()
+
+
+def section(name):
+    start = man.index(".SH " + name + "\n")
+    end = man.find("\n.SH ", start + 1)
+    return man[start:end if end >= 0 else len(man)]
+
+
+hints = re.findall(r'^\s*\{"(bblog_\w+)", "BBLOG_\w+",', text["ad_bblog_hints.c"], re.M)
+stats = re.findall(r'X\((?:SUM|MAX|SEC), \w+, "(\w+)"\)',
+                   open(os.path.join(src, "ad_bblog.h"), encoding="utf-8").read())
+for kind, keys, sec in (("hint", hints, section("HINTS")),
+                        ("statistics key", stats, section("STATISTICS"))):
+    named = ("\\fB%s\\fR", "\\fB%s\n", ".B %s\\fR", ".B %s\n", ".B %s ")
+    for k in keys:
+        if not any(p % k in sec for p in named):
+            bad += 1
+            print("check-driver: bblog(7) does not describe the %s %s" % (kind, k))
+
+print("check-driver: %d driver files, %d calls between them, %s; %d hints, %d statistics keys"
+      % (len(files), sum(len(e) for e in edges.values()), "no cycle" if not comps else
+         "%d cycle(s)" % len(comps), len(hints), len(stats)))
 sys.exit(1 if bad else 0)

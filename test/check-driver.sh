@@ -21,17 +21,22 @@ mutant() {     # NAME: a copy of adio/ad_bblog and man/ for one mutation, under 
         cp -r "$src/man" "$tmp/$1/"
 }
 
+# expect NAME PATTERN WHAT: check-driver.py on the mutant NAME must fail and print PATTERN.
+expect() {
+    out=$(python3 "$py" "$tmp/$1")
+    if [ $? -ne 0 ] && echo "$out" | grep -q "$2"; then
+        echo "PASS: $3 is found"
+    else
+        echo "FAIL: $3 went unnoticed: $out"
+        fail=1
+    fi
+}
+
 # err.c is the bottom layer; a call from it to the drain closes a cycle through drain.c.
 mutant cycle
 printf '\nvoid bblog_mutant(ADIO_File fd)\n{\n    ADIOI_BBLOG_Drain(fd, 0);\n}\n' \
     >>"$tmp/cycle/adio/ad_bblog/ad_bblog_err.c"
-out=$(python3 "$py" "$tmp/cycle")
-if [ $? -ne 0 ] && echo "$out" | grep -q "ad_bblog_err.c -> ad_bblog_drain.c: ADIOI_BBLOG_Drain"; then
-    echo "PASS: a cycle through ad_bblog_err.c is found"
-else
-    echo "FAIL: a cycle through ad_bblog_err.c went unnoticed: $out"
-    fail=1
-fi
+expect cycle "ad_bblog_err.c -> ad_bblog_drain.c: ADIOI_BBLOG_Drain" "a cycle through ad_bblog_err.c"
 
 mutant long
 {
@@ -40,20 +45,9 @@ mutant long
     while [ $i -lt 90 ]; do printf '    x += %d;\n' $i; i=$((i + 1)); done
     printf '    return x;\n}\n'
 } >>"$tmp/long/adio/ad_bblog/ad_bblog_err.c"
-out=$(python3 "$py" "$tmp/long")
-if [ $? -ne 0 ] && echo "$out" | grep -q "bblog_mutant_long(void) is 96 lines"; then
-    echo "PASS: a 96-line function without a reason is found"
-else
-    echo "FAIL: a 96-line function went unnoticed: $out"
-    fail=1
-fi
+expect long "bblog_mutant_long(void) is 96 lines" "a 96-line function without a reason"
+
 mutant doc
 sed 's/^\.B bblog_verify /.B bblog_verity /' "$src/man/bblog.7" >"$tmp/doc/man/bblog.7"
-out=$(python3 "$py" "$tmp/doc")
-if [ $? -ne 0 ] && echo "$out" | grep -q "does not describe the hint bblog_verify"; then
-    echo "PASS: a hint missing from bblog(7) is found"
-else
-    echo "FAIL: a hint missing from bblog(7) went unnoticed: $out"
-    fail=1
-fi
+expect doc "does not describe the hint bblog_verify" "a hint missing from bblog(7)"
 exit $fail

@@ -27,3 +27,7 @@ test_unit_test_scan_LDADD = $(UNIT_LIBS)
 noinst_PROGRAMS += bench/bench_logsync
 bench_bench_logsync_SOURCES = bench/bench_logsync.c
 bench_bench_logsync_LDADD = $(BBLOG_LIBS)
+# bench/bench_append: the cost per byte of logging one transfer size, JSON, no asserts.
+noinst_PROGRAMS += bench/bench_append
+bench_bench_append_SOURCES = bench/bench_append.c
+bench_bench_append_LDADD = $(BBLOG_LIBS)

@@ -27,23 +27,28 @@ struct bblog_log_params {
     uint64_t set_id;            /* recorded in the header: the same for all logs of one open */
     size_t staging_size;        /* bytes per staging buffer; 0 = 4 MiB; rounded up to 4 KiB */
     unsigned staging_count;     /* staging buffers (in flight + filling); 0 = 4, minimum 2 */
+    size_t straight_min;        /* appends of this many bytes or more go from the caller's
+                                 * buffer to the file when it has no O_DIRECT; 0 = 64 KiB */
     unsigned flags;             /* BBLOG_LOG_* */
 };
 
 /*
  * Creates a new log pair (O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600), writes its header, and decides
  * once, here, whether the data log takes O_DIRECT (by opening with it and checking that an
- * aligned write succeeds) and whether libaio is available (io_setup); otherwise pwrite is
- * used. Sets F_SET_RW_HINT = RWH_WRITE_LIFE_SHORT on both files where the kernel accepts it.
+ * aligned write succeeds; never on a memory file system, tmpfs or ramfs, whose page cache is
+ * the device) and whether libaio is available (io_setup); otherwise pwrite is used. Sets
+ * F_SET_RW_HINT = RWH_WRITE_LIFE_SHORT on both files where the kernel accepts it.
  */
 int bblog_log_create(const struct bblog_log_params *p, struct bblog_log **out);
 
 /*
  * Logs one extent: copies len bytes of buf into the staging buffer and returns; a full staging
  * buffer is submitted asynchronously, and the call waits only when every staging buffer is in
- * flight. *data_off (may be NULL) receives where the payload sits in the data log, the value
- * the interval index stores. len == 0 is a no-op. After any I/O error the log is sticky-failed:
- * this and every later call return the error (BBLOG_ESTICKY after the first report).
+ * flight. Without O_DIRECT an extent of straight_min bytes or more is written to the file from
+ * buf at once instead (the page cache takes the only copy). *data_off (may be NULL) receives
+ * where the payload sits in the data log, the value the interval index stores. len == 0 is a
+ * no-op. After any I/O error the log is sticky-failed: this and every later call return the
+ * error (BBLOG_ESTICKY after the first report).
  */
 int bblog_log_append(struct bblog_log *log, uint64_t off, uint64_t len, const void *buf,
                      uint64_t *data_off);
@@ -121,6 +126,7 @@ struct bblog_log_stats {
     uint64_t epoch;
     uint64_t aio_submits;       /* staging buffers written with libaio */
     uint64_t sync_writes;       /* staging buffers written with pwrite */
+    uint64_t straight_writes;   /* appends written from the caller's buffer */
     uint64_t waits;             /* times an append waited for a free staging buffer */
     uint64_t failures;          /* failed log writes (a drain may have made them harmless) */
     int last_failure;           /* the errno or BBLOG_E* code of the last one */
@@ -204,10 +210,11 @@ const struct bblog_log_header *bblog_scan_header(const struct bblog_scan *s);
  * trim point comes back with BBLOG_REC_TRIMMED in flags and no payload (NULL); one the trim
  * point cuts comes back as its part from the trim point on (off, len and data_off moved by
  * rec->cut), with BBLOG_REC_CUT in flags and its payload unverified.
- * 0 at the clean end of the log, or a negative code: BBLOG_ETORN when the log ends in a partially written record or payload (nothing valid after
- * it), BBLOG_ECORRUPT when a bad record or payload is followed by valid records. After a
- * negative return, bblog_scan_bad_pos() tells the meta-file byte position of the bad slot and
- * bblog_scan_next keeps returning the same code. Records of every epoch are returned; callers
+ * 0 at the clean end of the log, or a negative code: BBLOG_ETORN when the log ends in a
+ * partially written record or payload (nothing valid after it), BBLOG_ECORRUPT when a bad
+ * record or payload is followed by valid records. After a negative return,
+ * bblog_scan_bad_pos() tells the meta-file byte position of the bad slot and bblog_scan_next
+ * keeps returning the same code. Records of every epoch are returned; callers
  * compare rec->epoch with the header's epoch.
  */
 int bblog_scan_next(struct bblog_scan *s, struct bblog_log_record *rec, const void **payload);

@@ -6,6 +6,9 @@
  * asynchronously with libaio (one iocb per buffer) and the next buffer of the ring starts
  * filling; an append waits only when the buffer it needs is still in flight. Without libaio
  * (BBLOG_LOG_NO_AIO, or io_setup refused) a full buffer is written with pwrite on the spot.
+ * Without O_DIRECT a large append (straight_min) skips the buffers: the kernel copies a
+ * buffered write into the page cache before io_submit returns anyway, so staging it first
+ * only adds a copy (append_straight).
  *
  * O_DIRECT. The data log is opened a second time with O_DIRECT when the file system takes it
  * (decided once in create by an aligned test write). Then every write starts at a 4096-aligned
@@ -54,6 +57,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -71,6 +75,10 @@
 #define RWH_WRITE_LIFE_SHORT 2
 #endif
 
+/* statfs f_type of the memory file systems (linux/magic.h, not included for two numbers). */
+#define TMPFS_MAGIC_ 0x01021994L
+#define RAMFS_MAGIC_ 0x858458f6L
+
 /* O_DIRECT alignment of buffers, offsets and lengths: 4096 covers every logical block size in
  * use (512 and 4096), so no probe of the device is needed. */
 #define ALIGN ((size_t) 4096)
@@ -80,6 +88,10 @@
 #define MIN_RECORD_BUF ((size_t) 1024)
 /* crc-then-copy granularity: the chunk is still in L1/L2 when memcpy reads it again. */
 #define COPY_CHUNK ((size_t) 16384)
+/* Appends of at least this many bytes skip the staging buffers on a log without O_DIRECT
+ * (append_straight); crc-then-write granularity on that path, as COPY_CHUNK above. */
+#define DEFAULT_STRAIGHT_MIN ((size_t) 65536)
+#define STRAIGHT_CHUNK ((size_t) 65536)
 
 enum stage_state { ST_FREE, ST_FILLING, ST_BUSY };
 
@@ -103,6 +115,7 @@ struct bblog_log {
     struct stage *st;
     unsigned nst, cur, nbusy;
     size_t ssize;
+    size_t straight_min;        /* appends this large skip the staging buffers (not direct) */
     uint64_t data_end;          /* logical size of the data log in this epoch */
     uint64_t trim;              /* trim point of this epoch (bblog_log_trim) */
     uint64_t punched;           /* data log bytes below this are holes */
@@ -484,12 +497,83 @@ static uint32_t copy_crc(unsigned char *dst, const unsigned char *src, size_t n,
     return crc;
 }
 
+/* Copies len bytes of src into the staging buffers, submitting each one that fills. */
+static int append_staged(struct bblog_log *log, const unsigned char *src, uint64_t len,
+                         uint32_t *crc)
+{
+    while (len > 0) {
+        struct stage *b;
+        size_t n;
+        int rc = stage_acquire(log);
+
+        if (rc != 0)
+            return rc;
+        b = &log->st[log->cur];
+        n = log->ssize - b->fill;
+        if (n > len)
+            n = (size_t) len;
+        *crc = copy_crc(b->buf + b->fill, src, n, *crc);
+        b->fill += n;
+        src += n;
+        len -= n;
+        log->data_end += n;
+        if (b->fill == log->ssize) {
+            log->cur = (log->cur + 1) % log->nst;
+            rc = stage_submit(log, b);
+            if (rc != 0)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+/*
+ * Writes len bytes of src to the data log from the caller's buffer. Without O_DIRECT the
+ * kernel copies every write into the page cache, synchronously even under libaio, so for a
+ * large payload a staging buffer is only a second copy (on a memory-backed burst buffer, where
+ * the page cache is the device, half the cost of logging). The CRC is taken chunk by chunk
+ * just before the kernel reads the chunk. The filling buffer is submitted first: the log's
+ * bytes keep going out in offset order and the buffer invariants hold. data_end moves only
+ * once every byte is written.
+ */
+static int append_straight(struct bblog_log *log, const unsigned char *src, uint64_t len,
+                           uint32_t *crc)
+{
+    struct stage *b = &log->st[log->cur];
+    uint64_t pos = log->data_end;
+    int rc;
+
+    if (b->state == ST_FILLING && b->fill > 0) {
+        log->cur = (log->cur + 1) % log->nst;
+        rc = stage_submit(log, b);
+        if (rc != 0)
+            return rc;
+    } else if (b->state == ST_FILLING) {
+        b->state = ST_FREE;     /* empty: the next append starts it at the new data_end */
+    }
+    log->data_dirty = 1;
+    while (len > 0) {
+        size_t k = len < STRAIGHT_CHUNK ? (size_t) len : STRAIGHT_CHUNK;
+
+        *crc = bblog_crc32c(*crc, src, k);
+        /* bblog_io_full takes one buffer type for both directions; a write only reads it. */
+        rc = bblog_io_full(log->fd_data, (void *) (uintptr_t) src, k, pos, 1, NULL);
+        if (rc != 0)
+            return fail(log, rc);
+        src += k;
+        pos += k;
+        len -= k;
+    }
+    log->data_end = pos;
+    log->submitted_end = pos;
+    log->stats.straight_writes++;
+    return 0;
+}
+
 int bblog_log_append(struct bblog_log *log, uint64_t off, uint64_t len, const void *buf,
                      uint64_t *data_off)
 {
-    const unsigned char *src = buf;
     struct bblog_log_record r;
-    uint64_t rem = len;
     uint32_t crc = 0;
     double t0;
     int rc;
@@ -516,29 +600,12 @@ int bblog_log_append(struct bblog_log *log, uint64_t off, uint64_t len, const vo
             goto out;
     }
     r.data_off = log->data_end;
-    while (rem > 0) {
-        struct stage *b;
-        size_t n;
-
-        rc = stage_acquire(log);
-        if (rc != 0)
-            goto out;
-        b = &log->st[log->cur];
-        n = log->ssize - b->fill;
-        if (n > rem)
-            n = (size_t) rem;
-        crc = copy_crc(b->buf + b->fill, src, n, crc);
-        b->fill += n;
-        src += n;
-        rem -= n;
-        log->data_end += n;
-        if (b->fill == log->ssize) {
-            log->cur = (log->cur + 1) % log->nst;
-            rc = stage_submit(log, b);
-            if (rc != 0)
-                goto out;
-        }
-    }
+    if (!log->direct && len >= log->straight_min)
+        rc = append_straight(log, buf, len, &crc);
+    else
+        rc = append_staged(log, buf, len, &crc);
+    if (rc != 0)
+        goto out;
     r.seq = ++log->seq;
     r.off = off;
     r.len = len;
@@ -985,9 +1052,15 @@ static char *concat3(const char *a, const char *b, const char *c)
  */
 static int probe_direct(struct bblog_log *log)
 {
+    struct statfs sf;
     struct stat a, b;
     int fd, rc = 0;
 
+    /* tmpfs takes O_DIRECT (Linux 6.6 on) and still copies through its page cache: direct
+     * would only add the padding and the staging copy that append_straight avoids. */
+    if (fstatfs(log->fd_rdata, &sf) == 0
+        && ((long) sf.f_type == TMPFS_MAGIC_ || (long) sf.f_type == RAMFS_MAGIC_))
+        return 0;
     fd = openat(log->dirfd, log->data_name, O_WRONLY | O_DIRECT | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         return 0;
@@ -1050,6 +1123,7 @@ int bblog_log_create(const struct bblog_log_params *p, struct bblog_log **out)
         return ENOMEM;
     log->dirfd = log->fd_meta = log->fd_data = log->fd_rdata = -1;
     log->ssize = ssize;
+    log->straight_min = p->straight_min != 0 ? p->straight_min : DEFAULT_STRAIGHT_MIN;
     log->nst = nst;
     log->rcap = ssize / 4 / BBLOG_RECORD_SIZE;
     if (log->rcap < MIN_RECORD_BUF / BBLOG_RECORD_SIZE)

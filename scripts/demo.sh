@@ -183,6 +183,7 @@ KNOWN = [
     ("write-through", "{bytes_through:h} in {writes_through} writes"),
     ("reads", "{read_calls} read calls, {bytes_overlaid:h} served from the log"),
     ("log I/O", "{aio_submits} libaio submits, {pwrite_flushes} pwrite flushes,"
+                " {straight_writes} straight writes,"
                 " {staging_waits} staging waits (libaio {libaio}, O_DIRECT {direct_io})"),
     ("time (max/rank)", "append {max_time_append_s:.3f} s, drain {max_time_drain_s:.3f} s,"
                         " sync {max_time_sync_s:.3f} s, log fsync {max_time_log_fsync_s:.3f} s"),

@@ -85,6 +85,7 @@ enum { ADIOI_BBLOG_LAST_NONE, ADIOI_BBLOG_LAST_DONE, ADIOI_BBLOG_LAST_VERIFIED,
     X(SUM, remote_asks, "other_node_asks")      /* reads that asked other nodes */ \
     X(SUM, aio_submits, "aio_submits")          /* LOG: staging buffers written with libaio */ \
     X(SUM, pwrite_flushes, "pwrite_flushes")    /* LOG: staging buffers written with pwrite */ \
+    X(SUM, straight_writes, "straight_writes")  /* LOG: appends written from the user buffer */ \
     X(SUM, staging_waits, "staging_waits")      /* LOG: appends that waited for a buffer */ \
     X(SEC, t_append, "max_time_append_s") \
     X(SEC, t_drain, "max_time_drain_s") \

@@ -75,6 +75,7 @@ void ADIOI_BBLOG_Stats_report(ADIO_File fd)
     s.records = ls.records;
     s.aio_submits = ls.aio_submits;
     s.pwrite_flushes = ls.sync_writes;
+    s.straight_writes = ls.straight_writes;
     s.staging_waits = ls.waits;
     s.t_log_sync = ls.sync_seconds;
     /* The vector: the sums first, then the maxima; a time goes as the bits of a non-negative

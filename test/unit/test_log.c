@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -340,6 +341,7 @@ int __wrap_io_getevents(io_context_t ctx, long min_nr, long nr, struct io_event 
 
 static char *g_shm, *g_disk;
 static unsigned g_name;
+static size_t g_straight_min;   /* straight_min of the logs mklog makes (0: the default) */
 
 static int group_setup(void **state)
 {
@@ -369,6 +371,15 @@ static int test_setup(void **state)
     (void) state;
     faults_off();
     return 0;
+}
+
+/* Whether this directory is on a memory file system, where the appender never uses O_DIRECT. */
+static int in_memory(const char *dir)
+{
+    struct statfs sf;
+
+    assert_int_equal(statfs(dir, &sf), 0);
+    return (unsigned long) sf.f_type == 0x01021994UL || (unsigned long) sf.f_type == 0x858458f6UL;
 }
 
 /* Whether this directory takes O_DIRECT writes: the capability the appender must detect. */
@@ -452,6 +463,7 @@ static struct bblog_log *mklog(const char *dir, unsigned flags, size_t ssize, un
     struct bblog_log_params p = {
         .dir = dir, .pfs_path = "/pfs/project/out.h5", .job_id = "job-4242",
         .rank = 3, .nprocs = 8, .staging_size = ssize, .staging_count = count, .flags = flags,
+        .straight_min = g_straight_min,
     };
     struct bblog_log *log = NULL;
     char name[64];
@@ -619,7 +631,8 @@ static void roundtrip(const char *dir, unsigned flags, uint64_t seed, int n, siz
 
     model_init(&m);
     bblog_log_get_stats(log, &st);
-    assert_int_equal(st.direct, !(flags & BBLOG_LOG_NO_DIRECT) && direct_works(dir));
+    assert_int_equal(st.direct, !(flags & BBLOG_LOG_NO_DIRECT) && direct_works(dir)
+                                && !in_memory(dir));
     assert_int_equal(st.aio, !(flags & BBLOG_LOG_NO_AIO) && aio_works());
 
     workload(log, &m, &rs, n, eff);
@@ -640,6 +653,11 @@ static void roundtrip(const char *dir, unsigned flags, uint64_t seed, int n, siz
         assert_true(st.aio_submits > 0);
     else
         assert_true(st.sync_writes > 0 && st.aio_submits == 0);
+    /* Large appends skip the staging buffers only where there is no O_DIRECT. */
+    if (st.direct)
+        assert_true(st.straight_writes == 0);
+    else if (g_straight_min != 0)
+        assert_true(st.straight_writes > 0);
     /* The data log holds at least the logical bytes; under O_DIRECT, whole blocks. */
     assert_true(tu_fsize(data) >= (long long) m.size);
     if (st.direct)
@@ -1394,6 +1412,35 @@ static void test_fault_hard_errors(void **state)
     assert_int_equal(fail_run(g_shm, pw, arm_fdatasync_eio, 9), EIO);
 }
 
+/*
+ * Appends of straight_min bytes or more go from the caller's buffer to a data log without
+ * O_DIRECT: the round trip (reads from buffers, from the file and across both, syncs, the
+ * scan), through libaio and pwrite, with transparent write faults, and hard ones that must
+ * leave only valid records and a log that still reads back what it acknowledged.
+ */
+static void test_straight(void **state)
+{
+    const unsigned modes[] = {0, BBLOG_LOG_NO_AIO, BBLOG_LOG_NO_DIRECT,
+                              BBLOG_LOG_NO_AIO | BBLOG_LOG_NO_DIRECT};
+    const char *dirs[] = {g_shm, g_disk};
+
+    (void) state;
+    g_straight_min = 4096;
+    for (int d = 0; d < 2; d++)
+        for (int i = 0; i < 4; i++)
+            roundtrip(dirs[d], modes[i], 5000 + (uint64_t) (10 * d + i), 200, 8192, 2);
+    faults_off();
+    F.pwrite_eintr = F.pwrite_short = 1;
+    roundtrip(g_shm, BBLOG_LOG_NO_AIO, 5100, 120, 8192, 2);
+    assert_true(F.eintr_hits > 10);
+    assert_true(F.short_hits > 10);
+    faults_off();
+    assert_int_equal(fail_run(g_shm, 0, arm_data_enospc, 5200), ENOSPC);
+    assert_int_equal(fail_run(g_shm, BBLOG_LOG_NO_AIO, arm_data_short_then_eio, 5201), EIO);
+    assert_int_equal(fail_run(g_disk, BBLOG_LOG_NO_DIRECT, arm_data_enospc, 5202), ENOSPC);
+    g_straight_min = 0;
+}
+
 /* Appends that fit in staging; a write error met only at sync is reported by sync. */
 static void test_fault_sync_reports(void **state)
 {
@@ -1610,6 +1657,7 @@ int main(void)
         cmocka_unit_test_setup(test_sync_tail, test_setup),
         cmocka_unit_test_setup(test_append_no_syscalls, test_setup),
         cmocka_unit_test_setup(test_direct_probe, test_setup),
+        cmocka_unit_test_setup(test_straight, test_setup),
         cmocka_unit_test_setup(test_mark_drained, test_setup),
         cmocka_unit_test_setup(test_mark_drained_twice, test_setup),
         cmocka_unit_test_setup(test_sync_marks, test_setup),

@@ -30,6 +30,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "bblog_grow.h"
 #include "bblog_io.h"
 #include "bblog_reorder.h"
 #include "bblog_replay.h"
@@ -168,15 +169,9 @@ static int list_push(struct bblog_replay_list *list, size_t *cap, const char *me
 {
     int rc;
 
-    if (list->n == *cap) {
-        size_t ncap = *cap ? 2 * *cap : 16;
-        struct bblog_replay_log *v = realloc(list->logs, ncap * sizeof *v);
-
-        if (!v)
-            return ENOMEM;
-        list->logs = v;
-        *cap = ncap;
-    }
+    rc = bblog_grow((void **) &list->logs, cap, list->n + 1, sizeof *list->logs);
+    if (rc != 0)
+        return rc;
     rc = bblog_replay_inspect(meta_path, &list->logs[list->n]);
     if (rc == 0)
         list->n++;
@@ -842,15 +837,8 @@ static int reopen_log(struct replay *R, const struct rlog *rl, struct bblog_scan
 /* Appends *r to the record list; 0 or ENOMEM. */
 static int push_rec(struct replay *R, const struct rrec *r)
 {
-    if (R->nrecs == R->cap) {
-        size_t ncap = R->cap ? 2 * R->cap : 1024;
-        struct rrec *nv = realloc(R->recs, ncap * sizeof *nv);
-
-        if (!nv)
-            return ENOMEM;
-        R->recs = nv;
-        R->cap = ncap;
-    }
+    if (bblog_grow((void **) &R->recs, &R->cap, R->nrecs + 1, sizeof *R->recs) != 0)
+        return ENOMEM;
     R->recs[R->nrecs++] = *r;
     return 0;
 }
@@ -896,15 +884,8 @@ struct marks {
 static int add_mark(struct marks *m, const struct bblog_log_record *r, uint64_t off,
                     uint64_t len, uint32_t rank, size_t li)
 {
-    if (m->n == m->cap) {
-        size_t ncap = m->cap ? 2 * m->cap : 64;
-        struct rrec *nv = realloc(m->v, ncap * sizeof *nv);
-
-        if (!nv)
-            return ENOMEM;
-        m->v = nv;
-        m->cap = ncap;
-    }
+    if (bblog_grow((void **) &m->v, &m->cap, m->n + 1, sizeof *m->v) != 0)
+        return ENOMEM;
     m->v[m->n++] = (struct rrec) { .off = off, .len = len, .seq = r->seq, .gen = r->gen,
         .rank = rank, .log = li, .trimmed = 1 };
     return 0;
@@ -961,15 +942,9 @@ static int restrict_to_keeps(struct replay *R, size_t first, uint64_t vfirst,
             uint64_t a = keep[k].lo > r.off ? keep[k].lo : r.off;
             uint64_t b = keep[k].hi < r.off + r.len ? keep[k].hi : r.off + r.len;
 
-            if (m == cap) {
-                struct rrec *nv = realloc(out, 2 * cap * sizeof *nv);
-
-                if (!nv) {
-                    free(out);
-                    return ENOMEM;
-                }
-                out = nv;
-                cap *= 2;
+            if (bblog_grow((void **) &out, &cap, m + 1, sizeof *out) != 0) {
+                free(out);
+                return ENOMEM;
             }
             out[m] = r;
             out[m].off = a;
@@ -1085,17 +1060,10 @@ static int verify_pass(struct replay *R)
             if (n != 1)
                 break;
             if ((r.flags & BBLOG_REC_KEEP) && r.epoch == l->epoch) {
-                if (nkeep == keep_cap) {
-                    size_t ncap = keep_cap ? 2 * keep_cap : 64;
-                    struct range *nv = realloc(keep, ncap * sizeof *nv);
-
-                    if (!nv) {
-                        rc = ENOMEM;
-                        set_err(R->err, rc, l->meta_path, "out of memory");
-                        break;
-                    }
-                    keep = nv;
-                    keep_cap = ncap;
+                if (bblog_grow((void **) &keep, &keep_cap, nkeep + 1, sizeof *keep) != 0) {
+                    rc = ENOMEM;
+                    set_err(R->err, rc, l->meta_path, "out of memory");
+                    break;
                 }
                 keep[nkeep++] = (struct range) { r.off, r.off + r.len };
                 continue;

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "bblog_grow.h"
 #include "bblog_reorder.h"
 
 /* A request that holds at least one byte, with its range [first, end) (end is exclusive). */
@@ -67,18 +68,8 @@ static int append(struct outbuf *o, uint64_t off, uint64_t len, uint64_t src)
         last->len += len;
         return 0;
     }
-    if (o->n == o->cap) {
-        size_t ncap = o->cap < 16 ? 16 : o->cap + o->cap / 2;
-        struct bblog_seg *nv;
-
-        if (ncap < o->cap || ncap > SIZE_MAX / sizeof(*nv))
-            return ENOMEM;
-        nv = realloc(o->v, ncap * sizeof(*nv));
-        if (nv == NULL)
-            return ENOMEM;
-        o->v = nv;
-        o->cap = ncap;
-    }
+    if (bblog_grow((void **) &o->v, &o->cap, o->n + 1, sizeof(*o->v)) != 0)
+        return ENOMEM;
     o->v[o->n].off = off;
     o->v[o->n].len = len;
     o->v[o->n].src = src;

@@ -242,6 +242,7 @@ fi
 step "bblog core: make libbblog.a"
 run "$logs/core-make.log" make -C "$core_build" -j"$jobs" libbblog.a
 run "$logs/core-install.log" install -C -m 644 "$bblog_src"/logfs/*.h "$bblog_src"/reorder/*.h \
+    "$bblog_src"/plan/*.h "$bblog_src"/pace/*.h \
     "$core/include/"
 run "$logs/core-install.log" install -C -m 644 "$core_build/libbblog.a" "$core/lib/libbblog.a"
 

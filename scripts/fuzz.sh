@@ -45,7 +45,7 @@ if [ ! -f config.status ] || [ "$here/configure" -nt config.status ]; then
 fi
 make -s -j2 libbblog.a
 # shellcheck disable=SC2086 # $san holds several flags
-clang -g -O1 $san -fsanitize=fuzzer -I. -I"$here/logfs" -I"$here/reorder" -I"$here/test/fuzz" \
+clang -g -O1 $san -fsanitize=fuzzer -I. -I"$here/logfs" -I"$here/reorder" -I"$here/plan" -I"$here/pace" -I"$here/test/fuzz" \
     -o "fuzz_$target" "$here/test/fuzz/fuzz_$target.c" "$here/test/fuzz/fuzzlog.c" \
     libbblog.a -laio -lpthread -lm
 

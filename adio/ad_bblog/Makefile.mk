@@ -1,6 +1,7 @@
 ##
 ## ad_bblog inside ROMIO's tree (included from adio/Makefile.mk by the graft,
-## adio/graft/graft-mpich.sh). The core (logfs/, reorder/) is linked in as libbblog.a.
+## adio/graft/graft-mpich.sh). The core (logfs/, reorder/, plan/,
+## pace/) is linked in as libbblog.a.
 ##
 
 if BUILD_AD_BBLOG

@@ -20,6 +20,7 @@
 
 #include "adio.h"
 #include "ad_bblog_compat.h"
+#include "bblog_grow.h"
 #include "bblog_index.h"
 #include "bblog_log.h"
 
@@ -606,8 +607,5 @@ double ADIOI_BBLOG_Now(void);
  * this (DESIGN.md section 6). Collective; aborts (ROMIO's allocator) without memory. */
 void ADIOI_BBLOG_Reduce_vec(const unsigned long long *in, unsigned long long *out, int n,
                             int nsum, int root, MPI_Comm comm);
-/* Makes room for need elements of size bytes in *p (capacity *cap, doubled from 64): 0 or
- * ENOMEM, *p unchanged then. */
-int ADIOI_BBLOG_Grow(void **p, size_t *cap, size_t need, size_t size);
 
 #endif

@@ -4,7 +4,7 @@
  *
  * One thread per file and process (per logstate) writes this process's logged extents to the
  * PFS file with pwrite on a descriptor of its own, in file order, a segment at a time, when the
- * pacing controller (reorder/bblog_pace.h) says so. It makes no MPI call. The index, the log
+ * pacing controller (pace/bblog_pace.h) says so. It makes no MPI call. The index, the log
  * and the controller are shared with the application's thread under ls->lock; the thread holds
  * it to pick a segment and copy its bytes out of the log, not while writing to the PFS. After
  * the write it forgets from the index only the bytes that still map to the log bytes it wrote:
@@ -163,14 +163,8 @@ static size_t pick_segment(struct ADIOI_BBLOG_logstate *ls, uint64_t want, struc
                 continue;
             if (e.len > want - got)
                 e.len = want - got;
-            if (n == *cap) {
-                size_t c = *cap ? 2 * *cap : 256;
-                struct pick *p = realloc(*picks, c * sizeof(*p));
-                if (!p)
-                    return n;
-                *picks = p;
-                *cap = c;
-            }
+            if (bblog_grow((void **) picks, cap, n + 1, sizeof(**picks)) != 0)
+                return n;
             if (bblog_log_read(ls->log, e.log_off, e.len, bg->buf + got) != 0)
                 return n;
             (*picks)[n].off = e.off;
@@ -212,14 +206,8 @@ static int take_oldest(void *arg, struct bblog_extent *piece)
     whole = e.len;
     if (e.len > o->want - o->got)
         e.len = o->want - o->got;
-    if (o->n == *o->cap) {
-        size_t c = *o->cap ? 2 * *o->cap : 256;
-        struct pick *p = realloc(*o->picks, c * sizeof(*p));
-        if (!p)
-            return o->failed = 1;
-        *o->picks = p;
-        *o->cap = c;
-    }
+    if (bblog_grow((void **) o->picks, o->cap, o->n + 1, sizeof(**o->picks)) != 0)
+        return o->failed = 1;
     if (bblog_log_read(o->ls->log, e.log_off, e.len, bg->buf + o->got) != 0)
         return o->failed = 1;
     (*o->picks)[o->n].off = e.off;
@@ -569,7 +557,7 @@ static int at_finalize(MPI_Comm comm, int keyval, void *val, void *extra)
     return MPI_SUCCESS;
 }
 
-/* The pacing controller's parameters from the hints (reorder/bblog_pace.h). */
+/* The pacing controller's parameters from the hints (pace/bblog_pace.h). */
 static void pace_params(const struct ADIOI_BBLOG_state *st, uint64_t seg,
                         struct bblog_pace_params *par)
 {
@@ -781,14 +769,8 @@ static int collect_cut(void *arg, uint64_t off, uint64_t len)
 {
     struct trim_arg *t = arg;
 
-    if (t->n == t->cap) {
-        size_t c = t->cap ? 2 * t->cap : 64;
-        uint64_t *p = realloc(t->cut, 2 * c * sizeof(*p));
-        if (!p)
-            return ENOMEM;
-        t->cut = p;
-        t->cap = c;
-    }
+    if (bblog_grow((void **) &t->cut, &t->cap, t->n + 1, 2 * sizeof(*t->cut)) != 0)
+        return ENOMEM;      /* pairs: an element is (off, len) */
     t->cut[2 * t->n] = off;
     t->cut[2 * t->n + 1] = len;
     t->n++;

@@ -37,7 +37,7 @@
 #include "ad_bblog.h"
 #include "adioi.h"
 #include "bblog_format.h"
-#include "bblog_reorder.h"
+#include "bblog_plan.h"
 
 struct snap {
     struct bblog_seg *segs;
@@ -50,8 +50,8 @@ static int snap_run(void *arg, uint64_t off, uint64_t len, uint64_t log_off, uin
 {
     struct snap *s = arg;
 
-    if (ADIOI_BBLOG_Grow((void **) &s->segs, &s->seg_cap, s->n + 1, sizeof(*s->segs)) ||
-        ADIOI_BBLOG_Grow((void **) &s->stamps, &s->stamp_cap, s->n + 1, sizeof(*s->stamps)))
+    if (bblog_grow((void **) &s->segs, &s->seg_cap, s->n + 1, sizeof(*s->segs)) ||
+        bblog_grow((void **) &s->stamps, &s->stamp_cap, s->n + 1, sizeof(*s->stamps)))
         return ENOMEM;
     s->segs[s->n].off = off;
     s->segs[s->n].len = len;
@@ -152,17 +152,12 @@ static int push_piece(struct round *r, uint64_t off, uint64_t len)
         return 0;
     }
     if (r->k == r->cap) {
-        size_t cap = r->cap ? 2 * r->cap : 1024;
-        int *lens = realloc(r->lens, cap * sizeof(*lens));
-        MPI_Aint *disps;
-        if (!lens)
+        size_t c1 = r->cap, c2 = r->cap;    /* two arrays, one capacity */
+
+        if (bblog_grow((void **) &r->lens, &c1, r->k + 1, sizeof(*r->lens)) != 0 ||
+            bblog_grow((void **) &r->disps, &c2, r->k + 1, sizeof(*r->disps)) != 0)
             return ENOMEM;
-        r->lens = lens;
-        disps = realloc(r->disps, cap * sizeof(*disps));
-        if (!disps)
-            return ENOMEM;
-        r->disps = disps;
-        r->cap = cap;
+        r->cap = c1;
     }
     r->lens[r->k] = (int) len;
     r->disps[r->k] = (MPI_Aint) off;
@@ -177,7 +172,7 @@ static int note_written(struct round *r)
 
     if (!r->verify)
         return 0;
-    if (ADIOI_BBLOG_Grow((void **) &r->ver, &r->ver_cap, r->nver + r->k, sizeof(*r->ver)))
+    if (bblog_grow((void **) &r->ver, &r->ver_cap, r->nver + r->k, sizeof(*r->ver)))
         return ENOMEM;
     for (size_t i = 0; i < r->k; i++) {
         struct written *w = &r->ver[r->nver++];
@@ -257,7 +252,7 @@ static int add_piece_fit(struct ADIOI_BBLOG_state *st, struct round *r, uint64_t
     if (len == 0)
         return 0;
     if (r->collect) {
-        if (ADIOI_BBLOG_Grow((void **) &r->quad, &r->quad_cap, r->nquad + 1,
+        if (bblog_grow((void **) &r->quad, &r->quad_cap, r->nquad + 1,
                              4 * sizeof(*r->quad)) != 0)
             return ENOMEM;
         r->quad[4 * r->nquad] = off;
@@ -270,7 +265,7 @@ static int add_piece_fit(struct ADIOI_BBLOG_state *st, struct round *r, uint64_t
         return 0;
     }
     if (r->map) {
-        if (ADIOI_BBLOG_Grow((void **) &r->mp, &r->mp_cap, r->nmp + 1, 3 * sizeof(*r->mp)))
+        if (bblog_grow((void **) &r->mp, &r->mp_cap, r->nmp + 1, 3 * sizeof(*r->mp)))
             return ENOMEM;
         r->mp[3 * r->nmp] = off;
         r->mp[3 * r->nmp + 1] = len;

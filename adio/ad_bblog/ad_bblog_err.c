@@ -221,20 +221,3 @@ void ADIOI_BBLOG_Reduce_vec(const unsigned long long *in, unsigned long long *ou
     memcpy(out, b + 1, (size_t) n * sizeof(*out));
     ADIOI_Free(a);
 }
-
-int ADIOI_BBLOG_Grow(void **p, size_t *cap, size_t need, size_t size)
-{
-    size_t n = *cap ? *cap : 64;
-    void *q;
-
-    if (need <= *cap)
-        return 0;
-    while (n < need)
-        n *= 2;
-    q = realloc(*p, n * size);
-    if (!q)
-        return ENOMEM;
-    *p = q;
-    *cap = n;
-    return 0;
-}

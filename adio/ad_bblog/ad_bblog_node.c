@@ -36,7 +36,7 @@
 #include "ad_bblog.h"
 #include "adioi.h"
 #include "bblog_io.h"
-#include "bblog_reorder.h"
+#include "bblog_plan.h"
 
 struct ADIOI_BBLOG_node {
     MPI_Comm comm;              /* the processes of the file's communicator on this node */

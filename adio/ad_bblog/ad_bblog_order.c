@@ -185,7 +185,7 @@ int ADIOI_BBLOG_Note_append(struct ADIOI_BBLOG_logstate *ls, uint64_t log_off, u
 {
     if (ls->nruns > 0 && ls->runs[ls->nruns - 1].stamp == stamp)
         return 0;
-    if (ADIOI_BBLOG_Grow((void **) &ls->runs, &ls->runs_cap, ls->nruns + 1, sizeof(*ls->runs)) != 0)
+    if (bblog_grow((void **) &ls->runs, &ls->runs_cap, ls->nruns + 1, sizeof(*ls->runs)) != 0)
         return ENOMEM;
     ls->runs[ls->nruns].log_off = log_off;
     ls->runs[ls->nruns].stamp = stamp;
@@ -202,7 +202,7 @@ static int note_piece(struct ADIOI_BBLOG_piece **v, size_t *n, size_t *cap, uint
         last->len += len;
         return 0;
     }
-    if (ADIOI_BBLOG_Grow((void **) v, cap, *n + 1, sizeof(**v)) != 0)
+    if (bblog_grow((void **) v, cap, *n + 1, sizeof(**v)) != 0)
         return ENOMEM;
     (*v)[*n].off = off;
     (*v)[*n].len = len;
@@ -328,9 +328,9 @@ static int gather(ADIO_File fd, struct ADIOI_BBLOG_order *o, const uint64_t *min
     }
     *all = malloc((total ? total : 1) * sizeof(**all));
     failed = failed || *all == NULL ||
-        ADIOI_BBLOG_Grow((void **) &o->pieces, &o->cap, total / width + 1,
+        bblog_grow((void **) &o->pieces, &o->cap, total / width + 1,
                          3 * sizeof(uint64_t)) != 0 ||
-        ADIOI_BBLOG_Grow((void **) &o->reach, &o->reach_cap, total / width + 1,
+        bblog_grow((void **) &o->reach, &o->reach_cap, total / width + 1,
                          sizeof(uint64_t)) != 0;
     /* Every process takes part in the same collectives: agree on failure first (2 under
      * MPI_MAX), and on the flag (1) while at it. */

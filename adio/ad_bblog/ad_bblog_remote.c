@@ -143,8 +143,8 @@ static int recv_ans(struct rnode *nd)
         return EPROTO;
     if (a.err != 0)
         return (int) a.err;
-    if (ADIOI_BBLOG_Grow((void **) &nd->ans.c, &nd->ans.cap, a.n + 1, sizeof(*nd->ans.c)) ||
-        ADIOI_BBLOG_Grow((void **) &nd->ans.data, &nd->ans.data_cap, a.ndata + 1, 1))
+    if (bblog_grow((void **) &nd->ans.c, &nd->ans.cap, a.n + 1, sizeof(*nd->ans.c)) ||
+        bblog_grow((void **) &nd->ans.data, &nd->ans.data_cap, a.ndata + 1, 1))
         return ENOMEM;
     rc = ADIOI_BBLOG_Remote_io(nd->fd, nd->ans.c, a.n * sizeof(*nd->ans.c), 0);
     if (rc == 0)

@@ -101,7 +101,7 @@ static void *server_main(void *arg)
     size_t pf_cap = 0, i, n;
 
     for (;;) {
-        if (ADIOI_BBLOG_Grow((void **) &pf, &pf_cap, s->nc + 2, sizeof(*pf)))
+        if (bblog_grow((void **) &pf, &pf_cap, s->nc + 2, sizeof(*pf)))
             break;
         pf[0].fd = s->wake[0];
         pf[1].fd = s->lfd;
@@ -133,7 +133,7 @@ static void *server_main(void *arg)
                 drop(s, i - 2);
         if (pf[1].revents & POLLIN) {
             int cfd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
-            if (cfd >= 0 && ADIOI_BBLOG_Grow((void **) &s->c, &s->cap, s->nc + 1,
+            if (cfd >= 0 && bblog_grow((void **) &s->c, &s->cap, s->nc + 1,
                                              sizeof(*s->c)) == 0) {
                 ADIOI_BBLOG_Remote_timeouts(cfd);
                 s->c[s->nc].fd = cfd;
@@ -319,7 +319,7 @@ int ADIOI_BBLOG_Remote_open(ADIO_File fd, struct ADIOI_BBLOG_state *st)
         for (j = 0; j < k && all[j].node != all[k].node; j++);
         if (j < k || here[k])
             continue;
-        if (ADIOI_BBLOG_Grow((void **) &rm->nd, &cap, (size_t) rm->n + 1, sizeof(*rm->nd))) {
+        if (bblog_grow((void **) &rm->nd, &cap, (size_t) rm->n + 1, sizeof(*rm->nd))) {
             rc = ENOMEM;
             break;
         }

@@ -222,7 +222,7 @@ int ADIOI_BBLOG_Vis_note(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t
         last->len += len;
         return 0;
     }
-    if (ADIOI_BBLOG_Grow((void **) &v->pend, &v->pend_cap, v->npend + 1, sizeof(*v->pend)))
+    if (bblog_grow((void **) &v->pend, &v->pend_cap, v->npend + 1, sizeof(*v->pend)))
         return ENOMEM;
     v->pend[v->npend].off = off;
     v->pend[v->npend].len = len;
@@ -381,7 +381,7 @@ int ADIOI_BBLOG_Vis_trim(struct ADIOI_BBLOG_logstate *ls, uint64_t upto)
         if (v->pend[i].flags || v->pend[i].data_off >= upto)
             continue;
         k = trim_ent(&v->pend[i], upto, two);
-        if (k == 2 && ADIOI_BBLOG_Grow((void **) &v->pend, &v->pend_cap, v->npend + 1,
+        if (k == 2 && bblog_grow((void **) &v->pend, &v->pend_cap, v->npend + 1,
                                        sizeof(*v->pend)))
             return ENOMEM;
         v->pend[i] = two[0];
@@ -532,7 +532,7 @@ static int note_run(struct peer *p, uint64_t log_off, uint64_t gen)
 {
     if (p->nruns && p->runs[p->nruns - 1].stamp == gen)
         return 0;
-    if (ADIOI_BBLOG_Grow((void **) &p->runs, &p->runs_cap, p->nruns + 1, sizeof(*p->runs)))
+    if (bblog_grow((void **) &p->runs, &p->runs_cap, p->nruns + 1, sizeof(*p->runs)))
         return ENOMEM;
     p->runs[p->nruns].log_off = log_off;
     p->runs[p->nruns].stamp = gen;
@@ -589,7 +589,7 @@ static int peer_update(struct peer *p, uint32_t limit, uint64_t *epoch)
         if (ent.flags & VIS_THROUGH) {
             /* Written to the PFS after what it covers was logged: the log no longer shows. */
             rc = bblog_idx_remove(p->idx, ent.off, ent.len);
-            if (rc == 0 && ADIOI_BBLOG_Grow((void **) &p->through, &p->through_cap,
+            if (rc == 0 && bblog_grow((void **) &p->through, &p->through_cap,
                                             p->nthrough + 1, sizeof(*p->through)))
                 rc = ENOMEM;
             if (rc == 0) {
@@ -630,7 +630,7 @@ struct cands {
 static int add(struct cands *c, uint64_t off, uint64_t len, uint64_t log_off, uint64_t gen,
                int who, int order)
 {
-    if (ADIOI_BBLOG_Grow((void **) &c->v, &c->cap, c->n + 1, sizeof(*c->v)))
+    if (bblog_grow((void **) &c->v, &c->cap, c->n + 1, sizeof(*c->v)))
         return ENOMEM;
     c->v[c->n].off = off;
     c->v[c->n].len = len;
@@ -768,8 +768,8 @@ int ADIOI_BBLOG_Vis_serve(struct ADIOI_BBLOG_peers *ps, uint32_t limit, uint64_t
             continue;
         for (i = 0; i < c.n; i++)
             need += c.v[i].who >= 0 ? c.v[i].len : 0;
-        if (rc == 0 && (ADIOI_BBLOG_Grow((void **) &out->c, &out->cap, c.n + 1, sizeof(*out->c))
-                        || ADIOI_BBLOG_Grow((void **) &out->data, &out->data_cap, need + 1, 1)))
+        if (rc == 0 && (bblog_grow((void **) &out->c, &out->cap, c.n + 1, sizeof(*out->c))
+                        || bblog_grow((void **) &out->data, &out->data_cap, need + 1, 1)))
             rc = ENOMEM;
         for (i = 0; rc == 0 && i < c.n; i++) {
             const struct cand *x = &c.v[i];

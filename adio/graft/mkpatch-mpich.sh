@@ -13,7 +13,7 @@
 # system, then builds the bblog core and configures MPICH with the file system:
 #   cd src/mpi/romio && autoreconf -fi -I confdb && cd -
 #   (bblog checkout) ./autogen.sh && ./configure && make libbblog.a, then copy libbblog.a to
-#   DIR/lib and logfs/*.h reorder/*.h to DIR/include
+#   DIR/lib and logfs/*.h reorder/*.h plan/*.h pace/*.h to DIR/include
 #   ./configure --with-file-system=ufs+nfs+bblog --with-bblog=DIR ...   (its other options)
 # bblog(7), SITE INSTALLATION, says the same. MPICH_TREE is not modified: the graft runs on a
 # copy.

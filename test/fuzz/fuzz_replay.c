@@ -1,5 +1,5 @@
 /*
- * Fuzz target: replay planning and application (logfs/replay.c with reorder/ underneath).
+ * Fuzz target: replay planning and application (logfs/replay.c with reorder/ and plan/ underneath).
  * One input is up to four log pairs (fuzzlog.h), written to the scratch directory; the
  * directory is discovered and every PFS path found in it is replayed, first as a dry run,
  * then for real into a scratch file (never into the path the headers name: the fuzzer

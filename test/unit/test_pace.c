@@ -1,5 +1,5 @@
 /*
- * The pacing controller (reorder/pace.c, seed 003 sections III and VI) under a fake clock.
+ * The pacing controller (pace/pace.c, seed 003 sections III and VI) under a fake clock.
  *
  * A small event simulator plays the driver's part: it feeds writes and marks at given times,
  * asks bblog_pace_next what to do, "drains" each issued segment at a fixed PFS rate (its

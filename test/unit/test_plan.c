@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bblog_reorder.h"
+#include "bblog_plan.h"
 
 static uint64_t rnd_state;
 

@@ -16,31 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bblog_grow.h"
 #include "bblog_pace.h"
-
-#define INITIAL_RECORDS 16
 
 static int time_ok(const struct bblog_pace *p, double now)
 {
     return isfinite(now) && now >= p->t_last;
-}
-
-static int grow(void **arr, size_t *cap, size_t n, size_t elem)
-{
-    void *na;
-    size_t ncap;
-
-    if (n < *cap)
-        return 0;
-    ncap = *cap ? 2 * *cap : INITIAL_RECORDS;
-    if (ncap > SIZE_MAX / elem)
-        return ENOMEM;
-    na = realloc(*arr, ncap * elem);
-    if (na == NULL)
-        return ENOMEM;
-    *arr = na;
-    *cap = ncap;
-    return 0;
 }
 
 static uint64_t nsegments(const struct bblog_pace *p, uint64_t bytes)
@@ -108,7 +89,7 @@ static int end_phase(struct bblog_pace *p, double t_end)
         p->sched_on = 1;
         plan(p, t_end, 1);
     }
-    rc = grow((void **) &p->phase, &p->phase_cap, p->nphase, sizeof(*p->phase));
+    rc = bblog_grow((void **) &p->phase, &p->phase_cap, p->nphase + 1, sizeof(*p->phase));
     if (rc == 0)
         p->phase[p->nphase++] = p->cur;
     return rc;
@@ -264,7 +245,7 @@ int bblog_pace_on_drained(struct bblog_pace *p, double now, uint64_t bytes)
     s.start = p->flight_start;
     s.duration = now - p->flight_start;
     s.bytes = bytes;
-    rc = grow((void **) &p->seg, &p->seg_cap, p->nseg, sizeof(*p->seg));
+    rc = bblog_grow((void **) &p->seg, &p->seg_cap, p->nseg + 1, sizeof(*p->seg));
     if (rc == 0)
         p->seg[p->nseg++] = s;
     return rc;

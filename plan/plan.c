@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bblog_reorder.h"
+#include "bblog_grow.h"
+#include "bblog_plan.h"
 
 /* off + len, saturated: round_end cannot report bad input, it must only stay finite. */
 static uint64_t seg_end(const struct bblog_seg *s)
@@ -81,18 +82,8 @@ static int check_list(const struct bblog_seg *s, size_t n, uint64_t *lo, uint64_
 
 static int push_cut(uint64_t **v, size_t *n, size_t *cap, uint64_t x)
 {
-    if (*n == *cap) {
-        size_t ncap = *cap < 16 ? 16 : *cap * 2;
-        uint64_t *nv;
-
-        if (ncap < *cap || ncap > SIZE_MAX / sizeof(*nv))
-            return ENOMEM;
-        nv = realloc(*v, ncap * sizeof(*nv));
-        if (nv == NULL)
-            return ENOMEM;
-        *v = nv;
-        *cap = ncap;
-    }
+    if (bblog_grow((void **) v, cap, *n + 1, sizeof(**v)) != 0)
+        return ENOMEM;
     (*v)[(*n)++] = x;
     return 0;
 }

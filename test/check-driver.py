@@ -108,9 +108,14 @@ def section(name):
     return man[start:end if end >= 0 else len(man)]
 
 
-hints = re.findall(r'^\s*\{"(bblog_\w+)", "BBLOG_\w+",', text["ad_bblog_hints.c"], re.M)
+hints = re.findall(r'^\s*[A-Z]+\("(bblog_\w+)", "BBLOG_\w+",', text["ad_bblog_hints.c"], re.M)
 stats = re.findall(r'X\((?:SUM|MAX|SEC), \w+, "(\w+)"\)',
                    open(os.path.join(src, "ad_bblog.h"), encoding="utf-8").read())
+# A table this script no longer recognises must not pass as an empty one.
+for kind, keys in (("hints", hints), ("statistics keys", stats)):
+    if not keys:
+        bad += 1
+        print("check-driver: no %s found: did their table's form change?" % kind)
 for kind, keys, sec in (("hint", hints, section("HINTS")),
                         ("statistics key", stats, section("STATISTICS"))):
     named = ("\\fB%s\\fR", "\\fB%s\n", ".B %s\\fR", ".B %s\n", ".B %s ")

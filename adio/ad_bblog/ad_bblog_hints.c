@@ -41,32 +41,37 @@ struct hint_def {
     int zero_ok;
 };
 
+/* Designated, so that each kind names the fields it uses and the others are zero. */
+#define HINT(k, e, kd, f, d) .key = k, .env = e, .kind = kd, .off = f, .dflt = d
+#define PLAIN(k, e, kd, f, d) {HINT(k, e, kd, f, d)}
+#define ENUM(k, e, f, d, v) {HINT(k, e, H_ENUM, f, d), .values = v}
+#define SIZE(k, e, f, d, l, h, z) {HINT(k, e, H_SIZE, f, d), .lo = l, .hi = h, .zero_ok = z}
+
 static const struct hint_def hint_defs[] = {
     /* First: the mode sets drain, sync and close, which the hints after it may change. */
-    {"bblog_mode", "BBLOG_MODE", H_ENUM, NO_FIELD, "pfs", "pfs|bb"},
-    {"bblog_dir", "BBLOG_DIR", H_PATH, F(dir), NULL},
-    {"bblog_mapping", "BBLOG_MAPPING", H_ENUM, NO_FIELD, "process", "process"},
-    {"bblog_drain", "BBLOG_DRAIN", H_ENUM, F(drain), "on_demand",
-     "on_demand|reactive|proactive"},   /* the order of ADIOI_BBLOG_DRAIN_* */
-    {"bblog_sync", "BBLOG_SYNC", H_ENUM, F(sync_bb), "pfs", "pfs|bb"},
-    {"bblog_close", "BBLOG_CLOSE", H_ENUM, F(close_bb), "pfs", "pfs|bb"},
-    {"bblog_segment_size", "BBLOG_SEGMENT_SIZE", H_SIZE, F(segment_size), "0", NULL,
-     4 * KIB, GIB, 1},
-    {"bblog_drain_interval", "BBLOG_DRAIN_INTERVAL", H_SECONDS, F(drain_interval), "0"},
-    {"bblog_drain_max_rate", "BBLOG_DRAIN_MAX_RATE", H_SIZE, F(drain_max_rate), "0", NULL,
-     0, ANY_SIZE},
-    {"bblog_flush_buffer_size", "BBLOG_FLUSH_BUFFER_SIZE", H_SIZE, F(flush_buffer_size),
-     "16m", NULL, 4 * KIB, GIB},
-    {"bblog_max_size", "BBLOG_MAX_SIZE", H_SIZE, F(max_size), "0", NULL, 0, ANY_SIZE},
-    {"bblog_high_water", "BBLOG_HIGH_WATER", H_PERCENT, F(high_water), "50"},
-    {"bblog_indep_threshold", "BBLOG_INDEP_THRESHOLD", H_SIZE, F(indep_threshold), "1m", NULL,
-     0, ANY_SIZE},
-    {"bblog_node_exchange", "BBLOG_NODE_EXCHANGE", H_ENUM, F(node_exchange), "bb", "mpi|bb"},
-    {"bblog_shared_bb", "BBLOG_SHARED_BB", H_BOOL, F(shared_bb), "false"},
-    {"bblog_consistency", "BBLOG_CONSISTENCY", H_ENUM, F(posix_reads), "posix", "mpi|posix"},
-    {"bblog_keep_logs", "BBLOG_KEEP_LOGS", H_BOOL, F(keep_logs), "false"},
-    {"bblog_verify", "BBLOG_VERIFY", H_BOOL, F(verify), "false"},
-    {"bblog_stats", "BBLOG_STATS", H_PATH, F(stats), "off"},
+    ENUM("bblog_mode", "BBLOG_MODE", NO_FIELD, "pfs", "pfs|bb"),
+    PLAIN("bblog_dir", "BBLOG_DIR", H_PATH, F(dir), NULL),
+    ENUM("bblog_mapping", "BBLOG_MAPPING", NO_FIELD, "process", "process"),
+    ENUM("bblog_drain", "BBLOG_DRAIN", F(drain), "on_demand",
+         "on_demand|reactive|proactive"),       /* the order of ADIOI_BBLOG_DRAIN_* */
+    ENUM("bblog_sync", "BBLOG_SYNC", F(sync_bb), "pfs", "pfs|bb"),
+    ENUM("bblog_close", "BBLOG_CLOSE", F(close_bb), "pfs", "pfs|bb"),
+    SIZE("bblog_segment_size", "BBLOG_SEGMENT_SIZE", F(segment_size), "0", 4 * KIB, GIB, 1),
+    PLAIN("bblog_drain_interval", "BBLOG_DRAIN_INTERVAL", H_SECONDS, F(drain_interval), "0"),
+    SIZE("bblog_drain_max_rate", "BBLOG_DRAIN_MAX_RATE", F(drain_max_rate), "0", 0, ANY_SIZE,
+         0),
+    SIZE("bblog_flush_buffer_size", "BBLOG_FLUSH_BUFFER_SIZE", F(flush_buffer_size), "16m",
+         4 * KIB, GIB, 0),
+    SIZE("bblog_max_size", "BBLOG_MAX_SIZE", F(max_size), "0", 0, ANY_SIZE, 0),
+    PLAIN("bblog_high_water", "BBLOG_HIGH_WATER", H_PERCENT, F(high_water), "50"),
+    SIZE("bblog_indep_threshold", "BBLOG_INDEP_THRESHOLD", F(indep_threshold), "1m", 0,
+         ANY_SIZE, 0),
+    ENUM("bblog_node_exchange", "BBLOG_NODE_EXCHANGE", F(node_exchange), "bb", "mpi|bb"),
+    PLAIN("bblog_shared_bb", "BBLOG_SHARED_BB", H_BOOL, F(shared_bb), "false"),
+    ENUM("bblog_consistency", "BBLOG_CONSISTENCY", F(posix_reads), "posix", "mpi|posix"),
+    PLAIN("bblog_keep_logs", "BBLOG_KEEP_LOGS", H_BOOL, F(keep_logs), "false"),
+    PLAIN("bblog_verify", "BBLOG_VERIFY", H_BOOL, F(verify), "false"),
+    PLAIN("bblog_stats", "BBLOG_STATS", H_PATH, F(stats), "off"),
 };
 #define NHINTS (sizeof(hint_defs) / sizeof(hint_defs[0]))
 

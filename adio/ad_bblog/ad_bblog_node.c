@@ -77,7 +77,6 @@ static void drop_name(char **path)
 void ADIOI_BBLOG_Node_free(struct ADIOI_BBLOG_state *st)
 {
     struct ADIOI_BBLOG_node *nd = st->node;
-    int i;
 
     if (!nd)
         return;

@@ -28,7 +28,7 @@ struct bblog_log_params {
     size_t staging_size;        /* bytes per staging buffer; 0 = 4 MiB; rounded up to 4 KiB */
     unsigned staging_count;     /* staging buffers (in flight + filling); 0 = 4, minimum 2 */
     size_t straight_min;        /* appends of this many bytes or more go from the caller's
-                                 * buffer to the file when it has no O_DIRECT; 0 = 64 KiB */
+                                 * buffer to the file when it has no O_DIRECT; 0 = 4 KiB */
     unsigned flags;             /* BBLOG_LOG_* */
 };
 

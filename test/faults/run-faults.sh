@@ -15,7 +15,8 @@
 # inject[...]: test/faults/bbfault.so (LD_PRELOAD; see bbfault.c) makes chosen calls fail with
 #   EIO or ENOSPC or transfer half their bytes (or, once, land damaged: pfs-write-corrupt-verify,
 #   which bblog_verify=true must catch at the sync): appends to the data log (libaio submit and
-#   completion), metadata log writes, log reads during a drain (pread, and preadv of the node
+#   completion of staged appends, pwrite of those written from the caller's buffer), metadata
+#   log writes, log reads during a drain (pread, and preadv of the node
 #   exchange), the node exchange's open of other processes' logs and of their piece-list files
 #   and the reads of those lists, PFS writes during a drain (from the drain buffer, and
 #   straight from the mapped logs). The
@@ -291,14 +292,20 @@ drain that the others had left: a failed write must end the drain on every rank)
 }
 
 small="256 40000"       # 5 MB per rank and phase: one 4 MiB staging buffer written per phase
+# Appends under 4 KiB go through the staging buffers and libaio; from 4 KiB up they are written
+# from the caller's buffer with pwrite where the log has no O_DIRECT, as on /dev/shm (log.c).
+staged="2560 4000"      # the same 5 MB per rank and phase in appends under 4 KiB
 large="512 72000"       # 18 MB per phase: more than the 16 MiB of staging, drains read the log
 # shellcheck disable=SC2086
 {
-inject log-aio-eio       report $small aio_complete .data EIO    0 1 1   pfs
-inject log-aio-enospc    report $small aio_complete .data ENOSPC 0 1 all pfs
-inject log-aio-short     absorb $small aio_complete .data short  0 0 all pfs
-inject log-aio-eio-bb    sync   $small aio_complete .data EIO    0 1 1   bb
-inject log-submit-eio    report $small aio_submit   .data EIO    0 1 2   pfs
+inject log-aio-eio       report $staged aio_complete .data EIO    0 1 1   pfs
+inject log-aio-enospc    report $staged aio_complete .data ENOSPC 0 1 all pfs
+inject log-aio-short     absorb $staged aio_complete .data short  0 0 all pfs
+inject log-aio-eio-bb    sync   $staged aio_complete .data EIO    0 1 1   bb
+inject log-submit-eio    report $staged aio_submit   .data EIO    0 1 2   pfs
+inject log-write-eio     report $small pwrite       .data EIO    0 1 1   pfs
+inject log-write-enospc  report $small pwrite       .data ENOSPC 0 1 all pfs
+inject log-write-short   absorb $small pwrite       .data short  0 0 all pfs
 inject log-meta-hdr-eio  report $small pwrite       .meta EIO    0 1 1   pfs
 inject log-meta-rec-eio  report $small pwrite       .meta EIO    1 0 1   bb
 # The burst buffer here is on /dev/shm, where a one-node drain writes the PFS straight from

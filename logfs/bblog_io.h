@@ -37,6 +37,10 @@ void bblog_window_free(struct bblog_window *w);
 /* fdatasync (data_only != 0) or fsync, retried on EINTR. Returns 0 or an errno. */
 int bblog_io_sync(int fd, int data_only);
 
+/* 1 when file fd lives on a memory file system (tmpfs, ramfs), whose page cache is the
+ * device: no O_DIRECT for the log there, and the drain may map it. Else 0. */
+int bblog_io_in_memory(int fd);
+
 /* CRC32C by the portable slice-by-8 tables only, whatever the CPU offers: the reference the
  * unit tests compare the accelerated bblog_crc32c with. Same conventions as bblog_crc32c. */
 uint32_t bblog_crc32c_sw(uint32_t crc, const void *buf, size_t len);

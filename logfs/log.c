@@ -256,6 +256,14 @@ int bblog_io_sync(int fd, int data_only)
     return 0;
 }
 
+int bblog_io_in_memory(int fd)
+{
+    struct statfs sf;
+
+    return fstatfs(fd, &sf) == 0
+        && ((long) sf.f_type == TMPFS_MAGIC_ || (long) sf.f_type == RAMFS_MAGIC_);
+}
+
 static double now(void)
 {
     struct timespec ts;
@@ -1055,14 +1063,12 @@ static char *concat3(const char *a, const char *b, const char *c)
  */
 static int probe_direct(struct bblog_log *log)
 {
-    struct statfs sf;
     struct stat a, b;
     int fd, rc = 0;
 
     /* tmpfs takes O_DIRECT (Linux 6.6 on) and still copies through its page cache: direct
      * would only add the padding and the staging copy that append_straight avoids. */
-    if (fstatfs(log->fd_rdata, &sf) == 0
-        && ((long) sf.f_type == TMPFS_MAGIC_ || (long) sf.f_type == RAMFS_MAGIC_))
+    if (bblog_io_in_memory(log->fd_rdata))
         return 0;
     fd = openat(log->dirfd, log->data_name, O_WRONLY | O_DIRECT | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)

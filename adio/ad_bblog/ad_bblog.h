@@ -440,9 +440,8 @@ int ADIOI_BBLOG_Node_read(const struct ADIOI_BBLOG_state *st, const struct bblog
                           size_t k, char *buf, uint64_t *from_peers);
 void ADIOI_BBLOG_Node_free(struct ADIOI_BBLOG_state *st);      /* collective over the node */
 void ADIOI_BBLOG_Node_end(struct ADIOI_BBLOG_state *st);       /* a drain is over: close logs */
-/* Whether file fd lives in memory (tmpfs, ramfs), and a read-only mapping of all of it
- * there (*len its size), else NULL: on a device a mapping turns an I/O error into SIGBUS. */
-int ADIOI_BBLOG_In_memory(int fd);
+/* A read-only mapping of all of file fd (*len its size) where it lives in memory
+ * (bblog_io_in_memory), else NULL: on a device a mapping turns an I/O error into SIGBUS. */
 void *ADIOI_BBLOG_Map_in_memory(int fd, size_t *len);
 int ADIOI_BBLOG_Node_size(const struct ADIOI_BBLOG_state *st);  /* processes on this node */
 void ADIOI_BBLOG_Node_rest(struct ADIOI_BBLOG_state *st);       /* after a round's chunks */

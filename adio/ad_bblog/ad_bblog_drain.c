@@ -37,6 +37,7 @@
 #include "ad_bblog.h"
 #include "adioi.h"
 #include "bblog_format.h"
+#include "bblog_io.h"
 #include "bblog_plan.h"
 
 struct snap {
@@ -344,7 +345,7 @@ static void map_own_log(struct ADIOI_BBLOG_state *st, struct round *r)
     if (fd < 0)
         return;
     /* The staged bytes go to the file first, where the mapping sees them. */
-    if (ADIOI_BBLOG_In_memory(fd) && bblog_log_flush(st->ls->log) == 0)
+    if (bblog_io_in_memory(fd) && bblog_log_flush(st->ls->log) == 0)
         r->map = ADIOI_BBLOG_Map_in_memory(fd, &r->map_len);
     close(fd);
 }

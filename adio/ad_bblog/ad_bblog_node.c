@@ -30,7 +30,6 @@
 #include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
-#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "ad_bblog.h"
@@ -304,23 +303,12 @@ static struct ADIOI_BBLOG_node *node_new(ADIO_File fd, struct ADIOI_BBLOG_state 
  * into SIGBUS, where pread returns EIO and the drain fails cleanly. The logs are complete when mapped (every process flushed
  * its log before the exchange of paths), and nothing shrinks them before the drain's end.
  */
-#define TMPFS_MAGIC_ 0x01021994L
-#define RAMFS_MAGIC_ 0x858458f6L
-
-int ADIOI_BBLOG_In_memory(int fd)
-{
-    struct statfs sf;
-
-    return fstatfs(fd, &sf) == 0 && ((long) sf.f_type == TMPFS_MAGIC_ ||
-                                     (long) sf.f_type == RAMFS_MAGIC_);
-}
-
 void *ADIOI_BBLOG_Map_in_memory(int fd, size_t *len)
 {
     struct stat sb;
     void *m;
 
-    if (!ADIOI_BBLOG_In_memory(fd) || fstat(fd, &sb) != 0 || sb.st_size <= 0)
+    if (!bblog_io_in_memory(fd) || fstat(fd, &sb) != 0 || sb.st_size <= 0)
         return NULL;
     /* Populated at once: faulting the pages in one by one inside the PFS client's write path
      * cost more than the copy the mapping saves (BTIO through PnetCDF, 1 rank: close 0.23 s

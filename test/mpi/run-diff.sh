@@ -25,6 +25,10 @@
 #   MPITEST_BUILD     where the programs are compiled (default test/mpi/build under $PWD when
 #                     run by make check, else a temporary directory)
 #   MPITEST_KEEP=1    keep the work directory even when everything passed
+#   MPITEST_REF       reuse (default): a case with the program, ranks and ROMIO hints of an
+#                     earlier case takes that case's ufs files as its reference (line "REF");
+#                     fresh: every case runs plain ROMIO; check: runs it and fails where its
+#                     files differ from the reused ones
 #   MPITEST_TIMEOUT   seconds per mpiexec (default 120; 900 with MPITEST_VALGRIND=all)
 #   MPITEST_CLUSTER   HOSTS, e.g. n1:2,n2:2: run on the emulated cluster of scripts/cluster.sh
 #                     (which must be up): mpiexec in node n1 (the script re-runs itself there)
@@ -407,6 +411,57 @@ check_syncnote() {
     [ "$count" = "$want" ] || echo "$count notes about bblog_sync=bb on stderr ($want expected)"
 }
 
+# The reference files of plain ROMIO depend on the program, its rank count and the hints ROMIO
+# reads, not on the bblog_* hints (which ufs ignores): a case that repeats an earlier case's
+# program, ranks and other hints (the background modes, the pseudo-nodes, ...) compares with that
+# case's ufs files instead of running plain ROMIO again. MPITEST_REF=fresh runs every ufs leg;
+# MPITEST_REF=check runs it as well and fails where its files differ from the reused ones.
+declare -A ufs_ref=()
+ref_mode=${MPITEST_REF:-reuse}
+case $ref_mode in
+reuse | fresh | check) ;;
+*) echo "run-diff: MPITEST_REF=$ref_mode: expected reuse, fresh or check" >&2; exit 1 ;;
+esac
+
+# HINTS without its bblog_* keys, in a fixed order.
+ufs_hints() {
+    tr ';' '\n' <<<"$1" | grep -v '^bblog_' | LC_ALL=C sort | tr '\n' ';'
+}
+
+# reuse_ref NAME PROG N HINTS FROM DIR: FROM's ufs files become DIR's reference (hard links, or
+# copies where the file system has none). With MPITEST_REF=check, runs plain ROMIO in DIR as
+# well and compares. Prints the line of the leg.
+reuse_ref() {
+    local name=$1 prog=$2 n=$3 hints=$4 from=$5 dir=$6 s why=
+    if [ "$ref_mode" = check ]; then
+        run_leg "$dir" ufs ${hints:+"TEST_HINTS=$hints"} -- -n "$n" "$bin/$prog" "ufs:$dir/ufs.out"
+        check_leg "$dir" ufs.out 0
+        why=$leg_why
+        remove_bb
+        [ "$(suffixes "$dir" ufs.out)" = "$(suffixes "$from" ufs.out)" ] ||
+            why="${why:+$why; }other files than ${from#"$work/"}'s"
+        while IFS= read -r s; do
+            s=${s#OUT}
+            cmp -s "$from/ufs.out$s" "$dir/ufs.out$s" ||
+                why="${why:+$why; }ufs.out$s differs from ${from#"$work/"}'s"
+        done < <(suffixes "$from" ufs.out)
+        rm -f "$dir"/ufs.out "$dir"/ufs.out.*
+    fi
+    while IFS= read -r s; do
+        s=${s#OUT}
+        ln "$from/ufs.out$s" "$dir/ufs.out$s" 2>/dev/null ||
+            cp "$from/ufs.out$s" "$dir/ufs.out$s" || why="${why:+$why; }cannot copy ufs.out$s"
+    done < <(suffixes "$from" ufs.out)
+    if [ -n "$why" ]; then
+        echo "FAIL $name $n ufs: reference of ${from#"$work/"}: $why"
+        failures="$failures
+  $name $n ufs: $why"
+        keep_work=1
+        return 1
+    fi
+    echo "REF  $name $n ufs: the files of ${from#"$work/"} (same program, ranks and ROMIO hints)"
+}
+
 # A differential case: run_case NAME PROG N HINTS [OPTIONS]
 # OPTIONS, comma-separated: keep (bblog_keep_logs=true is in HINTS: logs must remain), stats=N
 # (bblog_stats to a file, N objects expected; N:peers, N:nopeers, see check_stats), warn (HINTS
@@ -430,7 +485,7 @@ run_case() {
     local mode target
     local base why s
     local want got
-    local hint_leg o
+    local hint_leg o ref_key=
     local -a envs pre extra_env=()
     for o in ${opts//,/ }; do
         case $o in
@@ -485,6 +540,15 @@ run_case() {
         [ -n "$hint_leg" ] && envs+=("TEST_HINTS=$hint_leg")
         [ "$mode" != ufs ] && envs+=("${extra_env[@]}")
         rm -f "$dir/$mode.diff"
+        if [ "$mode" = ufs ]; then
+            ref_key="$prog $n $(ufs_hints "$hints")"
+            if [ -n "${ufs_ref[$ref_key]:-}" ] && [ "$ref_mode" != fresh ]; then
+                reuse_ref "$name" "$prog" "$n" "$hint_leg" "${ufs_ref[$ref_key]}" "$dir" ||
+                    failed=$((failed + 1))
+                ref_ok=1
+                continue
+            fi
+        fi
         run_leg "$dir" "$mode" "${envs[@]}" -- -n "$n" "${pre[@]}" "$bin/$prog" "$target"
         check_leg "$dir" "$base" "$keep"
         why=$leg_why
@@ -508,7 +572,7 @@ from their mappings (bbfault made the read fail): $(head -n 1 "$dir/reads.log")"
             [ -n "$extra" ] && why="${why:+$why; }$(echo $extra)"
         fi
         if [ "$mode" = ufs ]; then
-            [ -z "$why" ] && ref_ok=1
+            [ -z "$why" ] && ref_ok=1 && ufs_ref[$ref_key]=$dir
         elif [ "$ref_ok" = 1 ]; then
             want=$(suffixes "$dir" ufs.out)
             got=$(suffixes "$dir" "$base")

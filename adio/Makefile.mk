@@ -1,6 +1,6 @@
 # adio/: the ROMIO driver (ad_bblog/, built inside MPICH's tree, not here) and the graft.
 #
-# The driver is compiled by ROMIO's own build, once adio/graft/graft-mpich.sh has registered it
+# The driver is compiled by ROMIO's own build, once adio/graft/graft.py has registered it
 # in an MPICH tree; scripts/build-mpi.sh does that and builds the MPI in a cache outside this
 # tree. Here the driver is only distributed.
 
@@ -41,7 +41,7 @@ EXTRA_DIST += \
 
 # The graft, its post-build check, and the scripts that fetch and build the MPI.
 EXTRA_DIST += adio/graft/graft_probe.c
-dist_noinst_SCRIPTS += adio/graft/graft-mpich.sh adio/graft/check-mpi.sh \
+dist_noinst_SCRIPTS += adio/graft/graft.py adio/graft/check-mpi.sh \
     adio/graft/mkpatch-mpich.sh test/graft/run-mkpatch.sh \
     scripts/build-mpi.sh scripts/install-deps.sh
 EXTRA_DIST += doc/mpi-versions.md

@@ -8,7 +8,7 @@
 #      into the cache with `install -C`, so unchanged files keep their mtime;
 #   3. MPICH's source: Debian's (`apt-get source mpich`, downloaded once into the cache), or any
 #      MPICH 4.x tree given with --mpich-src (copied into the cache, never modified in place);
-#   4. adio/graft/graft-mpich.sh on that copy, then configure, make, make install.
+#   4. adio/graft/graft.py on that copy, then configure, make, make install.
 # Everything lives outside the checkout, under ${BBLOG_CACHE:-/var/cache/bblog}:
 #   downloads/                     Debian source packages
 #   mpich-<version>-<key>/         one build, keyed by what went into it (MPICH source, graft
@@ -18,7 +18,7 @@
 # A rerun with the same key is incremental: graft (a no-op unless something changed), refresh the
 # core, relink libmpi if libbblog.a changed, make, install the libraries. Touching one driver file
 # costs one compile, the libromio/libmpi link and the install (10-30 s); a file added to the
-# driver's Makefile.mk costs an automake run more (see graft-mpich.sh).
+# driver's Makefile.mk costs an automake run more (see graft.py).
 #
 # Exits non-zero on any failure, after printing the tail of the log that shows it.
 set -eu
@@ -67,7 +67,7 @@ extra_args="$*"
 
 bblog_src=$(cd "$bblog_src" && pwd -P) || die "--bblog-src: no such directory"
 [ -f "$bblog_src/logfs/bblog_log.h" ] || die "$bblog_src is not a bblog checkout"
-graft=$here/adio/graft/graft-mpich.sh
+graft=$here/adio/graft/graft.py
 [ -f "$graft" ] || die "$graft missing"
 
 mkdir -p "$cache" || die "cannot create the cache $cache (set BBLOG_CACHE to a writable place)"
@@ -219,9 +219,9 @@ if [ ! -f "$kdir/src/.bblog-src-complete" ]; then
 fi
 
 # ---- 5. graft ----------------------------------------------------------------------------------
-step "grafting ad_bblog (adio/graft/graft-mpich.sh)"
-run "$logs/graft.log" sh "$graft" "$kdir/src" "$bblog_src"
-grep '^graft-mpich:' "$logs/graft.log" | sed 's/^/    /' || true
+step "grafting ad_bblog (adio/graft/graft.py)"
+run "$logs/graft.log" python3 "$graft" "$kdir/src" "$bblog_src"
+grep '^graft:' "$logs/graft.log" | sed 's/^/    /' || true
 
 # ---- 6. the core -------------------------------------------------------------------------------
 # Built out of tree with the checkout's own Autotools build; libbblog.a is position-independent

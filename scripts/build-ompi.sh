@@ -8,12 +8,12 @@
 # Open MPI 5's source comes from trixie's deb-src index, kept in the cache's own APT state
 # ($cache/apt-trixie): the machine's APT sources are not touched. Open MPI 5 has no C++
 # bindings (no libmpi_cxx), runs with its bundled PMIx and PRRTE, and needs no OMPI_MCA_io:
-# the graft makes its ROMIO component claim bblog: names ahead of OMPIO (graft-ompi.sh).
+# the graft makes its ROMIO component claim bblog: names ahead of OMPIO (adio/graft/graft.py).
 #   1. scripts/install-deps.sh --ompi (Debian packages, Open MPI build dependencies and stack);
 #   2. the bblog core (libbblog.a + headers), built out of tree and installed with `install -C`;
 #   3. Open MPI's source: Debian's (`apt-get source openmpi`, 4.1.4, downloaded once into the
 #      cache) or any Open MPI 4.1 tree given with --ompi-src (copied, never modified in place);
-#   4. adio/graft/graft-ompi.sh on that copy, then configure, make, make install.
+#   4. adio/graft/graft.py on that copy, then configure, make, make install.
 # The library keeps Debian's soname (libmpi.so.40, plus libmpi_cxx.so.40, which Debian's
 # libpnetcdf needs), so Debian's binaries built on libopenmpi3 (python3-h5py-mpi, python3-mpi4py,
 # libnetcdf-mpi, libpnetcdf, libhdf5-openmpi) run on it unchanged with LD_LIBRARY_PATH. Like
@@ -29,7 +29,7 @@
 #   openmpi-current -> openmpi-<version>-<key>/install   (Open MPI 5: openmpi5-current)
 # A rerun with the same key is incremental: only the ROMIO component is rebuilt and installed
 # (a driver edit costs its compile and the relink of mca_io_romio321.so).
-# The key hashes graft-ompi.sh's text, so any edit of the graft script means a new directory and
+# The key hashes graft.py's text, so any edit of the graft script means a new directory and
 # a full build (82 minutes on 2 cores). --reuse BUILDDIR refreshes an existing, installed
 # openmpi-<version>-<key> directory instead, after checking that it was configured from the same
 # source with the same options: the graft is rerun on its tree (idempotent; it regenerates ROMIO's
@@ -95,7 +95,7 @@ esac
 
 bblog_src=$(cd "$bblog_src" && pwd -P) || die "--bblog-src: no such directory"
 [ -f "$bblog_src/logfs/bblog_log.h" ] || die "$bblog_src is not a bblog checkout"
-graft=$here/adio/graft/graft-ompi.sh
+graft=$here/adio/graft/graft.py
 [ -f "$graft" ] || die "$graft missing"
 
 mkdir -p "$cache" || die "cannot create the cache $cache (set BBLOG_CACHE to a writable place)"
@@ -269,9 +269,9 @@ if [ ! -f "$kdir/src/.bblog-src-complete" ]; then
 fi
 
 # ---- 5. graft ----------------------------------------------------------------------------------
-step "grafting ad_bblog (adio/graft/graft-ompi.sh)"
-run "$logs/graft.log" sh "$graft" "$kdir/src" "$bblog_src"
-grep '^graft-ompi:' "$logs/graft.log" | sed 's/^/    /' || true
+step "grafting ad_bblog (adio/graft/graft.py)"
+run "$logs/graft.log" python3 "$graft" "$kdir/src" "$bblog_src"
+grep '^graft:' "$logs/graft.log" | sed 's/^/    /' || true
 
 # ---- 6. the core -------------------------------------------------------------------------------
 core_build=$kdir/core-build
@@ -391,7 +391,7 @@ case ":${MANPATH:-}:" in
 *) MANPATH=$BBLOG_MPI_PREFIX/share/man:${MANPATH:-}; export MANPATH ;;
 esac
 EOF
-    # Open MPI 5's ROMIO component claims bblog: names itself (graft-ompi.sh); 4.1's does not.
+    # Open MPI 5's ROMIO component claims bblog: names itself (adio/graft/graft.py); 4.1's does not.
     if [ "$series" = 4 ]; then
         cat <<'EOF'
 # bblog lives in ROMIO; Open MPI's default MPI-IO component (OMPIO) would ignore bblog: names

@@ -9,7 +9,7 @@
 #      byte-for-byte comparison with plain ROMIO;
 #   3. test/ompi/run-ompi.sh: Debian's h5py, netCDF-4 and PnetCDF binaries on that MPI.
 # --reuse BUILDDIR is passed to build-ompi.sh: refresh that existing Open MPI build (made by an
-# earlier graft-ompi.sh) instead of building the current key's from nothing.
+# earlier graft) instead of building the current key's from nothing.
 # Prints each step's time; exits non-zero if any step fails (all steps run).
 set -u
 

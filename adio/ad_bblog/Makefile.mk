@@ -1,6 +1,6 @@
 ##
 ## ad_bblog inside ROMIO's tree (included from adio/Makefile.mk by the graft,
-## adio/graft/graft-mpich.sh). The core (logfs/, reorder/, plan/,
+## adio/graft/graft.py). The core (logfs/, reorder/, plan/,
 ## pace/) is linked in as libbblog.a.
 ##
 

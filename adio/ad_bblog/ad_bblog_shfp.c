@@ -9,7 +9,7 @@
  * MPI_Allreduce) a collective write through bblog cost two collective calls where the write
  * itself costs none.
  *
- * For a bblog file the graft (adio/graft/graft-mpich.sh) has MPI_File_set_view call
+ * For a bblog file the graft (adio/graft/graft.py) has MPI_File_set_view call
  * ADIOI_BBLOG_View_changed instead of the reset, the barrier and the info check, and has
  * ADIO_Get_shared_fp and ADIO_Set_shared_fp call the functions below. Every process counts its
  * views (set_view is collective, so the count is the same on all processes at the same point

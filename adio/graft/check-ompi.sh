@@ -86,7 +86,7 @@ probe "bblog:$tmp/x" "bblog:$tmp/x"
 probe "ROMIO_FSTYPE_FORCE=bblog: $tmp/y" "$tmp/y" ROMIO_FSTYPE_FORCE=bblog:
 
 # Open MPI 5: with OMPIO chosen by hand, a bblog: name must fail to open, not become a file of
-# that name (graft-ompi.sh).
+# that name (graft.py).
 if [ "$cname" = romio341 ]; then
     out=$(cd "$tmp" && env BBLOG_DIR="$tmp/bb" OMPI_MCA_io=ompio OMPI_ALLOW_RUN_AS_ROOT=1 \
         OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe \

@@ -2,9 +2,9 @@
 # mkpatch-mpich.sh MPICH_TREE BBLOG_SRCDIR OUTDIR
 #
 # For a site that builds its own MPICH: writes the bblog graft of that MPICH 4.x source tree as
-# a patch series it can keep with its other patches, instead of running graft-mpich.sh on its
+# a patch series it can keep with its other patches, instead of running graft.py on its
 # tree at every build:
-#   OUTDIR/0001-romio-register-the-bblog-file-system.patch   graft-mpich.sh's source edits
+#   OUTDIR/0001-romio-register-the-bblog-file-system.patch   graft.py's source edits
 #                                       (configure.ac, the prefix table, set_view, get_info, ...)
 #   OUTDIR/0002-romio-add-the-bblog-driver.patch   the driver's files, as new files under
 #                                       src/mpi/romio/adio/ad_bblog/
@@ -41,12 +41,12 @@ trap 'rm -rf "$work"' EXIT INT TERM
 mkdir -p "$work/a/src/mpi" "$work/b/src/mpi"
 cp -a "$tree/src/mpi/romio" "$work/a/src/mpi/"
 cp -a "$tree/src/mpi/romio" "$work/b/src/mpi/"
-sh "$here/graft-mpich.sh" "$work/b/src/mpi/romio" "$bblog_src" >"$work/graft.log" 2>&1 || {
+python3 "$here/graft.py" "$work/b/src/mpi/romio" "$bblog_src" >"$work/graft.log" 2>&1 || {
     cat "$work/graft.log" >&2
-    die "graft-mpich.sh failed on a copy of $tree"
+    die "graft.py failed on a copy of $tree"
 }
-edited=$(sed -n 's/^graft-mpich: edited //p' "$work/graft.log" | sort -u)
-[ -n "$edited" ] || die "graft-mpich.sh edited nothing: is $tree grafted already?"
+edited=$(sed -n 's/^graft: edited //p' "$work/graft.log" | sort -u)
+[ -n "$edited" ] || die "graft.py edited nothing: is $tree grafted already?"
 
 version=$(sed -n "s/^PACKAGE_VERSION='\(.*\)'\$/\1/p" "$tree/configure" 2>/dev/null | head -n 1)
 rev=$(git -C "$bblog_src" rev-parse --short HEAD 2>/dev/null || echo unknown)

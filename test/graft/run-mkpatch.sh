@@ -3,8 +3,10 @@
 # source tree, unpacked from DSC (scripts/build-mpi.sh keeps mpich_*.dsc in its cache's
 # downloads/). Checks, each fatal:
 #   - the series applies with `patch -p1` to another clean copy, without fuzz or rejects;
-#   - every file it touches is then what graft-mpich.sh makes of that file, and the driver's
-#     files are the checkout's;
+#   - every file it touches is then what adio/graft/graft.py makes of that file, and the
+#     driver's files are the checkout's;
+#   - graft.py run again on its grafted tree changes nothing, and refuses a directory that is no
+#     MPI or ROMIO tree;
 #   - ROMIO's build system regenerates from the patched tree (autoreconf -fi -I confdb) with the
 #     bblog file system in it (BUILD_AD_BBLOG, --with-bblog).
 # Exit: 0 passed, 1 failed.
@@ -42,11 +44,11 @@ for p in "$work"/series/*.patch; do
 done
 
 # The same tree made by the graft itself (its driver a symlink to the checkout).
-sh "$here/adio/graft/graft-mpich.sh" "$work/graft/src/mpi/romio" "$here" >"$work/graft.log" 2>&1 ||
-    die "graft-mpich.sh failed: $(tail -n 5 "$work/graft.log")"
-for f in $(sed -n 's/^graft-mpich: edited //p' "$work/graft.log" | sort -u); do
+python3 "$here/adio/graft/graft.py" "$work/graft/src/mpi/romio" "$here" >"$work/graft.log" 2>&1 ||
+    die "graft.py failed: $(tail -n 5 "$work/graft.log")"
+for f in $(sed -n 's/^graft: edited //p' "$work/graft.log" | sort -u); do
     cmp -s "$work/site/src/mpi/romio/$f" "$work/graft/src/mpi/romio/$f" ||
-        die "src/mpi/romio/$f after the series differs from graft-mpich.sh's"
+        die "src/mpi/romio/$f after the series differs from graft.py's"
 done
 for f in "$here"/adio/ad_bblog/*; do
     cmp -s "$f" "$work/site/src/mpi/romio/adio/ad_bblog/${f##*/}" ||
@@ -54,10 +56,25 @@ for f in "$here"/adio/ad_bblog/*; do
 done
 echo "$prog: the series applies without fuzz and makes the graft's sources"
 
+# A second graft of the grafted tree changes nothing: no edit, no regeneration, no file touched.
+touch "$work/graft.stamp"
+python3 "$here/adio/graft/graft.py" "$work/graft/src/mpi/romio" "$here" >"$work/graft2.log" 2>&1 ||
+    die "graft.py failed on a grafted tree: $(tail -n 5 "$work/graft2.log")"
+[ ! -s "$work/graft2.log" ] || die "graft.py on a grafted tree said: $(head -n 3 "$work/graft2.log")"
+touched=$(find "$work/graft" -newer "$work/graft.stamp" | head -n 3)
+[ -z "$touched" ] || die "graft.py on a grafted tree touched $(echo $touched)"
+# And a tree it does not know is refused, naming what it looked for.
+mkdir -p "$work/notatree"
+if python3 "$here/adio/graft/graft.py" "$work/notatree" "$here" >"$work/graft3.log" 2>&1 ||
+    ! grep -q 'none of: .*MPICH 4.x.*Open MPI 4.1' "$work/graft3.log"; then
+    die "graft.py on an empty directory: $(cat "$work/graft3.log")"
+fi
+echo "$prog: a second graft changes nothing, and an unknown tree is refused"
+
 (cd "$work/site/src/mpi/romio" && autoreconf -fi -I confdb) >"$work/autoreconf.log" 2>&1 ||
     die "autoreconf of the patched ROMIO failed: $(tail -n 5 "$work/autoreconf.log")"
 grep -q 'BUILD_AD_BBLOG_TRUE' "$work/site/src/mpi/romio/configure" &&
     grep -q 'with-bblog' "$work/site/src/mpi/romio/configure" ||
     die "the patched ROMIO's configure knows no bblog file system"
 echo "$prog: ROMIO's configure regenerates with the bblog file system"
-echo "$prog: 1 passed, 0 failed"
+echo "$prog: 2 passed, 0 failed"

@@ -9,7 +9,9 @@
  *    Cutting by file range, not by each process's own buffer, keeps the aggregated access of a
  *    round dense, so two-phase I/O writes whole stripes instead of reading-modifying-writing.
  *    An independent drain (large extents) has one round, the whole file: each process writes
- *    its pieces alone, a buffer at a time, with no collective call between the buffers.
+ *    its pieces alone, a buffer at a time, with no collective call between the buffers. A
+ *    drain that every process can see fits one round (from what all said at its start) has
+ *    that round without the MPI_Allreduce.
  * 3. Per round, when writes of different processes may need ordering, the processes exchange
  *    their pieces of the round and each leaves out what another process wrote later
  *    (ad_bblog_order.c). Each process then reads its pieces from the data log into the flush
@@ -637,9 +639,11 @@ static void node_round(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct round 
 /* end: the greatest end of logged data over all processes (agreed by the caller). The first
  * aggregator checks the size and grows the file. With the POSIX inner drivers (ROMIO's generic
  * resize: ufs, lustre, gpfs) it calls ftruncate itself, as that resize would, and nobody
- * waits for it here: every process passes the round's MPI_Allreduce before it writes a byte,
- * and the first aggregator enters it only after the truncate; a failure is its own, and the
- * drain's final agreement makes it fail on every process. Other drivers resize collectively. */
+ * waits for it here: before any process writes a byte of a round it passes a collective call
+ * that the first aggregator enters only after the truncate (the round's MPI_Allreduce, or,
+ * in a drain of one round, the node exchange's MPI_Allgather or the two-phase write's own
+ * exchanges); a failure is its own, and the drain's final agreement makes it fail on every
+ * process. Other drivers resize collectively. */
 static int grow_to_logged_end(ADIO_File fd, struct ADIOI_BBLOG_state *st, uint64_t end)
 {
     static const char myname[] = "ADIOI_BBLOG_DRAIN";
@@ -696,11 +700,13 @@ struct agreed {
     int failed;                 /* some process could not take its snapshot */
     uint64_t slo, shi;          /* least and greatest ordering stamp */
     uint64_t end;               /* greatest end of logged data */
+    uint64_t lo, hi;            /* the file range all pieces span (bytes written through too) */
+    uint64_t most;              /* the most bytes one process has in its snapshot */
     int disjoint;               /* no two processes' pieces can overlap */
     int lost;                   /* a process's check word is missing: nothing above holds */
 };
 
-enum { G_BYTES, G_COUNT, G_FAILED, G_SLO, G_SHI, G_END, G_LO, G_HI, G_CHECK, G_N };
+enum { G_BYTES, G_COUNT, G_FAILED, G_SLO, G_SHI, G_END, G_LO, G_HI, G_SNAP, G_CHECK, G_N };
 
 static int by_lo(const void *a, const void *b)
 {
@@ -731,7 +737,10 @@ static void agree_start(ADIO_File fd, struct ADIOI_BBLOG_state *st, int rc,
     mine[G_END] = bblog_idx_end(st->ls->idx);
     mine[G_LO] = UINT64_MAX;
     mine[G_HI] = 0;
+    mine[G_SNAP] = 0;
     mine[G_CHECK] = check_word(st, CHECK_START, st->rank);
+    for (i = 0; rc == 0 && i < n; i++)
+        mine[G_SNAP] += segs[i].len;
     for (i = 0; rc == 0 && i < n + st->ls->nthrough; i++) {
         uint64_t off = i < n ? segs[i].off : st->ls->through[i - n].off;
         uint64_t end = off + (i < n ? segs[i].len : st->ls->through[i - n].len);
@@ -741,6 +750,7 @@ static void agree_start(ADIO_File fd, struct ADIOI_BBLOG_state *st, int rc,
     MPI_Allgather(mine, G_N, MPI_UINT64_T, all, G_N, MPI_UINT64_T, fd->comm);
     memset(ag, 0, sizeof(*ag));
     ag->slo = UINT64_MAX;
+    ag->lo = UINT64_MAX;
     for (p = 0; p < st->nprocs; p++) {
         const uint64_t *g = all + (size_t) p * G_N;
         ag->bytes += g[G_BYTES];
@@ -749,6 +759,9 @@ static void agree_start(ADIO_File fd, struct ADIOI_BBLOG_state *st, int rc,
         ag->slo = g[G_SLO] < ag->slo ? g[G_SLO] : ag->slo;
         ag->shi = g[G_SHI] > ag->shi ? g[G_SHI] : ag->shi;
         ag->end = g[G_END] > ag->end ? g[G_END] : ag->end;
+        ag->lo = g[G_LO] < ag->lo ? g[G_LO] : ag->lo;
+        ag->hi = g[G_HI] > ag->hi ? g[G_HI] : ag->hi;
+        ag->most = g[G_SNAP] > ag->most ? g[G_SNAP] : ag->most;
         ag->lost |= g[G_CHECK] != check_word(st, CHECK_START, p);
     }
     if (ag->lost) {
@@ -803,6 +816,7 @@ struct drain {
     struct agreed ag;
     /* path: the same on every process */
     int indep;                  /* each process writes its own extents, no two-phase write */
+    int one_round;              /* one round holds everything: its end needs no agreement */
     int solo;                   /* one node: the node exchange writes every chunk alone */
     int exchange;               /* Order exchange: pieces of different stamps may overlap */
     uint64_t budget, plan_budget, span;
@@ -932,6 +946,12 @@ static void size_rounds(struct drain *d)
         if (d->rc == 0 && d->n > 0)
             map_own_log(st, &d->r);
     }
+    /* A drain in which every process's pieces fit its planning budget and all pieces lie
+     * within one span is a single round, from inputs every process has since agree_start: the
+     * rounds' MPI_Allreduce would only say so (and a second one that nothing is left). The
+     * pieces and the writes are those of the agreed round [first byte, first byte + span). */
+    d->one_round = !d->indep && !ag->failed && ag->most > 0 && ag->most <= d->plan_budget &&
+        (d->span == UINT64_MAX || (ag->hi > ag->lo && ag->hi - ag->lo <= d->span));
 }
 
 /* Stage 2: the path of this drain, from inputs that are the same on every process. */
@@ -1054,8 +1074,8 @@ static void drain_rounds(struct drain *d)
         mm[1] = d->rc == 0 && cursor < d->n ?
             (d->segs[cursor].off > start ? d->segs[cursor].off : start) : UINT64_MAX;
         /* The independent drain's one round needs no agreement: it is the whole file, and
-         * some process has bytes in it. */
-        if (d->indep)
+         * some process has bytes in it; nor does a drain known to be one round. */
+        if (d->indep || d->one_round)
             mmin[0] = UINT64_MAX, mmin[1] = 0;
         else
             MPI_Allreduce(mm, mmin, 2, MPI_UINT64_T, MPI_MIN, d->fd->comm);
@@ -1064,7 +1084,8 @@ static void drain_rounds(struct drain *d)
         if (mmin[1] == UINT64_MAX)
             break;
         end = mmin[0];
-        if (!d->indep && mmin[1] + d->span > mmin[1] && mmin[1] + d->span < end)
+        if (!d->indep && !d->one_round && mmin[1] + d->span > mmin[1] &&
+            mmin[1] + d->span < end)
             end = mmin[1] + d->span;
         r->k = 0;
         r->bytes = 0;

@@ -2,7 +2,8 @@
  * Communication per write call through MPI-IO (run under test/apps/bbcount.c by run-count.sh):
  * NCALLS calls of each kind, each window after a first call of the same kind, the file named
  * by argv[1]. Kinds: MPI_File_write_at_all (IOR's MPIIO back end), MPI_File_set_view followed
- * by MPI_File_write_all (what PnetCDF and HDF5 do for every write), MPI_File_write_at.
+ * by MPI_File_write_all (what PnetCDF and HDF5 do for every write), MPI_File_write_at; then
+ * one MPI_File_sync of one write call's data.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -61,6 +62,17 @@ int main(int argc, char **argv)
         MPI_Barrier(MPI_COMM_WORLD);
         MPI_Pcontrol(2, label[kind], NCALLS);
     }
+    /* MPI_File_sync after one more collective write, the data of the loops drained first:
+     * through bblog a drain of one round. */
+    MPI_File_sync(fh);
+    MPI_File_write_at_all(fh, (MPI_Offset) 3 * (NCALLS + 1) * nprocs * XFER + rank * XFER, buf,
+                          XFER, MPI_BYTE, MPI_STATUS_IGNORE);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Pcontrol(1);
+    MPI_File_sync(fh);
+    MPI_Pcontrol(0);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Pcontrol(2, "sync", 1);
     MPI_File_close(&fh);
     MPI_Finalize();
     return 0;

@@ -739,11 +739,11 @@ static void agree_start(ADIO_File fd, struct ADIOI_BBLOG_state *st, int rc,
     mine[G_HI] = 0;
     mine[G_SNAP] = 0;
     mine[G_CHECK] = check_word(st, CHECK_START, st->rank);
-    for (i = 0; rc == 0 && i < n; i++)
-        mine[G_SNAP] += segs[i].len;
     for (i = 0; rc == 0 && i < n + st->ls->nthrough; i++) {
         uint64_t off = i < n ? segs[i].off : st->ls->through[i - n].off;
         uint64_t end = off + (i < n ? segs[i].len : st->ls->through[i - n].len);
+        if (i < n)
+            mine[G_SNAP] += segs[i].len;
         mine[G_LO] = off < mine[G_LO] ? off : mine[G_LO];
         mine[G_HI] = end > mine[G_HI] ? end : mine[G_HI];
     }

@@ -24,6 +24,7 @@ named by its path would be dropped from it, leaving undefined bblog_* symbols th
 Open MPI dlopens the component). Default: the tree's, "archive" for a bare ROMIO tree.
 """
 
+import argparse
 import hashlib
 import os
 import re
@@ -450,15 +451,13 @@ def regenerate(romio):
 # ---- main -------------------------------------------------------------------------------------
 
 def main(argv):
-    link = None
-    if argv and argv[0].startswith("--link"):
-        link = argv[0].split("=", 1)[1] if "=" in argv[0] else (argv[1] if len(argv) > 1 else "")
-        argv = argv[1:] if "=" in argv[0] else argv[2:]
-        if link not in CORE_LIBS:
-            fail("--link %s: archive or flags" % link)
-    if len(argv) != 2:
-        fail("usage: graft.py [--link archive|flags] MPI_OR_ROMIO_TREE BBLOG_SRCDIR")
-    tree, bblog_src = argv
+    ap = argparse.ArgumentParser(prog="graft.py", description="Compiles the bblog driver into "
+                                 "an MPI's ROMIO (see the top of this file).")
+    ap.add_argument("--link", choices=sorted(CORE_LIBS), help="how LIBS names the core")
+    ap.add_argument("tree", metavar="MPI_OR_ROMIO_TREE")
+    ap.add_argument("bblog_src", metavar="BBLOG_SRCDIR")
+    args = ap.parse_args(argv)
+    link, tree, bblog_src = args.link, args.tree, args.bblog_src
     for d in (tree, bblog_src):
         if not os.path.isdir(d):
             fail("%s: no such directory" % d)

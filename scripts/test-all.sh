@@ -20,8 +20,9 @@
 #      BBLOG_PNC_SUITES="check ptest" adds its `make ptest` (4 processes; 12 minutes or more
 #      per run on 2 cores, too slow for CI's 45 minutes), "" skips both;
 #   3c. HDF5 1.10.8 with --enable-parallel on the MPI of step 2 (scripts/build-hdf5.sh, cached)
-#      and HDF5's own parallel tests (its testpar programs, 6 processes) through ufs: and
-#      through bblog: (test/apps/run-hdf5-testpar.sh, CI subset; its --all runs every program);
+#      and HDF5's own parallel tests (its testpar programs, 6 processes) through bblog:, and
+#      through ufs: only if one fails, for reference (test/apps/run-hdf5-testpar.sh
+#      --ufs-if-failed, CI subset; its --all runs every program);
 #      BBLOG_HDF5_TESTPAR=0 skips the step;
 #   3d. the tests across nodes of an emulated cluster (scripts/cluster.sh): a fixed part of the
 #      differential suite, ROMIO's test programs and crash recovery, at 2 nodes x 2 ranks and
@@ -116,7 +117,8 @@ if [ "${BBLOG_HDF5_TESTPAR:-1}" != 0 ]; then
     # The log goes under a tree the summary reads (its last line: hdf5-testpar: N passed, ...).
     mkdir -p "$build/hdf5-testpar/test"
     { "$here/test/apps/run-hdf5-testpar.sh" --mpi-env "$build/mpi-env" \
-        --build-dir "$(cat "$build/hdf5-dir")" --work "$build/hdf5-testpar/work" 2>&1
+        --build-dir "$(cat "$build/hdf5-dir")" --work "$build/hdf5-testpar/work" \
+        --ufs-if-failed 2>&1
       echo $? >"$build/hdf5-testpar/rc"; } | tee "$build/hdf5-testpar/test/run-hdf5-testpar.log"
     [ "$(cat "$build/hdf5-testpar/rc")" = 0 ] || exit 1
 fi

@@ -22,10 +22,11 @@
 #                       [--hdf5-dir DIR] [--keep-up]
 #   --all           every case of the differential suite and every ROMIO program (about an
 #                   hour per shape on 2 cores)
-#   --quick         CI's part (about 9 minutes on 2 cores): the fixed part at the first shape,
-#                   fewer cases, 12 ROMIO programs and half the killed runs at the others
-#                   (without it: the fixed part and 28 ROMIO programs at every shape, about 7
-#                   minutes a shape)
+#   --quick         CI's part: the fixed part at the first shape, fewer cases, 12 ROMIO
+#                   programs and half the killed runs at the others, and of the differential
+#                   suite only the legs that cross nodes (MPITEST_LEGS=cross: no one-process
+#                   case, no force leg); without it: the fixed part, every leg, and 28 ROMIO
+#                   programs at every shape, about 7 minutes a shape
 #   --shapes        which shapes (NODESxRANKS), default "2x2 4x1"
 #   --crash-runs N  killed runs per shape (default 4)
 #   --logs DIR      where each runner's output goes, as TEST.SHAPE.log (default
@@ -92,6 +93,8 @@ quick_romio="simple async atomicity coll_test noncontig_coll2 split_coll aggrega
     aggregation2 darray_read i_noncontig noncontig_coll types_with_zeros"
 [ "$all" = 1 ] && diff_cases=() romio_programs= quick=0
 [ "$quick" = 1 ] && romio_programs=$quick_romio
+export MPITEST_LEGS=all
+[ "$quick" = 1 ] && MPITEST_LEGS=cross
 
 mkdir -p "$logs" || exit 1
 failed=0

@@ -35,6 +35,10 @@
 #                     with -hosts HOSTS and the cluster as hydra's ssh, the work directory on
 #                     the cluster's PFS, each leg's burst-buffer directory on every node's own
 #                     burst buffer (checked and removed on every node)
+#   MPITEST_LEGS      all (default): every leg; cross: only legs that cross nodes on the
+#                     emulated cluster: no case of one process (it runs on one node, as in the
+#                     single-node suite) and no force leg (ROMIO_FSTYPE_FORCE takes the prefix's
+#                     path through the driver; ROMIO's programs check its reach to other nodes)
 #   MPITEST_VALGRIND  "all": every leg through the driver by prefix (bblog, nested, t_errors)
 #                     runs under valgrind memcheck with test/mpi/valgrind.supp, definite leaks
 #                     counted as errors; the files must still equal the ufs leg's. "all+force":
@@ -50,6 +54,11 @@ set -u
 . "$(dirname "$0")/../cluster-lib.sh"
 env_script=${BBLOG_ENV_SCRIPT:-/var/cache/bblog/current/bin/bblog-env.sh}
 tmo=${MPITEST_TIMEOUT:-120}
+legs=${MPITEST_LEGS:-all}
+case $legs in
+all | cross) ;;
+*) echo "run-diff: MPITEST_LEGS=$legs: expected all or cross" >&2; exit 1 ;;
+esac
 vg_all=
 case ${MPITEST_VALGRIND:-} in
 '') ;;
@@ -518,6 +527,8 @@ run_case() {
         *) echo "run-diff: unknown option $o" >&2; exit 1 ;;
         esac
     done
+    [ "$legs" = cross ] && [ "$n" -lt 2 ] && return
+    [ "$legs" = cross ] && noforce=1
     mkdir -p "$dir"
     local modes="ufs bblog force"
     [ "$vg" = 1 ] || [ "$noforce" = 1 ] && modes="ufs bblog"
@@ -612,9 +623,12 @@ run_err() {
     shift 4
     local dir=$work/$name.$n
     local -a args=() envs pre
+    local modes="bblog force"
+    [ "$legs" = cross ] && [ "$n" -lt 2 ] && return
+    [ "$legs" = cross ] && modes=bblog
     mkdir -p "$dir"
     [ -n "$expect" ] && args=("env:$expect" ${var:+"$var"})
-    for mode in bblog force; do
+    for mode in $modes; do
         envs=("$@")
         # Under MPITEST_VALGRIND=all the force leg runs plainly, as in run_case.
         pre=() tag=

@@ -417,16 +417,25 @@ int ADIOI_BBLOG_Order_exchange(ADIO_File fd, struct ADIOI_BBLOG_order *o, const 
 int ADIOI_BBLOG_Order_keep(const struct ADIOI_BBLOG_order *o, uint64_t lo, uint64_t hi,
                            uint64_t stamp, ADIOI_BBLOG_keep_fn keep, void *arg);
 
-/* ad_bblog_node.c: the drain's node exchange through the burst buffer. Node_prepare is
- * collective (fd->comm the first time, then the node) and returns 1 when this process can read
- * the logs of every process of its node; Node_share is collective over the node, once per
+/* ad_bblog_node.c: the drain's node exchange through the burst buffer. Node_stage, before the
+ * drain's starting MPI_Allgather (collective over fd->comm the first time), makes this
+ * process's files ready and returns the flags below for that Allgather; Node_prepare, after
+ * it, opens the node's logs from all processes' flags (flags[rank], NULL: none) and returns 1
+ * when this process can read every one; Node_share is collective over the node, once per
  * round: mine holds n (off, len, log offset, stamp) quadruples, and this process's share of
  * the node's bytes comes back as pieces of the node's logs; Node_read reads pieces of a share,
  * Node_write_mapped writes them to the inner file straight from the logs where it can (-1:
  * it cannot, read them). */
 struct ADIOI_BBLOG_node;
 struct bblog_npiece;
-int ADIOI_BBLOG_Node_prepare(ADIO_File fd);
+enum {
+    ADIOI_BBLOG_NODE_NONE = 1,  /* no node state (allocation failed): no node exchange */
+    ADIOI_BBLOG_NODE_LOG = 2,   /* a data log, flushed */
+    ADIOI_BBLOG_NODE_LIST = 4,  /* a list file for the rounds */
+    ADIOI_BBLOG_NODE_CLAIM = 8  /* the node's chunk counter, made by its first process */
+};
+unsigned ADIOI_BBLOG_Node_stage(ADIO_File fd);
+int ADIOI_BBLOG_Node_prepare(ADIO_File fd, const unsigned char *flags);
 int ADIOI_BBLOG_Node_share(ADIO_File fd, const uint64_t *mine, int n, int whole,
                            struct bblog_npiece **share, size_t *ns, uint64_t *own_kept);
 /* With whole (one node, collectively), Node_share returns all the node's bytes of the round,

@@ -704,9 +704,12 @@ struct agreed {
     uint64_t most;              /* the most bytes one process has in its snapshot */
     int disjoint;               /* no two processes' pieces can overlap */
     int lost;                   /* a process's check word is missing: nothing above holds */
+    unsigned char *node;        /* each process's Node_stage flags (NULL: not staged) */
+    int node_none;              /* some process has no node state */
 };
 
-enum { G_BYTES, G_COUNT, G_FAILED, G_SLO, G_SHI, G_END, G_LO, G_HI, G_SNAP, G_CHECK, G_N };
+enum { G_BYTES, G_COUNT, G_FAILED, G_SLO, G_SHI, G_END, G_LO, G_HI, G_SNAP, G_CHECK, G_NODE,
+    G_N };
 
 static int by_lo(const void *a, const void *b)
 {
@@ -722,7 +725,7 @@ static int by_lo(const void *a, const void *b)
  * collective call where sums and maxima took two, and the exchange three. */
 static void agree_start(ADIO_File fd, struct ADIOI_BBLOG_state *st, int rc,
                         const struct bblog_seg *segs, size_t n, uint64_t slo, uint64_t shi,
-                        struct agreed *ag)
+                        int staged, unsigned node, struct agreed *ag)
 {
     uint64_t mine[G_N], *all = ADIOI_Malloc((size_t) st->nprocs * sizeof(mine));
     uint64_t reach = 0;
@@ -739,6 +742,7 @@ static void agree_start(ADIO_File fd, struct ADIOI_BBLOG_state *st, int rc,
     mine[G_HI] = 0;
     mine[G_SNAP] = 0;
     mine[G_CHECK] = check_word(st, CHECK_START, st->rank);
+    mine[G_NODE] = node;
     for (i = 0; rc == 0 && i < n + st->ls->nthrough; i++) {
         uint64_t off = i < n ? segs[i].off : st->ls->through[i - n].off;
         uint64_t end = off + (i < n ? segs[i].len : st->ls->through[i - n].len);
@@ -751,6 +755,8 @@ static void agree_start(ADIO_File fd, struct ADIOI_BBLOG_state *st, int rc,
     memset(ag, 0, sizeof(*ag));
     ag->slo = UINT64_MAX;
     ag->lo = UINT64_MAX;
+    if (staged)
+        ag->node = malloc((size_t) st->nprocs);
     for (p = 0; p < st->nprocs; p++) {
         const uint64_t *g = all + (size_t) p * G_N;
         ag->bytes += g[G_BYTES];
@@ -763,10 +769,14 @@ static void agree_start(ADIO_File fd, struct ADIOI_BBLOG_state *st, int rc,
         ag->hi = g[G_HI] > ag->hi ? g[G_HI] : ag->hi;
         ag->most = g[G_SNAP] > ag->most ? g[G_SNAP] : ag->most;
         ag->lost |= g[G_CHECK] != check_word(st, CHECK_START, p);
+        ag->node_none |= (g[G_NODE] & ADIOI_BBLOG_NODE_NONE) != 0;
+        if (ag->node)
+            ag->node[p] = (unsigned char) g[G_NODE];
     }
     if (ag->lost) {
         /* Plan nothing from such sums (a size to grow the file to, above all), and fail as
          * after a failed snapshot: every process still takes part, with nothing. */
+        free(ag->node);
         memset(ag, 0, sizeof(*ag));
         ag->count = 1;
         ag->failed = 1;
@@ -818,6 +828,7 @@ struct drain {
     int indep;                  /* each process writes its own extents, no two-phase write */
     int one_round;              /* one round holds everything: its end needs no agreement */
     int solo;                   /* one node: the node exchange writes every chunk alone */
+    int staged;                 /* Node_stage ran: the node exchange's files are ready */
     int exchange;               /* Order exchange: pieces of different stamps may overlap */
     uint64_t budget, plan_budget, span;
     struct ADIOI_BBLOG_order order;
@@ -856,7 +867,14 @@ static void drain_plan(struct drain *d)
                 d->segs[k] = d->segs[i], d->stamps[k++] = d->stamps[i];
         d->n = k;
     }
-    agree_start(d->fd, st, d->rc, d->segs, d->n, d->slo, d->shi, &d->ag);
+    /* The node exchange's files are made ready before the agreement, which tells every
+     * process which exist (ad_bblog_node.c); a process without node state means none for
+     * anyone, and all forget theirs alike. */
+    d->staged = st->hints.node_exchange && st->nprocs > 1;
+    agree_start(d->fd, st, d->rc, d->segs, d->n, d->slo, d->shi, d->staged,
+                d->staged ? ADIOI_BBLOG_Node_stage(d->fd) : 0, &d->ag);
+    if (d->ag.node_none)
+        ADIOI_BBLOG_Node_free(st);
 }
 
 /* Nothing logged on any process: no round, but the logs are marked and a sync still flushes. */
@@ -866,6 +884,8 @@ static int drain_nothing(struct drain *d, int *emptied)
     int rc;
 
     ADIOI_BBLOG_Vis_emptied(st->ls);    /* what it lists is all in the PFS file */
+    ADIOI_BBLOG_Node_end(st);           /* Node_stage's list file */
+    free(d->ag.node);
     /* Nothing left to write, but the log may still hold records: of what the background
      * drain wrote, or PFS records. Marked drained like after any drain, or a replay after
      * a crash before close removes the log would put them back over newer bytes of
@@ -900,7 +920,7 @@ static int node_ready(struct drain *d)
 {
     static int shared_warned;
     struct ADIOI_BBLOG_state *st = d->st;
-    int bad = !ADIOI_BBLOG_Node_prepare(d->fd), anybad;
+    int bad = !ADIOI_BBLOG_Node_prepare(d->fd, d->ag.node), anybad;
 
     MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, d->fd->comm);
     if (anybad && st->hints.shared_bb && !st->one_node && st->rank == 0 && !shared_warned++)
@@ -1273,6 +1293,7 @@ static void drain_free(struct drain *d)
     if (d->r.buf)
         ADIOI_Free(d->r.buf);
     ADIOI_BBLOG_Order_fini(&d->order);
+    free(d->ag.node);
     free(d->r.lens);
     free(d->r.disps);
     free(d->r.quad);

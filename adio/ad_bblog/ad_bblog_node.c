@@ -41,6 +41,10 @@ struct ADIOI_BBLOG_node {
     MPI_Comm comm;              /* the processes of the file's communicator on this node */
     int own_comm;               /* comm was made here (else it is the file's own) */
     int size, rank;
+    int *ranks;                 /* the rank in the file's communicator of each */
+    int stage_ok;               /* this drain's Node_stage flushed the log */
+    int prepared;               /* this drain's Node_prepare ran: every process mapped the
+                                 * counter it could */
     int *fds;                   /* during a drain: their data logs, read-only; -1: none */
     int *counts, *displs;       /* per round: allgatherv of the pieces */
     /* One node: the round's chunks are taken in turn from a counter in a shared mapping. */
@@ -80,10 +84,12 @@ void ADIOI_BBLOG_Node_free(struct ADIOI_BBLOG_state *st)
     if (!nd)
         return;
     ADIOI_BBLOG_Node_end(st);
+    drop_name(&nd->claim_path);
     if (nd->claim > 0)
         munmap(nd->ctr, CLAIM_SIZE);
     if (nd->own_comm)
         MPI_Comm_free(&nd->comm);
+    free(nd->ranks);
     free(nd->fds);
     free(nd->lfds);
     free(nd->maps);
@@ -117,17 +123,20 @@ void ADIOI_BBLOG_Node_end(struct ADIOI_BBLOG_state *st)
     if (nd->list_fd >= 0)
         close(nd->list_fd);
     nd->list_fd = -1;
-    /* Everyone opened them in this drain's Node_prepare. */
     drop_name(&nd->list_path);
-    drop_name(&nd->claim_path);
+    /* The counter's name stays until a drain in which every process had the chance to map
+     * it (one that used the node exchange), or until the handle's end (Node_free). */
+    if (nd->prepared)
+        drop_name(&nd->claim_path);
+    nd->prepared = 0;
 }
 
 /*
  * The chunk counter of a one-node drain: 8 bytes in a file of the burst-buffer directory,
  * mapped by every process of the node. The node's first process creates it (space allocated,
- * so that no access can fault on a full device) before the drain's exchange of log paths, in
- * which its path travels; the others map it after that exchange, and the first process
- * removes its name at the next exchange, so no crash leaves it behind but in that window. A
+ * so that no access can fault on a full device) before the drain's starting MPI_Allgather,
+ * which says it did; the others map it after that call (Node_prepare), and the first process
+ * removes its name once they have, so no crash leaves it behind but in that window. A
  * process that cannot map it writes an equal run of the chunks instead (Node_claim): the
  * others still take every chunk in turn, so such a run is written twice, with the same bytes.
  * A counter costs no collective call; MPI_Win_allocate_shared cost 40-50 ms per file here.
@@ -147,10 +156,9 @@ static char *claim_name(const struct ADIOI_BBLOG_state *st)
     return path;
 }
 
-/* The node's first process makes the counter (path NULL) before the exchange of paths, in
- * which its entry then carries the counter's path after its log's; the others map that path
- * after the exchange (NULL: there is none, go without). A name of an earlier crash is never
- * taken for the counter: O_EXCL. */
+/* The node's first process makes the counter (path NULL) in Node_stage; the others map it
+ * (path: claim_name) in Node_prepare, when the first process's flags say it made one. A name
+ * of an earlier crash is never taken for the counter: O_EXCL. */
 static void claim_map(const struct ADIOI_BBLOG_state *st, struct ADIOI_BBLOG_node *nd,
                       const char *path)
 {
@@ -271,6 +279,7 @@ static struct ADIOI_BBLOG_node *node_new(ADIO_File fd, struct ADIOI_BBLOG_state 
     MPI_Comm_size(comm, &nd->size);
     MPI_Comm_rank(comm, &nd->rank);
     nd->list_fd = -1;
+    nd->ranks = malloc(nd->size * sizeof(*nd->ranks));
     nd->fds = malloc(nd->size * sizeof(*nd->fds));
     nd->lfds = malloc(nd->size * sizeof(*nd->lfds));
     nd->pairs = malloc(3 * nd->size * sizeof(*nd->pairs));
@@ -278,8 +287,8 @@ static struct ADIOI_BBLOG_node *node_new(ADIO_File fd, struct ADIOI_BBLOG_state 
     nd->displs = malloc(nd->size * sizeof(*nd->displs));
     nd->maps = calloc(nd->size, sizeof(*nd->maps));
     nd->map_len = calloc(nd->size, sizeof(*nd->map_len));
-    if (!nd->fds || !nd->lfds || !nd->pairs || !nd->counts || !nd->displs || !nd->maps ||
-        !nd->map_len) {
+    if (!nd->ranks || !nd->fds || !nd->lfds || !nd->pairs || !nd->counts || !nd->displs ||
+        !nd->maps || !nd->map_len) {
         free(nd->fds);
         free(nd->lfds);
         nd->fds = nd->lfds = NULL;
@@ -290,6 +299,23 @@ static struct ADIOI_BBLOG_node *node_new(ADIO_File fd, struct ADIOI_BBLOG_state 
     }
     for (i = 0; i < nd->size; i++)
         nd->fds[i] = nd->lfds[i] = -1;
+    /* Which process of the file each of the node's is (local calls): their files' names hold
+     * that rank. */
+    if (own) {
+        MPI_Group g, fg;
+        MPI_Comm_group(comm, &g);
+        MPI_Comm_group(fd->comm, &fg);
+        for (i = 0; i < nd->size; i++)
+            nd->fds[i] = i;             /* scratch: the node ranks to translate */
+        MPI_Group_translate_ranks(g, nd->size, nd->fds, fg, nd->ranks);
+        MPI_Group_free(&g);
+        MPI_Group_free(&fg);
+        for (i = 0; i < nd->size; i++)
+            nd->fds[i] = -1;
+    } else {
+        for (i = 0; i < nd->size; i++)
+            nd->ranks[i] = i;
+    }
     return nd;
 }
 
@@ -300,8 +326,9 @@ static struct ADIOI_BBLOG_node *node_new(ADIO_File fd, struct ADIOI_BBLOG_state 
  * processors the PFS client needs too (IOR strided 4 KiB, 4 x 64 MiB, GlusterFS stand-in: the
  * drain took 0.98 s against 1.02 s, medians of 34 runs each, interleaved). Only where the logs
  * live in memory (tmpfs, ramfs): reading a mapping of a file on a device turns an I/O error
- * into SIGBUS, where pread returns EIO and the drain fails cleanly. The logs are complete when mapped (every process flushed
- * its log before the exchange of paths), and nothing shrinks them before the drain's end.
+ * into SIGBUS, where pread returns EIO and the drain fails cleanly. The logs are complete
+ * when mapped (every process flushed its log in Node_stage, before the drain's starting
+ * MPI_Allgather), and nothing shrinks them before the drain's end.
  */
 void *ADIOI_BBLOG_Map_in_memory(int fd, size_t *len)
 {
@@ -325,60 +352,47 @@ static void map_log(struct ADIOI_BBLOG_node *nd, int i)
     nd->maps[i] = ADIOI_BBLOG_Map_in_memory(nd->fds[i], &nd->map_len[i]);
 }
 
-/* Appends string x with its NUL to *buf (*len bytes so far, ROMIO's allocator). */
-static void put_str(char **buf, int *len, const char *x)
+/* The path of a file of node process i in this process's burst-buffer directory: its log
+ * name (TOKEN.rRANK, the same token in every process of the open) with suffix. Returns a
+ * malloc'ed string, or NULL. */
+static char *peer_path(const struct ADIOI_BBLOG_state *st, const struct ADIOI_BBLOG_node *nd,
+                       int i, const char *suffix)
 {
-    int n = (int) strlen(x) + 1;
-    char *b = ADIOI_Malloc(*len + n);
+    const char *dot = strrchr(st->log_name, '.');
+    int n = dot ? (int) (dot - st->log_name) : (int) strlen(st->log_name);
+    size_t len = strlen(st->logdir) + (size_t) n + strlen(suffix) + 24;
+    char *path = malloc(len);
 
-    if (*len)
-        memcpy(b, *buf, *len);
-    memcpy(b + *len, x, n);
-    if (*buf)
-        ADIOI_Free(*buf);
-    *buf = b;
-    *len += n;
+    if (path)
+        snprintf(path, len, "%s/%.*s.r%d%s", st->logdir, n, st->log_name, nd->ranks[i], suffix);
+    return path;
 }
 
 /*
- * Collective over fd->comm (the first time) and over the node. Writes this process's staged
- * log payload to its data file, makes its list file for the rounds' piece lists (and, on the
- * node's first process, the chunk counter at the file's first drain on one node), learns the
- * data logs and list files of the node's processes and opens them (until Node_end). Returns 1
- * when this process can read every log; the caller agrees on the result across all processes
- * before a round uses the node exchange. (Missing list files only make the rounds exchange the
- * lists through MPI, agreed in Node_share.)
- *
- * Long: its collective steps (over the file, then the node) must each be taken by every
- * process, after a local failure too; in pieces, each would carry that failure state.
+ * Before the drain's starting MPI_Allgather, on every process of a handle that may use the
+ * node exchange (collective over fd->comm the first time: the node's communicator). Writes
+ * this process's staged log payload to its data file, makes its list file for the rounds'
+ * piece lists and, on the node's first process at the file's first drain on one node, the
+ * chunk counter. Returns what the others need to know of it (ADIOI_BBLOG_NODE_*), which the
+ * Allgather carries: the names are the log name's (peer_path, claim_name), so no exchange of
+ * paths is needed, and the Allgather orders every file's making before any process opens it.
  */
-int ADIOI_BBLOG_Node_prepare(ADIO_File fd)
+unsigned ADIOI_BBLOG_Node_stage(ADIO_File fd)
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
     struct ADIOI_BBLOG_node *nd = st->node;
-    const char *path = "";
-    char *all, *buf = NULL;
-    int ok = 1, len = 0, total, i, alone, claim, map;
+    unsigned flags = 0;
     size_t plen;
+    int alone;
 
-    if (!nd) {
-        /* The first drain: all processes agree that each has its node state before any
-         * collective on the node communicator (the next drain tries again otherwise). */
-        int bad, anybad;
-        nd = node_new(fd, st);
-        bad = nd == NULL;
-        MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, fd->comm);
-        st->node = nd;
-        if (anybad) {
-            ADIOI_BBLOG_Node_free(st);
-            return 0;
-        }
-    }
+    if (!nd && !(st->node = nd = node_new(fd, st)))
+        return ADIOI_BBLOG_NODE_NONE;
+    nd->stage_ok = 1;
     if (st->ls->log) {
         if (bblog_log_flush(st->ls->log) == 0)
-            path = bblog_log_data_path(st->ls->log);
+            flags |= ADIOI_BBLOG_NODE_LOG;
         else
-            ok = 0;
+            nd->stage_ok = 0;
     }
     /* This process's list file for the drain's rounds (BBLOG_DIR/bblog-UID/LOGNAME.list). */
     plen = strlen(st->logdir) + strlen(st->log_name) + 8;
@@ -390,53 +404,73 @@ int ADIOI_BBLOG_Node_prepare(ADIO_File fd)
         if (nd->list_fd < 0) {
             free(nd->list_path);        /* not made: nothing to remove */
             nd->list_path = NULL;
+        } else {
+            flags |= ADIOI_BBLOG_NODE_LIST;
         }
     }
     /* One node, no collective writes asked for: the drain takes chunks in turn (the decision
-     * is the drain's, from the same inputs), and with ROMIO's generic pwrite below writes them
-     * from the mapped logs. */
+     * is the drain's, from the same inputs). The counter's name lives until a drain has had
+     * every process map it (Node_prepare), or until the handle's end. */
     alone = nd->size == st->nprocs && st->inner->hints->cb_write != ADIOI_HINT_ENABLE;
-    claim = alone && nd->claim == 0;
-    if (claim && nd->rank == 0)
+    if (alone && nd->claim == 0 && nd->rank == 0)
         claim_map(st, nd, NULL);
-    map = alone && st->inner->fns->ADIOI_xxx_WriteContig == ADIOI_GEN_WriteContig &&
+    if (nd->claim_path)
+        flags |= ADIOI_BBLOG_NODE_CLAIM;
+    return flags;
+}
+
+/*
+ * After the drain's starting MPI_Allgather, which brought every process's Node_stage flags
+ * (flags[fd rank]; NULL: that agreement failed), on every process of a handle that uses the
+ * node exchange: opens the data logs and list files of the node's processes (until Node_end)
+ * and maps the chunk counter. Makes no MPI call. Returns 1 when this process can read every
+ * log; the caller agrees on the result across all processes before a round uses the node
+ * exchange. (Missing list files only make the rounds exchange the lists through MPI, agreed
+ * in Node_share.)
+ */
+int ADIOI_BBLOG_Node_prepare(ADIO_File fd, const unsigned char *flags)
+{
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    struct ADIOI_BBLOG_node *nd = st->node;
+    int ok, i, claim, map;
+
+    if (!nd || !flags)
+        return 0;
+    ok = nd->stage_ok;
+    claim = nd->size == st->nprocs && st->inner->hints->cb_write != ADIOI_HINT_ENABLE &&
+        nd->claim == 0 && (flags[nd->ranks[0]] & ADIOI_BBLOG_NODE_CLAIM);
+    map = nd->size == st->nprocs && st->inner->hints->cb_write != ADIOI_HINT_ENABLE &&
+        st->inner->fns->ADIOI_xxx_WriteContig == ADIOI_GEN_WriteContig &&
         !st->hints.debug_no_map;
-    /* Each process's entry: "LOG\0LIST\0", and the first's "COUNTER\0" after them; an
-     * empty string for what a process does not have. */
-    put_str(&buf, &len, path);
-    put_str(&buf, &len, nd->list_path ? nd->list_path : "");
-    if (claim && nd->rank == 0 && nd->claim > 0)
-        put_str(&buf, &len, nd->claim_path);
-    MPI_Allgather(&len, 1, MPI_INT, nd->counts, 1, MPI_INT, nd->comm);
-    for (i = 0, total = 0; i < nd->size; i++) {
-        nd->displs[i] = total;
-        total += nd->counts[i];
-    }
-    all = ADIOI_Malloc(total);  /* ROMIO's: aborts rather than return NULL */
-    MPI_Allgatherv(buf, len, MPI_CHAR, all, nd->counts, nd->displs, MPI_CHAR, nd->comm);
-    ADIOI_Free(buf);
     nd->lists_ok = nd->list_fd >= 0;
     for (i = 0; i < nd->size; i++) {
-        const char *p = all + nd->displs[i], *end = p + nd->counts[i], *l;
-        if (p[0] != '\0') {    /* no log: nothing to read from it */
-            nd->fds[i] = open(p, O_RDONLY | O_CLOEXEC);
+        unsigned f = flags[nd->ranks[i]];
+        char *path;
+        if (f & ADIOI_BBLOG_NODE_LOG) {         /* no log: nothing to read from it */
+            path = i == nd->rank ? NULL : peer_path(st, nd, i, ".data");
+            nd->fds[i] = open(i == nd->rank ? bblog_log_data_path(st->ls->log) :
+                              path ? path : "", O_RDONLY | O_CLOEXEC);
+            free(path);
             if (nd->fds[i] < 0)
                 ok = 0;
             else if (map)
                 map_log(nd, i);
         }
-        l = p + strlen(p) + 1;
         if (i != nd->rank) {
-            if (l < end && l[0] != '\0')
-                nd->lfds[i] = open(l, O_RDONLY | O_CLOEXEC);
+            if ((f & ADIOI_BBLOG_NODE_LIST) && (path = peer_path(st, nd, i, ".list"))) {
+                nd->lfds[i] = open(path, O_RDONLY | O_CLOEXEC);
+                free(path);
+            }
             nd->lists_ok &= nd->lfds[i] >= 0;
         }
-        if (claim && i == 0 && nd->rank != 0) {
-            const char *c = l < end ? l + strlen(l) + 1 : end;
-            claim_map(st, nd, c < end ? c : NULL);
-        }
     }
-    ADIOI_Free(all);
+    if (claim && nd->rank != 0) {
+        char *path = claim_name(st);
+        if (path)
+            claim_map(st, nd, path);
+        free(path);
+    }
+    nd->prepared = 1;
     return ok;
 }
 
@@ -488,7 +522,7 @@ int ADIOI_BBLOG_Io_vec(int fd, struct iovec *iov, int n, uint64_t off, int is_wr
  * many bytes of this process's own pieces were kept by anyone. Returns 0 or an errno; on
  * failure the share is empty.
  *
- * Long: as Node_prepare, one collective step after another that a failure must not skip.
+ * Long: one collective step after another, which a failure must not skip.
  */
 int ADIOI_BBLOG_Node_share(ADIO_File fd, const uint64_t *mine, int n, int whole,
                            struct bblog_npiece **share, size_t *ns, uint64_t *own_kept)

@@ -3,7 +3,7 @@
  * NCALLS calls of each kind, each window after a first call of the same kind, the file named
  * by argv[1]. Kinds: MPI_File_write_at_all (IOR's MPIIO back end), MPI_File_set_view followed
  * by MPI_File_write_all (what PnetCDF and HDF5 do for every write), MPI_File_write_at; then
- * one MPI_File_sync of one write call's data.
+ * one MPI_File_sync of one write call's data, and the close after one more.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -73,7 +73,16 @@ int main(int argc, char **argv)
     MPI_Pcontrol(0);
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Pcontrol(2, "sync", 1);
+    /* MPI_File_close after one more collective write: its drain of one round, and the end of
+     * the file (ufs: ROMIO's barrier only). */
+    MPI_File_write_at_all(fh, (MPI_Offset) 3 * (NCALLS + 2) * nprocs * XFER + rank * XFER, buf,
+                          XFER, MPI_BYTE, MPI_STATUS_IGNORE);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Pcontrol(1);
     MPI_File_close(&fh);
+    MPI_Pcontrol(0);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Pcontrol(2, "close", 1);
     MPI_Finalize();
     return 0;
 }

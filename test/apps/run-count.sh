@@ -9,9 +9,13 @@
 #   H5Dwrite, collective transfer: HDF5 1.10's own MPI_Allreduce (choosing collective
 #   I/O), none of bblog's                                                              1
 # and the collective calls of one MPI_File_sync of one small collective write, a drain of one
-# round on one node (ufs: none): the start's MPI_Allgather, the node's exchange of log names
-# (MPI_Allgather, MPI_Allgatherv) and its agreement (MPI_Allreduce), the round's pieces
-# (MPI_Allgather), the commit (MPI_Allreduce); no MPI_Allreduce for the round's end    6
+# round on one node (ufs: none): the start's MPI_Allgather (which also says which logs the
+# node's processes can open: no exchange of their names), the node's agreement that each
+# could (MPI_Allreduce), the round's pieces (MPI_Allgather), the commit (MPI_Allreduce); no
+# MPI_Allreduce for the round's end                                                   4
+# and of MPI_File_close after one more such write (ufs: ROMIO's MPI_Barrier): that drain, the
+# barrier before the logs are removed, ROMIO's barrier, and the MPI_Comm_dup of
+# MPI_COMM_SELF for the inner file's close (no other process takes part)              7
 # Environment: as run-pnetcdf.sh (BBLOG_ENV_SCRIPT, PNETCDF_DIR, CI), and HDF5_CFLAGS,
 # HDF5_LIBS as run-apps.sh (default Debian's libhdf5-mpich-dev).
 # Exit: 0 all within the limits; 1 otherwise; 77 skip (no bblog MPI, PnetCDF or HDF5, CI unset).
@@ -82,7 +86,7 @@ python3 - "$work/counts" <<'PY'
 import sys
 limit = {"write_at_all": 0, "set_view+write_all": 0, "write_at": 0, "ncmpi_put_vara_all": 0,
          "ncmpi_put_vara": 0, "H5Dwrite(collective)": 1, "H5Dwrite(independent)": 0,
-         "sync": 6}
+         "sync": 4, "close": 7}
 per = {}    # (label, fs) -> (calls per write, detail) of the process with the most
 for line in open(sys.argv[1]):
     f = line.split()

@@ -67,6 +67,31 @@ static int close_to_bb(ADIO_File fd, struct ADIOI_BBLOG_state *st, int *err)
     return 1;
 }
 
+/* With the graft's close hook (ROMIO 3.4 and later), MPI_File_close leaves the shared file
+ * pointer to this close instead of ending it after a barrier of its own: every process has
+ * entered the close, and so is done with the pointer, once the synchronisation above (the
+ * barrier before the logs are removed, or close_to_bb's reduction) is behind it. Closing the
+ * pointer's file deletes it (ROMIO opens it so). */
+static void close_shared_fp(ADIO_File fd, int *err)
+{
+#ifdef ADIOI_BBLOG_CLOSE_HOOK
+    int cerr;
+
+    if (fd->shared_fp_fname)
+        ADIOI_Free(fd->shared_fp_fname);
+    fd->shared_fp_fname = NULL;
+    if (fd->shared_fp_fd != ADIO_FILE_NULL) {
+        ADIO_Close(fd->shared_fp_fd, &cerr);
+        MPIO_File_free(&fd->shared_fp_fd);
+        if (*err == MPI_SUCCESS)
+            *err = cerr;
+    }
+#else
+    (void) fd;
+    (void) err;
+#endif
+}
+
 void ADIOI_BBLOG_Close(ADIO_File fd, int *error_code)
 {
     static const char myname[] = "ADIOI_BBLOG_CLOSE";
@@ -91,6 +116,7 @@ void ADIOI_BBLOG_Close(ADIO_File fd, int *error_code)
      * its records are on the PFS already (bblog_format.h). */
     if (!after && st->nprocs > 1 && !st->passthrough && st->inner != ADIO_FILE_NULL)
         MPI_Barrier(fd->comm);
+    close_shared_fp(fd, &err);
     if (!st->passthrough && st->hints_parsed && st->hints.stats[0])
         ADIOI_BBLOG_Stats_report(fd);
     ADIOI_BBLOG_Node_free(st);

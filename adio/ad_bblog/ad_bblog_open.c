@@ -395,22 +395,84 @@ static void open_reads(ADIO_File fd, struct ADIOI_BBLOG_state *st, int access_mo
     }
 }
 
-/* The inner file, opened by ROMIO's own ADIO_Open on the PFS path; the outer file takes its
- * descriptor, file pointer and hints. Returns the MPI error code (collective). */
+/*
+ * The inner file of a multi-process handle on ROMIO's ufs driver, opened by each process
+ * alone: ROMIO's collective ADIO_Open makes six collective calls on the file's communicator
+ * (the system hints, the aggregator list's two broadcasts, the create pass and the file's
+ * block size broadcast, the error check), the outer file's open has made the same decisions
+ * already, and a plain file needs nothing of another process to open. Each process opens it
+ * on a duplicate of MPI_COMM_SELF (creating it where asked: a create that loses a race with
+ * another process's gets EEXIST on some FUSE file systems, and then opens what exists), the
+ * processes agree on the result (one MPI_Allreduce), and the inner file then takes the outer
+ * file's communicator and aggregators, which the collective open would have computed from
+ * the same hints. Returns the MPI error code (collective); NULL *inner on failure.
+ */
+static int open_inner_alone(ADIO_File fd, struct ADIOI_BBLOG_state *st, const char *inner_name,
+                            int fstype, ADIOI_Fns * ops, int access_mode, ADIO_File * inner)
+{
+    MPI_Comm self;
+    char v[16];
+    int err, cls, i;
+
+    MPI_Comm_dup(MPI_COMM_SELF, &self);
+    *inner = ADIO_Open(MPI_COMM_SELF, self, inner_name, fstype, ops, access_mode, 0, MPI_BYTE,
+                       MPI_BYTE, st->user_info, fd->perm, &err);
+    if (err != MPI_SUCCESS && (access_mode & ADIO_CREATE)) {
+        MPI_Error_class(err, &cls);
+        if (cls == MPI_ERR_FILE_EXISTS)
+            *inner = ADIO_Open(MPI_COMM_SELF, self, inner_name, fstype, ops,
+                               access_mode & ~ADIO_CREATE, 0, MPI_BYTE, MPI_BYTE,
+                               st->user_info, fd->perm, &err);
+    }
+    if (err != MPI_SUCCESS)
+        MPI_Comm_free(&self);   /* a failed ADIO_Open leaves the communicator to its caller */
+    err = agree(fd, err);
+    if (err != MPI_SUCCESS) {
+        if (*inner != ADIO_FILE_NULL && (*inner)->comm == self) {
+            int ierr;
+            ADIO_Close(*inner, &ierr);          /* frees self */
+            MPIO_File_free(inner);
+        }
+        *inner = ADIO_FILE_NULL;
+        return err;
+    }
+    (*inner)->comm = fd->comm;
+    MPI_Comm_free(&self);
+    if ((*inner)->hints->ranklist)
+        ADIOI_Free((*inner)->hints->ranklist);
+    (*inner)->hints->ranklist = ADIOI_Malloc(fd->hints->cb_nodes * sizeof(int));
+    memcpy((*inner)->hints->ranklist, fd->hints->ranklist, fd->hints->cb_nodes * sizeof(int));
+    (*inner)->hints->cb_nodes = fd->hints->cb_nodes;
+    snprintf(v, sizeof(v), "%d", fd->hints->cb_nodes);
+    ADIOI_Info_set((*inner)->info, "cb_nodes", v);
+    (*inner)->is_agg = 0;
+    for (i = 0; i < fd->hints->cb_nodes; i++)
+        (*inner)->is_agg |= fd->hints->ranklist[i] == st->rank;
+    (*inner)->hints->deferred_open = 0;         /* every process has it open */
+    return MPI_SUCCESS;
+}
+
+/* The inner file, opened by ROMIO's own ADIO_Open on the PFS path (by each process alone
+ * where that makes the same file: open_inner_alone); the outer file takes its descriptor,
+ * file pointer and hints. Returns the MPI error code (collective). */
 static int open_inner(ADIO_File fd, struct ADIOI_BBLOG_state *st, const char *inner_name,
                       int fstype, ADIOI_Fns * ops, int access_mode)
 {
-    int err;
+    int inner_mode = access_mode & ~ADIO_DELETE_ON_CLOSE, err;
 
     /* The inner file shares the outer file's communicator: a duplicate would cost a
      * collective call at every open (25-35 ms with 4 processes on 2 cores here), and bblog's
      * collectives and the inner file's never overlap (all blocking, in the calling thread).
      * ADIOI_BBLOG_Inner_close gives it a handle of its own to free. Delete-on-close is the
      * outer file's business: ADIO_Close of the outer file calls our Delete, which removes
-     * the PFS file and its logs once. */
-    st->inner = ADIO_Open(fd->comm, fd->comm, inner_name, fstype, ops,
-                          access_mode & ~ADIO_DELETE_ON_CLOSE, 0, MPI_BYTE, MPI_BYTE,
-                          st->user_info, fd->perm, &err);
+     * the PFS file and its logs once. An exclusive create needs one process to create the
+     * file before the others look: ROMIO's collective open does that. */
+    if (fstype == ADIO_UFS && st->nprocs > 1 && !(access_mode & ADIO_EXCL) &&
+        fd->hints->ranklist && fd->hints->cb_nodes > 0)
+        err = open_inner_alone(fd, st, inner_name, fstype, ops, inner_mode, &st->inner);
+    else
+        st->inner = ADIO_Open(fd->comm, fd->comm, inner_name, fstype, ops, inner_mode, 0,
+                              MPI_BYTE, MPI_BYTE, st->user_info, fd->perm, &err);
     if (err != MPI_SUCCESS)
         return err;
     fd->fd_sys = st->inner->fd_sys;

@@ -88,7 +88,7 @@ OPS_EXTERN = ("#ifdef ROMIO_BBLOG\n"
               "extern struct ADIOI_Fns_struct ADIO_BBLOG_operations;\n"
               "#endif\n\n")
 
-# The hooks of ROMIO 3.4 and later into the driver (set_view, get_info, the shared pointer).
+# The hooks of ROMIO 3.4 and later into the driver (set_view, get_info, the shared pointer, close).
 HOOK_PROTOS = (
     "#ifdef ROMIO_BBLOG\n"
     "/* bblog graft: set_view (ad_bblog_shfp.c, ad_bblog_hints.c) and the shared pointer of a\n"
@@ -100,6 +100,19 @@ HOOK_PROTOS = (
     "int ADIOI_BBLOG_Check_info(MPI_Info info);\n"
     "void ADIOI_BBLOG_Refresh_info(ADIO_File fd);\n"
     "#endif\n\n")
+CLOSE_HOOK_DEFINE = (
+    "#ifdef ROMIO_BBLOG\n"
+    "/* bblog graft: MPI_File_close leaves a bblog file's shared file pointer to the driver's\n"
+    " * close (ad_bblog_close.c) */\n"
+    "#define ADIOI_BBLOG_CLOSE_HOOK 1\n"
+    "#endif\n\n")
+CLOSE_SHARED_FP = (
+    "#ifdef ROMIO_BBLOG\n"
+    "    if (adio_fh->file_system == ADIO_BBLOG) {\n"
+    "        /* bblog graft: the driver's close ends the shared file pointer after the\n"
+    "         * synchronisation its own close makes anyway (ad_bblog_close.c): no barrier here */\n"
+    "    } else\n"
+    "#endif\n")
 SET_VIEW_INFO = (
     "#ifdef ROMIO_BBLOG\n"
     "    /* bblog graft: a bblog file's set_view makes no collective call (ad_bblog_shfp.c);\n"
@@ -256,6 +269,18 @@ def romio_edits(ed, gen, link):
         return ed.insert(text, path, r"^#endif\s*/\*\s*ADIOI_FS_PROTO_H_INCLUDED", HOOK_PROTOS,
                          "the bblog set_view and shared pointer prototypes")
 
+    def close_hook_define(text, path):
+        if "ADIOI_BBLOG_CLOSE_HOOK" in text:
+            return text
+        return ed.insert(text, path, r"^#endif\s*/\*\s*ADIOI_FS_PROTO_H_INCLUDED",
+                         CLOSE_HOOK_DEFINE, "the bblog close hook's definition")
+
+    def close_c(text, path):
+        if "bblog graft" in text:
+            return text
+        return ed.insert(text, path, r"^[ \t]*if \(ADIO_Feature\(adio_fh, ADIO_SHARED_FP\)\) \{",
+                         CLOSE_SHARED_FP, "the shared pointer's barrier")
+
     def set_view_c(text, path):
         if "bblog graft" in text:
             return text
@@ -293,6 +318,8 @@ def romio_edits(ed, gen, link):
              ("adio/Makefile.mk", adio_makefile_mk)]
     if gen == "table":
         edits += [("adio/include/adioi_fs_proto.h", hook_protos),
+                  ("adio/include/adioi_fs_proto.h", close_hook_define),
+                  ("mpi-io/close.c", close_c),
                   ("mpi-io/set_view.c", set_view_c),
                   ("mpi-io/get_info.c", get_info_c),
                   ("adio/common/ad_get_sh_fp.c",

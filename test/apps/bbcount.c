@@ -7,6 +7,8 @@
  * with the calls counted since the last start (names with a zero count left out), so that the
  * runner (run-count.sh) can give the calls per write call of the library under test.
  * Each wrapper counts and calls the MPI's own PMPI_ function, found with dlsym(RTLD_NEXT).
+ * A call on a communicator of one process (MPI_COMM_SELF or a duplicate) communicates with
+ * no one and is not counted.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -65,6 +67,15 @@ static const char *const names[] = { COLLECTIVES(NAME) "", P2P(NAME) };
 static long counts[N_ALL_];
 static int on;
 
+/* Whether a call on c reaches another process. */
+static int others(MPI_Comm c)
+{
+    int size = 2;
+
+    PMPI_Comm_size(c, &size);
+    return size > 1;
+}
+
 static void *real(const char *name)
 {
     void *f = dlsym(RTLD_NEXT, name);
@@ -83,7 +94,7 @@ static void *real(const char *name)
         static int (*f) params; \
         if (!f) \
             f = (int (*) params) real("PMPI_" #name); \
-        if (on) \
+        if (on && others(c)) \
             counts[I_##name]++; \
         return f args; \
     } \

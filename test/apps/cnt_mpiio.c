@@ -3,7 +3,7 @@
  * NCALLS calls of each kind, each window after a first call of the same kind, the file named
  * by argv[1]. Kinds: MPI_File_write_at_all (IOR's MPIIO back end), MPI_File_set_view followed
  * by MPI_File_write_all (what PnetCDF and HDF5 do for every write), MPI_File_write_at; then
- * one MPI_File_sync of one write call's data, and the close after one more.
+ * one MPI_File_sync of one write call's data, and the close after one more; the open first.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -45,11 +45,16 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    /* The open (the job's first: ROMIO gathers the processor names once). */
+    MPI_Pcontrol(1);
     if (argc != 2 || MPI_File_open(MPI_COMM_WORLD, argv[1], MPI_MODE_CREATE | MPI_MODE_WRONLY,
                                    MPI_INFO_NULL, &fh) != MPI_SUCCESS) {
         fprintf(stderr, "cnt_mpiio: cannot open %s\n", argc > 1 ? argv[1] : "(no name)");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
+    MPI_Pcontrol(0);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Pcontrol(2, "open", 1);
     for (kind = 0; kind < 3; kind++) {
         if (kind == 2)  /* back to the whole file as bytes for the explicit offsets */
             MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);

@@ -13,9 +13,12 @@
 # node's processes can open: no exchange of their names), the node's agreement that each
 # could (MPI_Allreduce), the round's pieces (MPI_Allgather), the commit (MPI_Allreduce); no
 # MPI_Allreduce for the round's end                                                   4
-# and of MPI_File_close after one more such write (ufs: ROMIO's MPI_Barrier): that drain, the
-# barrier before the logs are removed, ROMIO's barrier, and the MPI_Comm_dup of
-# MPI_COMM_SELF for the inner file's close (no other process takes part)              7
+# and of MPI_File_close after one more such write (ufs: ROMIO's MPI_Barrier): that drain and
+# the barrier before the logs are removed, after which the driver ends the shared file pointer
+# (the graft has ROMIO skip its own barrier for it)                                   5
+# and MPI_File_open, at most as many as through ufs: (each process opens the PFS file alone,
+# and the processes agree on the result once; ROMIO's collective open of it made six) ufs
+# (Calls on a communicator of one process reach no one and are not counted: bbcount.c.)
 # Environment: as run-pnetcdf.sh (BBLOG_ENV_SCRIPT, PNETCDF_DIR, CI), and HDF5_CFLAGS,
 # HDF5_LIBS as run-apps.sh (default Debian's libhdf5-mpich-dev).
 # Exit: 0 all within the limits; 1 otherwise; 77 skip (no bblog MPI, PnetCDF or HDF5, CI unset).
@@ -86,7 +89,7 @@ python3 - "$work/counts" <<'PY'
 import sys
 limit = {"write_at_all": 0, "set_view+write_all": 0, "write_at": 0, "ncmpi_put_vara_all": 0,
          "ncmpi_put_vara": 0, "H5Dwrite(collective)": 1, "H5Dwrite(independent)": 0,
-         "sync": 4, "close": 7}
+         "sync": 4, "close": 5, "open": "ufs"}
 per = {}    # (label, fs) -> (calls per write, detail) of the process with the most
 for line in open(sys.argv[1]):
     f = line.split()
@@ -106,10 +109,11 @@ for label, lim in limit.items():
         bad.append("no count for %s" % label)
         continue
     cell = lambda c: "%g%s" % (c[0], " (%s)" % c[1] if c[1] else "")
-    print("| %s | %s | %s | %d |" % (label, cell(u), cell(b), lim))
-    if b[0] > lim:
-        bad.append("%s through bblog: %g calls each, at most %d expected"
-                   % (label, b[0], lim))
+    most = u[0] if lim == "ufs" else lim
+    print("| %s | %s | %s | %s |" % (label, cell(u), cell(b), lim))
+    if b[0] > most:
+        bad.append("%s through bblog: %g calls each, at most %g expected"
+                   % (label, b[0], most))
 for b in bad:
     print("run-count: FAIL " + b)
 sys.exit(1 if bad else 0)

@@ -263,23 +263,21 @@ def romio_edits(ed, gen, link):
         return ed.insert(text, path, r"^include \$\(top_srcdir\)/adio/common/Makefile\.mk",
                          line, "the ad_bblog Makefile.mk include")
 
-    def hook_protos(text, path):
-        if "ADIOI_BBLOG_View_changed" in text:
-            return text
-        return ed.insert(text, path, r"^#endif\s*/\*\s*ADIOI_FS_PROTO_H_INCLUDED", HOOK_PROTOS,
-                         "the bblog set_view and shared pointer prototypes")
+    def once(marker, anchor_re, block, what):
+        """The edit that inserts BLOCK before ANCHOR_RE unless MARKER shows it is there."""
+        return lambda text, path: (text if marker in text else
+                                   ed.insert(text, path, anchor_re, block, what))
 
-    def close_hook_define(text, path):
-        if "ADIOI_BBLOG_CLOSE_HOOK" in text:
-            return text
-        return ed.insert(text, path, r"^#endif\s*/\*\s*ADIOI_FS_PROTO_H_INCLUDED",
-                         CLOSE_HOOK_DEFINE, "the bblog close hook's definition")
-
-    def close_c(text, path):
-        if "bblog graft" in text:
-            return text
-        return ed.insert(text, path, r"^[ \t]*if \(ADIO_Feature\(adio_fh, ADIO_SHARED_FP\)\) \{",
-                         CLOSE_SHARED_FP, "the shared pointer's barrier")
+    proto_end = r"^#endif\s*/\*\s*ADIOI_FS_PROTO_H_INCLUDED"
+    hook_protos = once("ADIOI_BBLOG_View_changed", proto_end, HOOK_PROTOS,
+                       "the bblog set_view and shared pointer prototypes")
+    close_hook_define = once("ADIOI_BBLOG_CLOSE_HOOK", proto_end, CLOSE_HOOK_DEFINE,
+                             "the bblog close hook's definition")
+    close_c = once("bblog graft", r"^[ \t]*if \(ADIO_Feature\(adio_fh, ADIO_SHARED_FP\)\) \{",
+                   CLOSE_SHARED_FP, "the shared pointer's barrier")
+    get_info_c = once("bblog graft",
+                      r"^\s*error_code = MPI_Info_dup\(adio_fh->info, info_used\);",
+                      GET_INFO, "the info duplication")
 
     def set_view_c(text, path):
         if "bblog graft" in text:
@@ -291,25 +289,15 @@ def romio_edits(ed, gen, link):
         return ed.insert(text, path, r"^\s*if \(strcmp\(datarep, \"external32\"\)",
                          SET_VIEW_LABEL, "the end of the shared pointer reset")
 
-    def get_info_c(text, path):
-        if "bblog graft" in text:
-            return text
-        return ed.insert(text, path, r"^\s*error_code = MPI_Info_dup\(adio_fh->info, info_used\);",
-                         GET_INFO, "the info duplication")
-
     def sh_fp_c(fn, args):
-        def edit_fn(text, path):
-            if "bblog graft" in text:
-                return text
-            return ed.insert(text, path, r"^#ifdef ROMIO_NFS",
-                             "#ifdef ROMIO_BBLOG\n"
-                             "    if (fd->file_system == ADIO_BBLOG) {"
-                             "    /* bblog graft (ad_bblog_shfp.c) */\n"
-                             "        ADIOI_BBLOG_%s(%s);\n"
-                             "        return;\n"
-                             "    }\n"
-                             "#endif\n\n" % (fn, args), "the " + fn + " hook")
-        return edit_fn
+        return once("bblog graft", r"^#ifdef ROMIO_NFS",
+                    "#ifdef ROMIO_BBLOG\n"
+                    "    if (fd->file_system == ADIO_BBLOG) {"
+                    "    /* bblog graft (ad_bblog_shfp.c) */\n"
+                    "        ADIOI_BBLOG_%s(%s);\n"
+                    "        return;\n"
+                    "    }\n"
+                    "#endif\n\n" % (fn, args), "the " + fn + " hook")
 
     edits = [("configure.ac", configure_ac),
              ("adio/include/adio.h", adio_h),

@@ -7,7 +7,7 @@ EXTRA_DIST += bench/ior.c bench/run-driver-bench.sh scripts/demo.sh
 # ior_nc.c against PnetCDF).
 EXTRA_DIST += bench/README.md bench/run-matrix.py bench/pfs.sh bench/mpibench.h \
 	bench/btio.c bench/btio_nc.c bench/flash_h5.c bench/sync_probe.c bench/peer_read.c \
-	bench/ior_nc.c bench/ior_h5.c
+	bench/ior_nc.c bench/ior_h5.c bench/openclose.c
 # The pacing benchmark (issue 5, run-pacing-bench.sh): ckpt.c is an MPI program the runner builds
 # with that mpicc; probe.c (the PFS latency probe) is plain C, built here so warnings break.
 noinst_PROGRAMS += bench/probe

@@ -41,6 +41,8 @@ build=${BBLOG_BUILD:-/var/tmp/bblog-build}
 jobs=${BBLOG_JOBS:-2}
 
 # Each step's header says when it starts, in seconds since the start (what CI's time goes to).
+# A runner piped into tee writes its exit status to a file: "cmd && echo 0 || echo $?", since
+# under set -e a failing command would end the pipeline's subshell before a plain "echo $?".
 t_start=$(date +%s)
 step() { printf '\n==== [%ss] %s\n' "$(( $(date +%s) - t_start ))" "$*"; }
 
@@ -66,9 +68,10 @@ if [ "$romio_tests" != 0 ]; then
     [ "$romio_tests" = full ] && romio_size=
     # shellcheck disable=SC2086
     { "$here/test/romio/run-romio-tests.sh" --mpi-env "$build/mpi-env" $romio_size \
-        --work "$build/romio/work" 2>&1; echo $? >"$build/romio/rc"; } |
+        --work "$build/romio/work" 2>&1 && echo 0 >"$build/romio/rc" ||
+        echo $? >"$build/romio/rc"; } |
         tee "$build/romio/test/run-romio-tests.log"
-    [ "$(cat "$build/romio/rc")" = 0 ] || exit 1
+    [ "$(cat "$build/romio/rc")" = 0 ] || { echo "test-all: ROMIO's test programs failed"; exit 1; }
 fi
 
 rm -rf "$build/mpi4py"
@@ -78,9 +81,10 @@ if [ "${BBLOG_MPI4PY:-1}" != 0 ]; then
     # The log goes under a tree the summary reads (its last line: mpi4py-io: N passed, ...).
     mkdir -p "$build/mpi4py/test"
     { "$here/test/apps/run-mpi4py.sh" --mpi-env "$build/mpi-env" --prefix "$build/mpi4py-dir" \
-        --work "$build/mpi4py/work" 2>&1; echo $? >"$build/mpi4py/rc"; } |
+        --work "$build/mpi4py/work" 2>&1 && echo 0 >"$build/mpi4py/rc" ||
+        echo $? >"$build/mpi4py/rc"; } |
         tee "$build/mpi4py/test/run-mpi4py.log"
-    [ "$(cat "$build/mpi4py/rc")" = 0 ] || exit 1
+    [ "$(cat "$build/mpi4py/rc")" = 0 ] || { echo "test-all: mpi4py's I/O tests failed"; exit 1; }
 fi
 
 step "PnetCDF on that MPI"
@@ -118,9 +122,10 @@ if [ "${BBLOG_HDF5_TESTPAR:-1}" != 0 ]; then
     mkdir -p "$build/hdf5-testpar/test"
     { "$here/test/apps/run-hdf5-testpar.sh" --mpi-env "$build/mpi-env" \
         --build-dir "$(cat "$build/hdf5-dir")" --work "$build/hdf5-testpar/work" \
-        --ufs-if-failed 2>&1
-      echo $? >"$build/hdf5-testpar/rc"; } | tee "$build/hdf5-testpar/test/run-hdf5-testpar.log"
-    [ "$(cat "$build/hdf5-testpar/rc")" = 0 ] || exit 1
+        --ufs-if-failed 2>&1 && echo 0 >"$build/hdf5-testpar/rc" ||
+        echo $? >"$build/hdf5-testpar/rc"; } | tee "$build/hdf5-testpar/test/run-hdf5-testpar.log"
+    [ "$(cat "$build/hdf5-testpar/rc")" = 0 ] ||
+        { echo "test-all: HDF5's testpar programs failed"; exit 1; }
 fi
 
 rm -rf "$build/cluster"
@@ -130,9 +135,10 @@ if [ "${BBLOG_CLUSTER:-1}" != 0 ]; then
     mkdir -p "$build/cluster/test"
     { BBLOG_ENV_SCRIPT=$mpi_env BBLOG_TOOL=$build/werror/tools/bblog \
         "$here/test/cluster/run-cluster.sh" --quick --logs "$build/cluster/test" \
-        ${hdf5_built:+--hdf5-dir "$(cat "$build/hdf5-dir")"} 2>&1
-      echo $? >"$build/cluster/rc"; } | tee "$build/cluster/run-cluster.log"
-    [ "$(cat "$build/cluster/rc")" = 0 ] || exit 1
+        ${hdf5_built:+--hdf5-dir "$(cat "$build/hdf5-dir")"} 2>&1 &&
+        echo 0 >"$build/cluster/rc" || echo $? >"$build/cluster/rc"; } |
+        tee "$build/cluster/run-cluster.log"
+    [ "$(cat "$build/cluster/rc")" = 0 ] || { echo "test-all: the cluster tests failed"; exit 1; }
 fi
 
 step "core: make check under AddressSanitizer + UBSan"

@@ -405,7 +405,8 @@ static void open_reads(ADIO_File fd, struct ADIOI_BBLOG_state *st, int access_mo
  * another process's gets EEXIST on some FUSE file systems, and then opens what exists), the
  * processes agree on the result (one MPI_Allreduce), and the inner file then takes the outer
  * file's communicator and aggregators, which the collective open would have computed from
- * the same hints. Returns the MPI error code (collective); NULL *inner on failure.
+ * the same hints (where the aggregator list names no host: any_host). Returns the MPI error
+ * code (collective); NULL *inner on failure.
  */
 static int open_inner_alone(ADIO_File fd, struct ADIOI_BBLOG_state *st, const char *inner_name,
                             int fstype, ADIOI_Fns * ops, int access_mode, ADIO_File * inner)
@@ -452,6 +453,15 @@ static int open_inner_alone(ADIO_File fd, struct ADIOI_BBLOG_state *st, const ch
     return MPI_SUCCESS;
 }
 
+/* Whether an aggregator list (cb_config_list) matches a process on any host: the default
+ * "*:1", "*:*" or "*". A list that names hosts matches no aggregator in an open on
+ * MPI_COMM_SELF of a process on another host ("No aggregators match"). */
+static int any_host(const char *list)
+{
+    return !list || strcmp(list, "*:1") == 0 || strcmp(list, "*:*") == 0 ||
+        strcmp(list, "*") == 0;
+}
+
 /* The inner file, opened by ROMIO's own ADIO_Open on the PFS path (by each process alone
  * where that makes the same file: open_inner_alone); the outer file takes its descriptor,
  * file pointer and hints. Returns the MPI error code (collective). */
@@ -468,7 +478,7 @@ static int open_inner(ADIO_File fd, struct ADIOI_BBLOG_state *st, const char *in
      * the PFS file and its logs once. An exclusive create needs one process to create the
      * file before the others look: ROMIO's collective open does that. */
     if (fstype == ADIO_UFS && st->nprocs > 1 && !(access_mode & ADIO_EXCL) &&
-        fd->hints->ranklist && fd->hints->cb_nodes > 0)
+        fd->hints->ranklist && fd->hints->cb_nodes > 0 && any_host(fd->hints->cb_config_list))
         err = open_inner_alone(fd, st, inner_name, fstype, ops, inner_mode, &st->inner);
     else
         st->inner = ADIO_Open(fd->comm, fd->comm, inner_name, fstype, ops, inner_mode, 0,

@@ -114,7 +114,7 @@ fi
 rm -rf "$build/hdf5-testpar"
 hdf5_built=
 if [ "${BBLOG_HDF5_TESTPAR:-1}" != 0 ]; then
-    step "HDF5 on that MPI, and HDF5's testpar programs through ufs: and bblog:"
+    step "HDF5 on that MPI, and HDF5's testpar programs through bblog: (and ufs: if one fails)"
     "$here/scripts/build-hdf5.sh" --mpi-env "$build/mpi-env" --prefix-out "$build/hdf5-dir" \
         -j"$jobs"
     hdf5_built=1

@@ -143,11 +143,17 @@ void ADIOI_BBLOG_Node_end(struct ADIOI_BBLOG_state *st)
  * BBLOG_DEBUG_STATIC_CHUNKS=1 (the same in all processes) makes every process go without,
  * for the tests of that path.
  */
+/* The length of the log name without its ".rRANK": the same in every process of the open. */
+static int token_len(const struct ADIOI_BBLOG_state *st)
+{
+    const char *dot = strrchr(st->log_name, '.');
+
+    return dot ? (int) (dot - st->log_name) : (int) strlen(st->log_name);
+}
+
 static char *claim_name(const struct ADIOI_BBLOG_state *st)
 {
-    /* The log name without its ".rRANK": the same in every process of the open. */
-    const char *dot = strrchr(st->log_name, '.');
-    int n = dot ? (int) (dot - st->log_name) : (int) strlen(st->log_name);
+    int n = token_len(st);
     size_t len = strlen(st->logdir) + (size_t) n + 16;
     char *path = malloc(len);
 
@@ -352,14 +358,20 @@ static void map_log(struct ADIOI_BBLOG_node *nd, int i)
     nd->maps[i] = ADIOI_BBLOG_Map_in_memory(nd->fds[i], &nd->map_len[i]);
 }
 
+/* One node, no collective writes asked for: the drain takes chunks in turn from the node's
+ * counter (the decision is the drain's, from the same inputs on every process). */
+static int node_alone(const struct ADIOI_BBLOG_state *st, const struct ADIOI_BBLOG_node *nd)
+{
+    return nd->size == st->nprocs && st->inner->hints->cb_write != ADIOI_HINT_ENABLE;
+}
+
 /* The path of a file of node process i in this process's burst-buffer directory: its log
  * name (TOKEN.rRANK, the same token in every process of the open) with suffix. Returns a
  * malloc'ed string, or NULL. */
 static char *peer_path(const struct ADIOI_BBLOG_state *st, const struct ADIOI_BBLOG_node *nd,
                        int i, const char *suffix)
 {
-    const char *dot = strrchr(st->log_name, '.');
-    int n = dot ? (int) (dot - st->log_name) : (int) strlen(st->log_name);
+    int n = token_len(st);
     size_t len = strlen(st->logdir) + (size_t) n + strlen(suffix) + 24;
     char *path = malloc(len);
 
@@ -383,7 +395,6 @@ unsigned ADIOI_BBLOG_Node_stage(ADIO_File fd)
     struct ADIOI_BBLOG_node *nd = st->node;
     unsigned flags = 0;
     size_t plen;
-    int alone;
 
     if (!nd && !(st->node = nd = node_new(fd, st)))
         return ADIOI_BBLOG_NODE_NONE;
@@ -408,11 +419,9 @@ unsigned ADIOI_BBLOG_Node_stage(ADIO_File fd)
             flags |= ADIOI_BBLOG_NODE_LIST;
         }
     }
-    /* One node, no collective writes asked for: the drain takes chunks in turn (the decision
-     * is the drain's, from the same inputs). The counter's name lives until a drain has had
-     * every process map it (Node_prepare), or until the handle's end. */
-    alone = nd->size == st->nprocs && st->inner->hints->cb_write != ADIOI_HINT_ENABLE;
-    if (alone && nd->claim == 0 && nd->rank == 0)
+    /* The counter's name lives until a drain has had every process map it (Node_prepare), or
+     * until the handle's end. */
+    if (node_alone(st, nd) && nd->claim == 0 && nd->rank == 0)
         claim_map(st, nd, NULL);
     if (nd->claim_path)
         flags |= ADIOI_BBLOG_NODE_CLAIM;
@@ -437,19 +446,16 @@ int ADIOI_BBLOG_Node_prepare(ADIO_File fd, const unsigned char *flags)
     if (!nd || !flags)
         return 0;
     ok = nd->stage_ok;
-    claim = nd->size == st->nprocs && st->inner->hints->cb_write != ADIOI_HINT_ENABLE &&
-        nd->claim == 0 && (flags[nd->ranks[0]] & ADIOI_BBLOG_NODE_CLAIM);
-    map = nd->size == st->nprocs && st->inner->hints->cb_write != ADIOI_HINT_ENABLE &&
-        st->inner->fns->ADIOI_xxx_WriteContig == ADIOI_GEN_WriteContig &&
+    claim = node_alone(st, nd) && nd->claim == 0 && (flags[nd->ranks[0]] & ADIOI_BBLOG_NODE_CLAIM);
+    map = node_alone(st, nd) && st->inner->fns->ADIOI_xxx_WriteContig == ADIOI_GEN_WriteContig &&
         !st->hints.debug_no_map;
     nd->lists_ok = nd->list_fd >= 0;
     for (i = 0; i < nd->size; i++) {
         unsigned f = flags[nd->ranks[i]];
         char *path;
         if (f & ADIOI_BBLOG_NODE_LOG) {         /* no log: nothing to read from it */
-            path = i == nd->rank ? NULL : peer_path(st, nd, i, ".data");
-            nd->fds[i] = open(i == nd->rank ? bblog_log_data_path(st->ls->log) :
-                              path ? path : "", O_RDONLY | O_CLOEXEC);
+            path = peer_path(st, nd, i, ".data");     /* this process's own too */
+            nd->fds[i] = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
             free(path);
             if (nd->fds[i] < 0)
                 ok = 0;

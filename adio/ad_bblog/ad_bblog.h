@@ -229,8 +229,8 @@ struct ADIOI_BBLOG_state {
 
 #define ADIOI_BBLOG_STATE(fd) ((struct ADIOI_BBLOG_state *) (fd)->fs_ptr)
 /* Collective writes between planning points of background drains (ad_bblog_bg.c): the first
- * spacing of an output phase, doubled at each point up to the most, while a point brings fewer
- * than ADIOI_BBLOG_PLAN_BYTES per process. */
+ * spacing of an output phase, doubled at each point up to the most, while a point brings some
+ * bytes but fewer than ADIOI_BBLOG_PLAN_BYTES per process. */
 #define ADIOI_BBLOG_PLAN_EVERY 16
 #define ADIOI_BBLOG_PLAN_MAX_EVERY 4096
 #define ADIOI_BBLOG_PLAN_BYTES (4 * 1024 * 1024)

@@ -18,9 +18,12 @@
  * alike, and each point sets the next the same everywhere). A point costs three collective
  * calls, so those at writes are spaced: ADIOI_BBLOG_PLAN_EVERY calls after the first write of
  * an output phase on any process (its pace controller started a phase since the last point),
- * twice as many calls after each point that brought fewer than ADIOI_BBLOG_PLAN_BYTES per
- * process, up to ADIOI_BBLOG_PLAN_MAX_EVERY: IOR's thousands of 4 KiB write_all calls plan a
- * few times per phase, 1 MiB calls every 16. There all threads are paused (a segment in
+ * twice as many calls after each point that brought some bytes but fewer than
+ * ADIOI_BBLOG_PLAN_BYTES per process, up to ADIOI_BBLOG_PLAN_MAX_EVERY: IOR's thousands of
+ * 4 KiB write_all calls plan a few times per phase, 1 MiB calls every 16. A point that brought
+ * nothing (a set_size before the first write, as HDF5 makes over an existing file) says nothing
+ * of the write rate and keeps the spacing: doubled there, the first phases of 8 collective
+ * writes planned nothing and drained nothing while the application computed. There all threads are paused (a segment in
  * flight ends after the write under way), each process sends the pieces it logged since the
  * previous point, with their stamps, and each process
  *   - forgets the parts of its extents that another process wrote later (they would only be
@@ -897,7 +900,7 @@ int ADIOI_BBLOG_Bg_plan(ADIO_File fd)
         bytes += o.pieces[3 * i + 1];
     if (xrc != 0 || o.flag)
         bg->plan_every = ADIOI_BBLOG_PLAN_EVERY;
-    else if (bytes < (uint64_t) ADIOI_BBLOG_PLAN_BYTES * (uint64_t) st->nprocs &&
+    else if (bytes > 0 && bytes < (uint64_t) ADIOI_BBLOG_PLAN_BYTES * (uint64_t) st->nprocs &&
              bg->plan_every < ADIOI_BBLOG_PLAN_MAX_EVERY)
         bg->plan_every *= 2;
     bg->plan_at = ls->colls;

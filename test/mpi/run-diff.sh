@@ -167,7 +167,7 @@ fi
 programs="t_contig t_strided t_noncontig t_view t_overlap t_raw t_size t_atomic t_shared
           t_nonblock t_manyfiles t_delete t_empty t_bigdata t_hints t_errors t_collread t_capacity
           t_twofh t_xorder t_bgdrain t_selfsync t_selfgrow t_peerread t_subcomm t_merge
-          t_durable"
+          t_durable t_planspace"
 cflags="-std=gnu11 -O2 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
         -Wno-unused-parameter -Werror"
 
@@ -321,7 +321,9 @@ check_kept_logs() {
 # drains read back bytes (bblog_verify=true); N:alone: the drains read other processes' logs
 # and made no collective write to the PFS file (each process wrote its chunks alone);
 # N:fewplans: no background drain planned more than 20 times (t_bgdrain: 380 collective calls,
-# 160 of them in one phase; spaced points make 11, a point every 16 collective writes 25).
+# 160 of them in one phase; spaced points make 11, a point every 16 collective writes 25);
+# N:planned: every process's background drain planned at least twice (t_planspace: the
+# set_size with nothing logged, then one of its 24 collective writes).
 # Prints the problem, if any.
 check_stats() {
     local f=$1 want=$2
@@ -394,6 +396,16 @@ if want[1:] == ["fewplans"]:
         if o["plans"] > 20:
             print("bblog_stats: rank %s planned %s times, expected 20 at most (spaced points)"
                   % (o.get("rank"), o["plans"]))
+if want[1:] == ["planned"]:
+    most = {}
+    for o in bgobjs:
+        most[o.get("rank")] = max(most.get(o.get("rank"), 0), o.get("plans", 0))
+    if not most:
+        print("bblog_stats: no background drain reported its planning points")
+    for rank, plans in sorted(most.items(), key=str):
+        if plans < 2:
+            print("bblog_stats: rank %s planned %s times, expected 2 (a point among the "
+                  "collective writes after the empty one)" % (rank, plans))
 for o in objs:
     if want[1:] == ["ext"] and o.get("extents_drained", -1) > o.get("nprocs", 0):
         print("bblog_stats: %s extents drained by %s processes, expected one per process at most"
@@ -893,6 +905,9 @@ selected "t_strided[stats,nodempi]" &&
 # Planning points of a background drain spaced over hundreds of small collective writes.
 selected "t_bgdrain[stats,proactive]" &&
     run_case "t_bgdrain[stats,proactive]" t_bgdrain 4 "bblog_drain=proactive" stats=2:fewplans
+# A planning point that brought no bytes (set_size at open) leaves the spacing as it was.
+selected "t_planspace[stats,proactive]" &&
+    run_case "t_planspace[stats,proactive]" t_planspace 2 "bblog_drain=proactive" stats=2:planned
 
 # Drains that read back what they wrote (bblog_verify=true) on every path: the node exchange on
 # one node, ROMIO's two-phase exchange (nodempi; node2 with the Order exchange between

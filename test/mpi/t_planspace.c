@@ -1,0 +1,47 @@
+/*
+ * The spacing of a background drain's planning points (ad_bblog_bg.c) after a collective call
+ * that brought no bytes. MPI_File_set_size on the file just opened, as HDF5 does when it
+ * creates a file over an existing one (H5F_ACC_TRUNC), is a planning point with nothing
+ * logged anywhere. A point that brings few bytes doubles the spacing to the next one; one that
+ * brings none says nothing about the write rate and must leave it as it is, or the first
+ * output phases of the job plan nothing, and nothing they wrote with collective calls drains
+ * while the application computes (HDF5's VPIC-IO pattern over an existing file drained
+ * everything at MPI_Finalize). NCALLS collective writes follow the set_size; run-diff's
+ * [stats] case checks that one of them was a planning point (the drain thread's "plans"),
+ * and the file is checked against the image.
+ */
+#include "common.h"
+
+#include <stdlib.h>
+
+#define PIECE 65536
+#define NCALLS 24       /* more than ADIOI_BBLOG_PLAN_EVERY (16), less than twice that */
+
+int main(int argc, char **argv)
+{
+    const char *name = tst_init(&argc, &argv);
+    int n = tst_size, r = tst_rank, i, w;
+    unsigned char *buf = malloc(PIECE);
+    struct tst_image img;
+    MPI_File fh;
+    MPI_Status st;
+
+    REQUIRE(buf, "out of memory");
+    tst_img_init(&img);
+    tst_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
+    CHECK_MPI(MPI_File_set_size(fh, 0));
+    tst_img_set_size(&img, 0);
+    for (i = 0; i < NCALLS; i++) {
+        int64_t off = ((int64_t) i * n + r) * PIECE;
+        tst_fill(buf, PIECE, off, r, 1);
+        CHECK_MPI(MPI_File_write_at_all(fh, off, buf, PIECE, MPI_BYTE, &st));
+    }
+    for (w = 0; w < n; w++)
+        for (i = 0; i < NCALLS; i++)
+            tst_img_write(&img, ((int64_t) i * n + w) * PIECE, PIECE, w, 1);
+    CHECK_MPI(MPI_File_close(&fh));
+    tst_check_file(MPI_COMM_WORLD, name, &img);
+    tst_img_free(&img);
+    free(buf);
+    return tst_finalize();
+}

@@ -661,3 +661,21 @@ uint64_t tst_rand(uint64_t *state)
     *state = x;
     return x * UINT64_C(0x2545F4914F6CDD1D);
 }
+
+void tst_write_interleaved(MPI_File fh, int count, int piece, int gen, struct tst_image *img)
+{
+    unsigned char *buf = malloc((size_t) piece);
+    MPI_Status st;
+    int i, r;
+
+    REQUIRE(buf, "out of memory");
+    for (i = 0; i < count; i++) {
+        int64_t off = ((int64_t) i * tst_size + tst_rank) * piece;
+        tst_fill(buf, (size_t) piece, off, tst_rank, gen);
+        CHECK_MPI(MPI_File_write_at_all(fh, off, buf, piece, MPI_BYTE, &st));
+    }
+    for (r = 0; r < tst_size; r++)
+        for (i = 0; i < count; i++)
+            tst_img_write(img, ((int64_t) i * tst_size + r) * piece, piece, r, gen);
+    free(buf);
+}

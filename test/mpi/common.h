@@ -164,6 +164,9 @@ void tst_check_file_posix(MPI_Comm comm, const char *name, const struct tst_imag
  * leave holes in collective writes use it first: ROMIO's two-phase read-modify-write past EOF
  * fills holes with whatever its buffer held, so unwritten holes are not comparable. */
 void tst_background(MPI_File fh, int64_t size, int gen, struct tst_image *img);
+/* IOR's strided sequence: count collective writes of piece bytes per rank, piece i of rank r at
+ * (i * nprocs + r) * piece, generation gen; every rank's pieces recorded in img. */
+void tst_write_interleaved(MPI_File fh, int count, int piece, int gen, struct tst_image *img);
 
 /* Reads [off, off+len) with MPI_File_read_at and checks count and bytes against expect. */
 void tst_read_expect(MPI_File fh, int64_t off, const unsigned char *expect, int64_t len,

@@ -21,19 +21,12 @@ int main(int argc, char **argv)
     struct tst_image img;
     MPI_File fh;
     MPI_Status st;
-    int i, r;
+    int r;
 
     REQUIRE(buf && all, "out of memory");
     tst_img_init(&img);
     tst_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
-    for (i = 0; i < NPIECE; i++) {
-        int64_t off = ((int64_t) i * tst_size + tst_rank) * PIECE;
-        tst_fill(buf, PIECE, off, tst_rank, 1);
-        CHECK_MPI(MPI_File_write_at_all(fh, off, buf, PIECE, MPI_BYTE, &st));
-    }
-    for (r = 0; r < tst_size; r++)
-        for (i = 0; i < NPIECE; i++)
-            tst_img_write(&img, ((int64_t) i * tst_size + r) * PIECE, PIECE, r, 1);
+    tst_write_interleaved(fh, NPIECE, PIECE, 1, &img);
     CHECK_MPI(MPI_File_read_at_all(fh, 0, all, (int) total, MPI_BYTE, &st));
     CHECK(tst_status_bytes(&st) == total, "read_at_all: %lld bytes, expected %lld",
           (long long) tst_status_bytes(&st), (long long) total);

@@ -12,36 +12,22 @@
  */
 #include "common.h"
 
-#include <stdlib.h>
-
 #define PIECE 65536
 #define NCALLS 24       /* more than ADIOI_BBLOG_PLAN_EVERY (16), less than twice that */
 
 int main(int argc, char **argv)
 {
     const char *name = tst_init(&argc, &argv);
-    int n = tst_size, r = tst_rank, i, w;
-    unsigned char *buf = malloc(PIECE);
     struct tst_image img;
     MPI_File fh;
-    MPI_Status st;
 
-    REQUIRE(buf, "out of memory");
     tst_img_init(&img);
     tst_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
     CHECK_MPI(MPI_File_set_size(fh, 0));
     tst_img_set_size(&img, 0);
-    for (i = 0; i < NCALLS; i++) {
-        int64_t off = ((int64_t) i * n + r) * PIECE;
-        tst_fill(buf, PIECE, off, r, 1);
-        CHECK_MPI(MPI_File_write_at_all(fh, off, buf, PIECE, MPI_BYTE, &st));
-    }
-    for (w = 0; w < n; w++)
-        for (i = 0; i < NCALLS; i++)
-            tst_img_write(&img, ((int64_t) i * n + w) * PIECE, PIECE, w, 1);
+    tst_write_interleaved(fh, NCALLS, PIECE, 1, &img);
     CHECK_MPI(MPI_File_close(&fh));
     tst_check_file(MPI_COMM_WORLD, name, &img);
     tst_img_free(&img);
-    free(buf);
     return tst_finalize();
 }

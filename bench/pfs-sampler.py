@@ -82,9 +82,12 @@ def main():
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     step = 1.0 / a.hz
+    parent = os.getppid()
     with open(a.out, "w") as out:
         nxt = time.monotonic()
-        while not stop:
+        # A runner killed without stopping its sampler leaves it to init: it stops then, so
+        # that it cannot write on into the file of the runner's next run.
+        while not stop and os.getppid() == parent:
             out.write(f"{time.time():.6f} {sample()}\n")
             out.flush()
             nxt += step

@@ -120,11 +120,19 @@ def peak(samples, u0, u1):
 
 
 def read_samples(path):
-    out = []
-    with open(path) as f:
+    """The sampler's (time, bytes) lines; a line that is not one (a sampler cut off mid-line,
+    or a stray one of an earlier run writing to the same file) is skipped, and counted."""
+    out, bad = [], 0
+    with open(path, errors="replace") as f:
         for ln in f:
-            t, b = ln.split()
-            out.append((float(t), int(b)))
+            try:
+                t, b = ln.split()
+                out.append((float(t), int(b)))
+            except ValueError:
+                bad += 1
+    if bad:
+        say(f"{path}: skipped {bad} malformed sample line(s)")
+    out.sort()
     return out
 
 

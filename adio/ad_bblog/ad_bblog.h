@@ -46,6 +46,8 @@ struct ADIOI_BBLOG_hints {
                                          * the free space at open (ad_bblog_cap.c) */
     int high_water;                     /* percent of it that starts draining; 0 = never */
     ADIO_Offset indep_threshold;        /* mean extent size drained independently, 0 = never */
+    ADIO_Offset through_threshold;      /* with no background drain, writes this large go to
+                                         * the PFS file at once; 0 = every write logged */
     int node_exchange;                  /* bblog_node_exchange=bb: drain reads node peers' logs */
     int shared_bb;                      /* bblog_shared_bb=true: every node sees bblog_dir */
     int posix_reads;                    /* bblog_consistency=posix: reads see others' writes */

@@ -66,6 +66,8 @@ static const struct hint_def hint_defs[] = {
     PLAIN("bblog_high_water", "BBLOG_HIGH_WATER", H_PERCENT, F(high_water), "50"),
     SIZE("bblog_indep_threshold", "BBLOG_INDEP_THRESHOLD", F(indep_threshold), "1m", 0,
          ANY_SIZE, 0),
+    SIZE("bblog_through_threshold", "BBLOG_THROUGH_THRESHOLD", F(through_threshold), "1m", 0,
+         ANY_SIZE, 0),
     ENUM("bblog_node_exchange", "BBLOG_NODE_EXCHANGE", F(node_exchange), "bb", "mpi|bb"),
     PLAIN("bblog_shared_bb", "BBLOG_SHARED_BB", H_BOOL, F(shared_bb), "false"),
     ENUM("bblog_consistency", "BBLOG_CONSISTENCY", F(posix_reads), "posix", "mpi|posix"),

@@ -7,9 +7,13 @@
  * Writes go straight to the inner file instead when the log must not or cannot hold them:
  * atomic mode, the shared-file-pointer file, and the burst buffer full (its capacity reached
  * and the background drain unable to make room, ad_bblog_cap.c, or the log refused the
- * append), the last for bytes that no logged extent covers.
- * Large extents are logged too: the write call returns at the burst buffer's speed whatever
- * its size, and the drain writes them back whole. Bytes that a logged
+ * append), the last for bytes that no logged extent covers. So do extents of
+ * bblog_through_threshold bytes or more when nothing drains the file in the background
+ * (bblog_drain=on_demand, bblog_close=pfs): the drain at sync or close would write the same
+ * extent back after one more copy, while the application waits, where the PFS client takes
+ * it now and writes it behind (bench/results/README.md, "Large writes"). With a background
+ * drain they are logged like the rest: the write call returns at the burst buffer's speed and
+ * the drain writes them while the application computes. Bytes that a logged
  * extent covers stay in the log even then, while the log takes appends (bblog_max_size):
  * writing them through would let the drain put the older logged bytes back over the newer
  * ones. A failed log takes nothing: then the index forgets the older bytes (replace_through).
@@ -216,6 +220,10 @@ static int log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void
     if (len <= 0)
         return MPI_SUCCESS;
     st->st.write_calls++;
+    if (st->hints.through_threshold > 0 && len >= st->hints.through_threshold &&
+        st->hints.drain == ADIOI_BBLOG_DRAIN_ON_DEMAND && !st->hints.close_bb &&
+        !logged_overlap(st, off, len))
+        return write_through(fd, off, len, buf);
     /* Without a list of logged writes, other processes read this process's bytes in the PFS
      * file: they go there (and stay in the log too where they overwrite logged bytes). */
     if (st->vis_failed && !logged_overlap(st, off, len))

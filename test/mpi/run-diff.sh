@@ -323,7 +323,8 @@ check_kept_logs() {
 # N:fewplans: no background drain planned more than 20 times (t_bgdrain: 380 collective calls,
 # 160 of them in one phase; spaced points make 11, a point every 16 collective writes 25);
 # N:planned: every process's background drain planned at least twice (t_planspace: the
-# set_size with nothing logged, then one of its 24 collective writes).
+# set_size with nothing logged, then one of its 24 collective writes); N:through / N:nothrough:
+# some bytes / no byte went straight to the PFS file (bytes_through; bblog_through_threshold).
 # Prints the problem, if any.
 check_stats() {
     local f=$1 want=$2
@@ -406,6 +407,11 @@ if want[1:] == ["planned"]:
         if plans < 2:
             print("bblog_stats: rank %s planned %s times, expected 2 (a point among the "
                   "collective writes after the empty one)" % (rank, plans))
+through = sum(o.get("bytes_through", 0) for o in objs)
+if want[1:] == ["through"] and through <= 0:
+    print("bblog_stats: bytes_through 0: no write went straight to the PFS file")
+if want[1:] == ["nothrough"] and through != 0:
+    print("bblog_stats: bytes_through %d, expected 0 (every write logged)" % through)
 for o in objs:
     if want[1:] == ["ext"] and o.get("extents_drained", -1) > o.get("nprocs", 0):
         print("bblog_stats: %s extents drained by %s processes, expected one per process at most"
@@ -814,6 +820,13 @@ selected "t_capacity[max1m,solo]" && run_case "t_capacity[max1m,solo]" t_capacit
 
 # Budgets smaller than the data: many drain rounds, burst buffer overflow, sync to the log only.
 selected "t_bigdata[flush64k]" && run_case "t_bigdata[flush64k]" t_bigdata 2 "$small"
+# Large writes (1 MiB, phase D) go straight to the PFS file while nothing drains in the
+# background; with bblog_through_threshold=0, or a background drain, they are logged.
+selected "t_bigdata[stats]" && run_case "t_bigdata[stats]" t_bigdata 2 "" stats=2:through
+selected "t_bigdata[through0,stats]" &&
+    run_case "t_bigdata[through0,stats]" t_bigdata 2 "bblog_through_threshold=0" stats=2:nothrough
+selected "t_bigdata[proactive,stats]" &&
+    run_case "t_bigdata[proactive,stats]" t_bigdata 2 "bblog_drain=proactive" stats=2:nothrough
 selected "t_bigdata[max256k]" && run_case "t_bigdata[max256k]" t_bigdata 3 "$tiny" warn,syncnote=0
 selected "t_bigdata[flush64k,max256k,syncbb]" &&
     run_case "t_bigdata[flush64k,max256k,syncbb]" t_bigdata 4 "$small;$tiny;bblog_sync=bb" \
@@ -859,10 +872,13 @@ for c in "t_xorder 3" "t_overlap 4" "t_bigdata 3" "t_peerread 3"; do
     selected "$1[indep1,flush64k]" &&
         run_case "$1[indep1,flush64k]" "$1" "$2" "bblog_indep_threshold=1;$small"
 done
-# A burst buffer too small for the large writes: they go straight to the PFS file, over bytes
-# other processes logged before (the order of the drain, and of their reads).
-selected "t_xorder[max256k]" && run_case "t_xorder[max256k]" t_xorder 3 "$tiny" warn
-selected "t_peerread[max256k]" && run_case "t_peerread[max256k]" t_peerread 3 "$tiny" warn
+# A burst buffer too small for the large writes (which it would take: through0): they go
+# straight to the PFS file, over bytes other processes logged before (the order of the drain,
+# and of their reads).
+selected "t_xorder[max256k]" &&
+    run_case "t_xorder[max256k]" t_xorder 3 "$tiny;bblog_through_threshold=0" warn
+selected "t_peerread[max256k]" &&
+    run_case "t_peerread[max256k]" t_peerread 3 "$tiny;bblog_through_threshold=0" warn
 # Nodes whose read server cannot start (pseudo-nodes of 2): their processes write straight to the
 # PFS file, where the other nodes' reads find the bytes. (Not t_peerread: its case 7 reads a
 # collective write's bytes before entering that call, and written straight through they show

@@ -135,7 +135,7 @@ static void check_info(MPI_File fh, const char *fname, const struct hint *own, i
         {"bblog_sync", "pfs", 0},            {"bblog_close", "pfs", 0},
         {"bblog_flush_buffer_size", "16m", 1}, {"bblog_max_size", "0", 1},
         {"bblog_keep_logs", "false", 0},     {"bblog_stats", "off", 0},
-        {"bblog_dir", NULL, 0},
+        {"bblog_through_threshold", "1m", 1}, {"bblog_dir", NULL, 0},
     };
     MPI_Info info;
     char val[MPI_MAX_INFO_VAL + 1];

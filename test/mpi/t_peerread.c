@@ -14,8 +14,9 @@
  *                last rank writes its middle half: every rank, rank 0 included, reads the
  *                later bytes over the earlier ones;
  *   4 through    rank 0 logs small pieces; after a collective call the last rank writes one
- *                large write over them (straight to the PFS file when the burst buffer is
- *                full: the runner's [max256k] case): every rank reads the later bytes;
+ *                large write over them (straight to the PFS file: past bblog_through_threshold
+ *                draining on demand, or with the burst buffer full, the runner's [max256k]):
+ *                every rank reads the later bytes;
  *   5 chain      each rank in turn reads what the previous ones wrote (token passing), adds
  *                its own block after theirs and passes on;
  *   6 sync       after MPI_File_sync (the logs are drained and emptied) rank 0 overwrites
@@ -37,7 +38,7 @@
 #include "common.h"
 
 #define BLK 8192
-#define BIG (1536 * 1024)       /* above bblog_max_size=256k: written through in [max256k] */
+#define BIG (1536 * 1024)       /* above bblog_through_threshold (1m) and bblog_max_size=256k */
 
 static struct tst_image img;
 static unsigned char *buf, *expect;

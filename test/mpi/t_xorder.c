@@ -11,8 +11,8 @@
  *   1 fill     collective write of every block by its owner, barrier, then each rank writes
  *              its neighbour's block independently (the HDF5 fill pattern);
  *   2 through  small collective writes by each rank, then a large independent write by the
- *              next rank over them (straight to the PFS when the burst buffer is full: the
- *              runner's [max256k] case);
+ *              next rank over them (straight to the PFS: past bblog_through_threshold
+ *              draining on demand, or with the burst buffer full, the runner's [max256k]);
  *   3 coll     like 1, but the overwrite is itself a collective write (stamps 1 then 3);
  *   4 split    rank 0 writes A independently; a collective write of rank 1 covers A and the
  *              next block B; then rank 0 writes B, adjacent to A in the file and in its log
@@ -27,7 +27,7 @@
 #include <stdlib.h>
 
 #define BLK 4096
-#define BIG (1536 * 1024)       /* above bblog_max_size=256k: written through in [max256k] */
+#define BIG (1536 * 1024)       /* above bblog_through_threshold (1m) and bblog_max_size=256k */
 
 static struct tst_image img;
 static unsigned char *buf;

@@ -232,7 +232,8 @@ struct ADIOI_BBLOG_state {
 #define ADIOI_BBLOG_STATE(fd) ((struct ADIOI_BBLOG_state *) (fd)->fs_ptr)
 /* Collective writes between planning points of background drains (ad_bblog_bg.c): the first
  * spacing of an output phase, doubled at each point up to the most, while a point brings some
- * bytes but fewer than ADIOI_BBLOG_PLAN_BYTES per process. */
+ * bytes but fewer than ADIOI_BBLOG_PLAN_BYTES per process; once the processes' phases are
+ * regular in collective calls, up to the end of the phase (at most the most). */
 #define ADIOI_BBLOG_PLAN_EVERY 16
 #define ADIOI_BBLOG_PLAN_MAX_EVERY 4096
 #define ADIOI_BBLOG_PLAN_BYTES (4 * 1024 * 1024)
@@ -406,6 +407,9 @@ struct ADIOI_BBLOG_order {
     uint64_t *reach;                    /* reach[j]: max end of pieces[0..j] */
     size_t n, cap, reach_cap;
     int flag;                           /* in: this process's; out: whether any process's */
+    int agree;                          /* in: 1 to compare `key` across the processes */
+    uint64_t key;                       /* in: this process's; out: the same on all, or
+                                         * UINT64_MAX when processes gave different ones */
 };
 typedef int (*ADIOI_BBLOG_keep_fn) (void *arg, uint64_t off, uint64_t len);
 int ADIOI_BBLOG_Order_init(ADIO_File fd, struct ADIOI_BBLOG_order *o);      /* 0 or ENOMEM */

@@ -23,7 +23,13 @@
  * 4 KiB write_all calls plan a few times per phase, 1 MiB calls every 16. A point that brought
  * nothing (a set_size before the first write, as HDF5 makes over an existing file) says nothing
  * of the write rate and keeps the spacing: doubled there, the first phases of 8 collective
- * writes planned nothing and drained nothing while the application computed. There all threads are paused (a segment in
+ * writes planned nothing and drained nothing while the application computed. Once every
+ * process reports at a point that its current output phase began at the same collective call
+ * as all the others', the same number of calls after its previous one, the points follow the
+ * phases instead: the next one is the last call of a phase, so that a whole phase may drain
+ * during the computation after it, with one point per phase (VPIC-IO's 8 collective writes
+ * per step had one every 16 calls: every second step's data waited a step). At a point all
+ * threads are paused (a segment in
  * flight ends after the write under way), each process sends the pieces it logged since the
  * previous point, with their stamps, and each process
  *   - forgets the parts of its extents that another process wrote later (they would only be
@@ -84,6 +90,9 @@ struct ADIOI_BBLOG_bg {
                                  * stays behind on a process that could not plan) */
     uint32_t plan_every;        /* collective writes from plan_at to the next point */
     uint64_t plan_phases;       /* pace.nstarted at the last planning point */
+    uint32_t phase_start;       /* ls->colls when this process's output phase began */
+    uint32_t phase_period;      /* collective calls from the phase before to it, 0: unknown */
+    int phase_seen;             /* phase_start is set */
     size_t plan_through;        /* ls->through entries already sent */
     struct bblog_index *fence;  /* other processes' pieces since the last collective drain */
     struct bblog_pace pace;
@@ -746,6 +755,11 @@ void ADIOI_BBLOG_Bg_note_write(struct ADIOI_BBLOG_logstate *ls, uint64_t before)
 
     if (after > before)
         bblog_pace_on_write(&bg->pace, ADIOI_BBLOG_Now(), after - before);
+    if (bg->pace.nstarted != phases) {
+        bg->phase_period = bg->phase_seen ? ls->colls - bg->phase_start : 0;
+        bg->phase_start = ls->colls;
+        bg->phase_seen = 1;
+    }
     if (bg->idle || bg->starved || bg->pace.nstarted != phases || pressure(ls)) {
         bg->starved = 0;
         pthread_cond_broadcast(&bg->cond);
@@ -889,6 +903,8 @@ int ADIOI_BBLOG_Bg_plan(ADIO_File fd)
         n = 0;
     o.flag = bg->pace.nstarted != bg->plan_phases;      /* a new output phase here */
     bg->plan_phases = bg->pace.nstarted;
+    o.agree = 1;
+    o.key = bg->phase_period ? (uint64_t) bg->phase_start << 32 | bg->phase_period : 0;
     /* Collective even after a failure here, so that every process learns of it. */
     xrc = o.counts ? ADIOI_BBLOG_Order_exchange(fd, &o, mine, (int) n, 1) : ENOMEM;
     rc = rc ? rc : xrc;
@@ -898,7 +914,16 @@ int ADIOI_BBLOG_Bg_plan(ADIO_File fd)
         bytes += mine[3 * i + 1];
     for (i = 0; xrc == 0 && i < o.n; i++)
         bytes += o.pieces[3 * i + 1];
-    if (xrc != 0 || o.flag)
+    if (xrc == 0 && o.key != 0 && o.key != UINT64_MAX) {
+        /* Every process's phases began at the same collective calls, period calls apart: the
+         * next point ends a phase (or one ADIOI_BBLOG_PLAN_MAX_EVERY on), and the whole phase
+         * may drain during the computation that follows it. */
+        uint32_t start = (uint32_t) (o.key >> 32), period = (uint32_t) o.key;
+        uint32_t next = start + ((ls->colls - start) / period + 1) * period;
+        bg->plan_every = next - ls->colls;
+        if (bg->plan_every > ADIOI_BBLOG_PLAN_MAX_EVERY)
+            bg->plan_every = ADIOI_BBLOG_PLAN_MAX_EVERY;
+    } else if (xrc != 0 || o.flag)
         bg->plan_every = ADIOI_BBLOG_PLAN_EVERY;
     else if (bytes > 0 && bytes < (uint64_t) ADIOI_BBLOG_PLAN_BYTES * (uint64_t) st->nprocs &&
              bg->plan_every < ADIOI_BBLOG_PLAN_MAX_EVERY)

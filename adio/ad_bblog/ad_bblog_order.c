@@ -312,13 +312,15 @@ int ADIOI_BBLOG_Order_init(ADIO_File fd, struct ADIOI_BBLOG_order *o)
 /* Gathers every process's n items of `width` words into *all (counts and displacements in
  * o->counts, in words), with room for as many triples in o->pieces and o->reach. Collective;
  * when any process failed (`failed` on one of them, or an allocation here) every process
- * returns ENOMEM. o->flag becomes whether any process set it, in the same reduction. */
+ * returns ENOMEM. o->flag becomes whether any process set it, in the same reduction, and with
+ * o->agree so does o->key whether all processes gave the same (UINT64_MAX if not). */
 static int gather(ADIO_File fd, struct ADIOI_BBLOG_order *o, const uint64_t *mine, int n,
                   int width, int failed, uint64_t **all)
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
     int *counts = o->counts, *displs = o->counts + st->nprocs;
-    int total = 0, i, local, res;
+    int total = 0, i;
+    uint64_t in[3], res[3];
 
     n = failed ? 0 : n * width;
     MPI_Allgather(&n, 1, MPI_INT, counts, 1, MPI_INT, fd->comm);
@@ -333,11 +335,17 @@ static int gather(ADIO_File fd, struct ADIOI_BBLOG_order *o, const uint64_t *min
         bblog_grow((void **) &o->reach, &o->reach_cap, total / width + 1,
                          sizeof(uint64_t)) != 0;
     /* Every process takes part in the same collectives: agree on failure first (2 under
-     * MPI_MAX), and on the flag (1) while at it. */
-    local = failed ? 2 : o->flag != 0;
-    MPI_Allreduce(&local, &res, 1, MPI_INT, MPI_MAX, fd->comm);
-    o->flag = res == 1;
-    if (res == 2) {
+     * MPI_MAX), and on the flag (1) while at it; the key's largest and smallest (as the
+     * largest of its complement) are equal where every process gave the same. */
+    in[0] = failed ? 2 : o->flag != 0;
+    in[1] = o->key;
+    in[2] = UINT64_MAX - o->key;
+    MPI_Allreduce(in, res, o->agree ? 3 : 1, MPI_UINT64_T, MPI_MAX, fd->comm);
+    o->flag = res[0] == 1;
+    if (o->agree)
+        o->key = res[1] == UINT64_MAX - res[2] ? res[1] : UINT64_MAX;
+    o->agree = 0;               /* the second gather of an exchange compares nothing */
+    if (res[0] == 2) {
         free(*all);
         *all = NULL;
         return ENOMEM;

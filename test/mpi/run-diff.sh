@@ -167,7 +167,7 @@ fi
 programs="t_contig t_strided t_noncontig t_view t_overlap t_raw t_size t_atomic t_shared
           t_nonblock t_manyfiles t_delete t_empty t_bigdata t_hints t_errors t_collread t_capacity
           t_twofh t_xorder t_bgdrain t_selfsync t_selfgrow t_peerread t_subcomm t_merge
-          t_durable t_planspace"
+          t_durable t_planspace t_phases"
 cflags="-std=gnu11 -O2 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
         -Wno-unused-parameter -Werror"
 
@@ -324,7 +324,9 @@ check_kept_logs() {
 # 160 of them in one phase; spaced points make 11, a point every 16 collective writes 25);
 # N:planned: every process's background drain planned at least twice (t_planspace: the
 # set_size with nothing logged, then one of its 24 collective writes); N:through / N:nothrough:
-# some bytes / no byte went straight to the PFS file (bytes_through; bblog_through_threshold).
+# some bytes / no byte went straight to the PFS file (bytes_through; bblog_through_threshold);
+# N:phased: no process planned more than 10 times (t_phases: 6 phases of 40 collective writes;
+# with a point at each phase's end once their length is known 8, with phase-blind spacing 11).
 # Prints the problem, if any.
 check_stats() {
     local f=$1 want=$2
@@ -397,6 +399,13 @@ if want[1:] == ["fewplans"]:
         if o["plans"] > 20:
             print("bblog_stats: rank %s planned %s times, expected 20 at most (spaced points)"
                   % (o.get("rank"), o["plans"]))
+if want[1:] == ["phased"]:
+    if not bgobjs:
+        print("bblog_stats: no background drain reported its planning points")
+    for o in bgobjs:
+        if o.get("plans", 0) > 10:
+            print("bblog_stats: rank %s planned %s times, expected 10 at most (a point at each "
+                  "phase's end)" % (o.get("rank"), o.get("plans")))
 if want[1:] == ["planned"]:
     most = {}
     for o in bgobjs:
@@ -922,6 +931,8 @@ selected "t_strided[stats,nodempi]" &&
 selected "t_bgdrain[stats,proactive]" &&
     run_case "t_bgdrain[stats,proactive]" t_bgdrain 4 "bblog_drain=proactive" stats=2:fewplans
 # A planning point that brought no bytes (set_size at open) leaves the spacing as it was.
+selected "t_phases[stats,proactive]" &&
+    run_case "t_phases[stats,proactive]" t_phases 2 "bblog_drain=proactive" stats=2:phased
 selected "t_planspace[stats,proactive]" &&
     run_case "t_planspace[stats,proactive]" t_planspace 2 "bblog_drain=proactive" stats=2:planned
 

@@ -291,9 +291,16 @@ def report(path):
                      f"{m.get('bb-shm', {'pfs_peak_mb_s': float('nan')})['pfs_peak_mb_s']:.0f} | "
                      f"{'ok' if not bad else '; '.join(bad)} |")
         fails += [f"{w} np={n} T={T} {fs}: {b}" for b in bad]
-    bad_md5 = [r for r in res["runs"] if r.get("md5_ok") is False]
+    # The right output of a workload and ranks is the md5 most of its runs wrote (the first run
+    # alone may be the odd one: the stand-in has corrupted plain ROMIO's files too).
+    votes = {}
+    for r in res["runs"]:
+        c = votes.setdefault((r["workload"], r["np"]), {})
+        c[r["md5"]] = c.get(r["md5"], 0) + 1
+    bad_md5 = [r for r in res["runs"] if "md5" in r and
+               r["md5"] != max(votes[(r["workload"], r["np"])].items(), key=lambda kv: kv[1])[0]]
     lines += ["", f"Bars: {len(groups)} points, {len(fails)} misses. Output files whose md5 "
-              f"differs from the first run of their workload and ranks: {len(bad_md5)}."]
+              f"differs from the one most runs of their workload and ranks wrote: {len(bad_md5)}."]
     lines += [f"- md5: {r['workload']} np={r['np']} T={r['compute']} {r['cfg']} {r['file']}"
               for r in bad_md5]
     lines += [f"- {f}" for f in fails]

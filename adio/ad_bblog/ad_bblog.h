@@ -230,6 +230,8 @@ struct ADIOI_BBLOG_state {
 };
 
 #define ADIOI_BBLOG_STATE(fd) ((struct ADIOI_BBLOG_state *) (fd)->fs_ptr)
+/* The hints start no background drain (bblog_drain=on_demand, bblog_close=pfs). */
+#define ADIOI_BBLOG_NO_BG(h) ((h)->drain == ADIOI_BBLOG_DRAIN_ON_DEMAND && !(h)->close_bb)
 /* Collective writes between planning points of background drains (ad_bblog_bg.c): the first
  * spacing of an output phase, doubled at each point up to the most, while a point brings some
  * bytes but fewer than ADIOI_BBLOG_PLAN_BYTES per process; once the processes' phases are

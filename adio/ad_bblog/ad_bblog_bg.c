@@ -92,7 +92,6 @@ struct ADIOI_BBLOG_bg {
     uint64_t plan_phases;       /* pace.nstarted at the last planning point */
     uint32_t phase_start;       /* ls->colls when this process's output phase began */
     uint32_t phase_period;      /* collective calls from the phase before to it, 0: unknown */
-    int phase_seen;             /* phase_start is set */
     size_t plan_through;        /* ls->through entries already sent */
     struct bblog_index *fence;  /* other processes' pieces since the last collective drain */
     struct bblog_pace pace;
@@ -756,9 +755,8 @@ void ADIOI_BBLOG_Bg_note_write(struct ADIOI_BBLOG_logstate *ls, uint64_t before)
     if (after > before)
         bblog_pace_on_write(&bg->pace, ADIOI_BBLOG_Now(), after - before);
     if (bg->pace.nstarted != phases) {
-        bg->phase_period = bg->phase_seen ? ls->colls - bg->phase_start : 0;
+        bg->phase_period = phases ? ls->colls - bg->phase_start : 0;   /* a phase before */
         bg->phase_start = ls->colls;
-        bg->phase_seen = 1;
     }
     if (bg->idle || bg->starved || bg->pace.nstarted != phases || pressure(ls)) {
         bg->starved = 0;

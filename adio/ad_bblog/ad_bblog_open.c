@@ -518,7 +518,7 @@ static int open_drains(ADIO_File fd, struct ADIOI_BBLOG_state *st, int rank, int
         st->cap_watch = ADIOI_BBLOG_Cap_small(fd, st->bb_min_free, local);
         ADIOI_BBLOG_Cap_open(st, local);
     }
-    if (st->hints.drain == ADIOI_BBLOG_DRAIN_ON_DEMAND && !st->hints.close_bb)
+    if (ADIOI_BBLOG_NO_BG(&st->hints))
         return MPI_SUCCESS;
     st->ls->rank = rank;
     err = agree(fd, ADIOI_BBLOG_Bg_start(fd));

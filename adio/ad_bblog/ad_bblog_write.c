@@ -11,7 +11,7 @@
  * bblog_through_threshold bytes or more when nothing drains the file in the background
  * (bblog_drain=on_demand, bblog_close=pfs): the drain at sync or close would write the same
  * extent back after one more copy, while the application waits, where the PFS client takes
- * it now and writes it behind (bench/results/README.md, "Large writes"). With a background
+ * it now and writes it behind (bench/results/README.md, output phases). With a background
  * drain they are logged like the rest: the write call returns at the burst buffer's speed and
  * the drain writes them while the application computes. Bytes that a logged
  * extent covers stay in the log even then, while the log takes appends (bblog_max_size):
@@ -221,8 +221,7 @@ static int log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void
         return MPI_SUCCESS;
     st->st.write_calls++;
     if (st->hints.through_threshold > 0 && len >= st->hints.through_threshold &&
-        st->hints.drain == ADIOI_BBLOG_DRAIN_ON_DEMAND && !st->hints.close_bb &&
-        !logged_overlap(st, off, len))
+        ADIOI_BBLOG_NO_BG(&st->hints) && !logged_overlap(st, off, len))
         return write_through(fd, off, len, buf);
     /* Without a list of logged writes, other processes read this process's bytes in the PFS
      * file: they go there (and stay in the log too where they overwrite logged bytes). */

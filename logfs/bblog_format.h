@@ -1,6 +1,7 @@
 /*
- * The on-disk format of a bblog log, version 3 (DESIGN.md section 4). Version 2 logs (no
- * trim point, below) are read as well.
+ * The on-disk format of a bblog log, version 3 (DESIGN.md section 4), and version 4: the same
+ * log in a slot of a node's log pair (below). Version 2 logs (no trim point, below) are read as
+ * well.
  *
  * A log is a pair of files that share a base name:
  *   BASE.meta  a 4096-byte header, then fixed-size 64-byte records, one per logged extent;
@@ -31,7 +32,8 @@
  *                                 file, different for another open or run (job ids repeat)
  *   128  u32  path_len            bytes of pfs_path, < BBLOG_PATH_MAX
  *   132  char pfs_path[2932]      NUL-padded path of the file on the parallel file system
- *  3064  u32  reserved            0
+ *  3064  u32  node                0 in a log of its own (version 3); in a node's log pair
+ *                                 (version 4): slots | code << 12 | lg << 24 (below)
  *  3068  u32  header_crc          CRC32C over bytes [0, 3068)
  *  3072       sync slot 0         512 bytes each, outside header_crc (below)
  *  3584       sync slot 1
@@ -117,6 +119,23 @@
  * for them, but orders them like data records, so that an older record of another log is not
  * written over those bytes. Records below the trim point take part the same way.
  *
+ * Node log pairs (version 4, bblog_mapping=node): the processes of one node that write the
+ * file share one pair BASE.meta / BASE.data, and each has a slot in it that holds exactly the
+ * log described above, at fixed offsets: slot k's meta log (header, sync slots, records) starts
+ * at meta byte (k + 1) << (lg - 4) and its data log at data byte k << lg, and each ends where
+ * the next begins (2^(lg-4) and 2^lg bytes: a log that would grow past that is full, as a full
+ * device is). Every offset and position inside a slot (data_off, meta_end, data_end, the trim
+ * point) is relative to the slot's start. Meta bytes [0, 4096) hold the pair's own header
+ * (code 0): what every slot's header says of the file, the job and the set, with rank 0,
+ * create_time_ns 0 and no sync, written alike by every process that joins, so that a reader
+ * learns slots and lg from it. A slot's header has code k + 1. slots (1..4095) is the number of
+ * processes of the node; lg (32..40) is bblog_node_lg(slots), which keeps the data file under
+ * 16 TiB (ext4's limit). The files are sparse: a slot takes device space only for what its
+ * process wrote. A slot that reads as zeros holds no log (its process never wrote, or removed
+ * its log); marking a slot's log drained punches its records and payloads out (a hole reads
+ * as zeros) instead of truncating the files; the last process to remove its log, finding every
+ * slot empty, removes the two names.
+ *
  * Replay order across the ranks of one file: by gen, then by rank, then by seq. gen never
  * decreases within a log, and every process counts the same collective calls, so a write made
  * after a collective call replays after one made in it or before it, on any rank. Within one
@@ -131,7 +150,8 @@
 
 #define BBLOG_MAGIC             UINT64_C(0x314D474F4C424242)    /* "BBBLOGM1" read LE */
 #define BBLOG_MAGIC_SWAPPED     UINT64_C(0x4242424C4F474D31)
-#define BBLOG_FORMAT_VERSION    3u
+#define BBLOG_FORMAT_VERSION    3u      /* a log of its own */
+#define BBLOG_FORMAT_VERSION_NODE 4u    /* a slot of a node's log pair, or the pair's header */
 #define BBLOG_FORMAT_VERSION_MIN 2u     /* oldest version readers accept */
 #define BBLOG_HEADER_SIZE       4096u
 #define BBLOG_RECORD_SIZE       64u
@@ -162,7 +182,7 @@
 #define BBLOG_H_SET_ID          120
 #define BBLOG_H_PATH_LEN        128
 #define BBLOG_H_PATH            132
-#define BBLOG_H_RESERVED        3064
+#define BBLOG_H_NODE            3064
 #define BBLOG_H_CRC             3068
 #define BBLOG_H_SYNC0           3072
 #define BBLOG_H_SYNC1           3584
@@ -186,6 +206,34 @@
 #define BBLOG_R_FLAGS           44
 #define BBLOG_R_DATA_CRC        48
 #define BBLOG_R_CRC             60
+
+/* Node log pairs (above): at most 4095 slots, data strides 2^32..2^40. */
+#define BBLOG_NODE_SLOTS_MAX    4095u
+#define BBLOG_NODE_LG_MIN       32u
+#define BBLOG_NODE_LG_MAX       40u
+#define BBLOG_NODE_HEADER       UINT32_MAX     /* bblog_log_header.slot of the pair's header */
+
+/* The data stride 2^lg of a pair of slots slots: the largest up to 2^40 that keeps the data
+ * file under 16 TiB - 4 GiB. */
+static inline unsigned bblog_node_lg(uint32_t slots)
+{
+    unsigned lg = BBLOG_NODE_LG_MAX;
+
+    while (lg > BBLOG_NODE_LG_MIN
+           && ((uint64_t) slots << lg) > (UINT64_C(1) << 44) - (UINT64_C(1) << 32))
+        lg--;
+    return lg;
+}
+
+static inline uint64_t bblog_node_meta_base(unsigned lg, uint32_t slot)
+{
+    return (uint64_t) (slot + 1) << (lg - 4);
+}
+
+static inline uint64_t bblog_node_data_base(unsigned lg, uint32_t slot)
+{
+    return (uint64_t) slot << lg;
+}
 
 static inline void bblog_put_le32(unsigned char *p, uint32_t v)
 {

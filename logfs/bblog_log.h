@@ -30,10 +30,16 @@ struct bblog_log_params {
     size_t straight_min;        /* appends of this many bytes or more go from the caller's
                                  * buffer to the file when it has no O_DIRECT; 0 = 4 KiB */
     unsigned flags;             /* BBLOG_LOG_* */
+    /* A slot of a node's log pair (bblog_format.h): slots > 0 processes share the files
+     * dir/name.meta and dir/name.data, this one in slot slot (< slots). 0: files of its own. */
+    uint32_t slots, slot;
 };
 
 /*
- * Creates a new log pair (O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600), writes its header, and decides
+ * Creates a new log pair (O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600), or with slots > 0 joins the
+ * node's pair (created by whichever process comes first, each process in its own slot; EEXIST
+ * when the slot is in use, EPERM when the files are not regular files of the caller), writes
+ * its header, and decides
  * once, here, whether the data log takes O_DIRECT (by opening with it and checking that an
  * aligned write succeeds; never on a memory file system, tmpfs or ramfs, whose page cache is
  * the device) and whether libaio is available (io_setup); otherwise pwrite is used. Sets
@@ -140,8 +146,15 @@ struct bblog_log_stats {
 void bblog_log_get_stats(const struct bblog_log *log, struct bblog_log_stats *st);
 
 /* 1 when the log whose meta file is META_PATH is open in a live process (its writer holds a
- * lock on it from bblog_log_create until its names are removed), else 0. */
+ * lock on it from bblog_log_create until its names are removed; in a node's pair, any of its
+ * slots), else 0. */
 int bblog_log_live(const char *meta_path);
+
+/* In a node's log pair (bblog_format.h): 1, and the slot's data log starts at byte
+ * bblog_log_data_base of the data file (every data offset of the log counts from there);
+ * a log of its own: 0 and 0. */
+int bblog_log_in_pair(const struct bblog_log *log);
+uint64_t bblog_log_data_base(const struct bblog_log *log);
 
 /* Paths of the two files (valid while the log is open). */
 const char *bblog_log_meta_path(const struct bblog_log *log);
@@ -166,6 +179,9 @@ struct bblog_log_synced {
 
 struct bblog_log_header {
     uint32_t version, rank, nprocs;
+    /* A node log pair's slot (bblog_format.h): slots 0 in a log of its own; else slot is the
+     * slot's index, or BBLOG_NODE_HEADER for the pair's own header, and lg its data stride. */
+    uint32_t slots, slot, lg;
     uint32_t drained_gen;       /* 0, or 1 + the gen up to which a job-wide drain completed */
     uint64_t create_time_ns, epoch, file_id, set_id;
     char job_id[BBLOG_JOB_ID_MAX + 1];
@@ -200,8 +216,14 @@ int bblog_record_decode(const unsigned char buf[BBLOG_RECORD_SIZE], struct bblog
 
 struct bblog_scan;
 
-/* Opens META_PATH (and the data log beside it) read-only and validates the header. */
+/* Opens META_PATH (and the data log beside it) read-only and validates the header. On a node's
+ * log pair (bblog_format.h) the header is the pair's own (slots > 0, slot BBLOG_NODE_HEADER)
+ * and there are no records: bblog_scan_open_slot opens each slot's log. */
 int bblog_scan_open(const char *meta_path, struct bblog_scan **out);
+/* Slot SLOT of the node pair META_PATH, as one log: BBLOG_EBADMAGIC when the slot is empty (no
+ * log), BBLOG_EINVAL when META_PATH is no pair or has no such slot; record positions (slot,
+ * bad_pos) count from the slot's start. */
+int bblog_scan_open_slot(const char *meta_path, uint32_t slot, struct bblog_scan **out);
 const struct bblog_log_header *bblog_scan_header(const struct bblog_scan *s);
 
 /*

@@ -63,6 +63,10 @@ struct bblog_replay_err {
  * payload checksum verified). The header fields are valid only when open_rc == 0. */
 struct bblog_replay_log {
     char *meta_path;            /* malloc'ed path of BASE.meta */
+    /* In a node's log pair (bblog_format.h): slots > 0 and the log's slot, its data at dbase
+     * in BASE.data; slots 0 (slot BBLOG_NODE_HEADER) for a log of its own. */
+    uint32_t slots, slot;
+    uint64_t dbase;
     int open_rc;                /* bblog_scan_open: 0, an errno, or a header error code */
     uint32_t version, rank, nprocs;
     uint64_t create_time_ns, epoch, file_id, set_id;
@@ -93,6 +97,9 @@ struct bblog_replay_list {
  * whatever its state (see open_rc and scan_rc), or ENOMEM; release *out with
  * bblog_replay_log_release. */
 int bblog_replay_inspect(const char *meta_path, struct bblog_replay_log *out);
+/* The same for slot SLOT of a node's log pair (BBLOG_NODE_HEADER: what bblog_replay_inspect
+ * does; on a pair that lists the pair's own header, slots > 0, and no records). */
+int bblog_replay_inspect_slot(const char *meta_path, uint32_t slot, struct bblog_replay_log *out);
 void bblog_replay_log_release(struct bblog_replay_log *log);
 
 /*
@@ -105,6 +112,9 @@ void bblog_replay_log_release(struct bblog_replay_log *log);
 int bblog_replay_discover(const char *dir, struct bblog_replay_list *out,
                           struct bblog_replay_err *err);
 void bblog_replay_list_free(struct bblog_replay_list *list);
+/* The log META_PATH as a list: one log, or on a node's log pair one per slot that holds a log.
+ * Returns 0 or ENOMEM. */
+int bblog_replay_list_file(const char *meta_path, struct bblog_replay_list *out);
 
 /* The distinct PFS paths of a list's readable logs, in list order; *paths (malloc'ed, free it)
  * points into the list. Returns 0 or ENOMEM. */

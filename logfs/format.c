@@ -28,7 +28,11 @@ void bblog_header_encode(const struct bblog_log_header *h, unsigned char buf[BBL
 
     memset(buf, 0, BBLOG_HEADER_SIZE);
     bblog_put_le64(buf + BBLOG_H_MAGIC, BBLOG_MAGIC);
-    bblog_put_le32(buf + BBLOG_H_VERSION, BBLOG_FORMAT_VERSION);
+    bblog_put_le32(buf + BBLOG_H_VERSION, h->slots ? BBLOG_FORMAT_VERSION_NODE
+                   : BBLOG_FORMAT_VERSION);
+    if (h->slots)
+        bblog_put_le32(buf + BBLOG_H_NODE, h->slots | (h->slot == BBLOG_NODE_HEADER ? 0
+                                                        : h->slot + 1) << 12 | h->lg << 24);
     bblog_put_le32(buf + BBLOG_H_HEADER_SIZE, BBLOG_HEADER_SIZE);
     bblog_put_le32(buf + BBLOG_H_RECORD_SIZE, BBLOG_RECORD_SIZE);
     bblog_put_le32(buf + BBLOG_H_DRAINED_GEN, h->drained_gen);
@@ -88,7 +92,7 @@ int bblog_header_decode(const unsigned char buf[BBLOG_HEADER_SIZE], struct bblog
     uint64_t magic = bblog_get_le64(buf + BBLOG_H_MAGIC);
     const unsigned char *job = buf + BBLOG_H_JOB_ID;
     const unsigned char *path = buf + BBLOG_H_PATH;
-    uint32_t rank, nprocs, plen, version;
+    uint32_t rank, nprocs, plen, version, node, slots = 0, code = 0, lg = 0;
     size_t jlen;
 
     /* Magic, then version, before anything else: a future version may move every other
@@ -98,7 +102,7 @@ int bblog_header_decode(const unsigned char buf[BBLOG_HEADER_SIZE], struct bblog
     if (magic != BBLOG_MAGIC)
         return BBLOG_EBADMAGIC;
     version = bblog_get_le32(buf + BBLOG_H_VERSION);
-    if (version < BBLOG_FORMAT_VERSION_MIN || version > BBLOG_FORMAT_VERSION)
+    if (version < BBLOG_FORMAT_VERSION_MIN || version > BBLOG_FORMAT_VERSION_NODE)
         return BBLOG_EVERSION;
     if (bblog_get_le32(buf + BBLOG_H_CRC) != bblog_crc32c(0, buf, BBLOG_H_CRC))
         return BBLOG_EBADHDR;
@@ -109,18 +113,30 @@ int bblog_header_decode(const unsigned char buf[BBLOG_HEADER_SIZE], struct bblog
     nprocs = bblog_get_le32(buf + BBLOG_H_NPROCS);
     plen = bblog_get_le32(buf + BBLOG_H_PATH_LEN);
     jlen = strnlen((const char *) job, BBLOG_JOB_ID_MAX);
+    node = bblog_get_le32(buf + BBLOG_H_NODE);
+    if (version == BBLOG_FORMAT_VERSION_NODE) {
+        slots = node & 0xfff;
+        code = node >> 12 & 0xfff;
+        lg = node >> 24;
+        if (slots == 0 || code > slots || lg != bblog_node_lg(slots))
+            return BBLOG_EBADHDR;
+    } else if (node != 0) {
+        return BBLOG_EBADHDR;
+    }
     if (bblog_get_le32(buf + BBLOG_H_HEADER_SIZE) != BBLOG_HEADER_SIZE
         || bblog_get_le32(buf + BBLOG_H_RECORD_SIZE) != BBLOG_RECORD_SIZE
         || nprocs == 0 || rank >= nprocs
         || jlen == BBLOG_JOB_ID_MAX || !all_zero(job, jlen, BBLOG_JOB_ID_MAX)
         || plen >= BBLOG_PATH_MAX || memchr(path, 0, plen) != NULL
         || !all_zero(path, plen, BBLOG_PATH_MAX)
-        || bblog_get_le32(buf + BBLOG_H_RESERVED) != 0
         || bblog_get_le64(buf + BBLOG_H_FILE_ID) != bblog_fnv1a64((const char *) path))
         return BBLOG_EBADHDR;
 
     memset(h, 0, sizeof *h);
     h->version = version;
+    h->slots = slots;
+    h->slot = code == 0 ? BBLOG_NODE_HEADER : code - 1;
+    h->lg = lg;
     h->rank = rank;
     h->nprocs = nprocs;
     h->create_time_ns = bblog_get_le64(buf + BBLOG_H_CTIME);

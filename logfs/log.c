@@ -112,6 +112,11 @@ struct bblog_log {
     int fd_meta;
     int fd_data;                /* writes: O_DIRECT when direct, else == fd_rdata */
     int fd_rdata;               /* buffered: reads, truncation, unaligned remainders */
+    /* In a node's log pair (bblog_format.h) the slot's place: every meta and data offset of
+     * this log is relative to mbase and dbase, and stays below mlim and dlim; a log of its
+     * own has bases 0 and no limits (UINT64_MAX). */
+    uint64_t mbase, dbase, mlim, dlim;
+    uint32_t slots, slot;
     int direct, aio, aio_dead;  /* aio_dead: io_getevents failed, completions unknowable */
     io_context_t ctx;
     struct io_event *events;    /* nst entries */
@@ -306,15 +311,16 @@ static int leave(struct bblog_log *log, int rc)
 static int stage_write(struct bblog_log *log, struct stage *b, size_t from)
 {
     size_t done = 0;
-    int rc = bblog_io_full(log->fd_data, b->buf + from, b->wlen - from, b->start + from, 1, &done);
+    int rc = bblog_io_full(log->fd_data, b->buf + from, b->wlen - from,
+                           log->dbase + b->start + from, 1, &done);
 
     if (rc == EINVAL && log->direct && (from + done) % ALIGN != 0) {
         /* A short write that stopped off a block boundary leaves a remainder O_DIRECT refuses;
          * the buffered descriptor takes it (the kernel keeps its page cache coherent with
          * direct I/O to the same range, and fdatasync covers both). */
         from += done;
-        rc = bblog_io_full(log->fd_rdata, b->buf + from, b->wlen - from, b->start + from, 1,
-                           NULL);
+        rc = bblog_io_full(log->fd_rdata, b->buf + from, b->wlen - from,
+                           log->dbase + b->start + from, 1, NULL);
     }
     return rc;
 }
@@ -335,7 +341,7 @@ static int stage_submit(struct bblog_log *log, struct stage *b)
     if (log->aio) {
         struct iocb *cbp = &b->cb;
 
-        io_prep_pwrite(cbp, log->fd_data, b->buf, wlen, (long long) b->start);
+        io_prep_pwrite(cbp, log->fd_data, b->buf, wlen, (long long) (log->dbase + b->start));
         cbp->data = b;
         do
             rc = io_submit(log->ctx, 1, &cbp);
@@ -482,8 +488,11 @@ static int records_write(struct bblog_log *log)
 
     if (log->rcount == 0)
         return 0;
+    if ((log->rec_written + log->rcount) * BBLOG_RECORD_SIZE > log->mlim - BBLOG_HEADER_SIZE)
+        return fail(log, ENOSPC);       /* the slot is full (bblog_format.h) */
     rc = bblog_io_full(log->fd_meta, log->rbuf, log->rcount * BBLOG_RECORD_SIZE,
-                       BBLOG_HEADER_SIZE + log->rec_written * BBLOG_RECORD_SIZE, 1, NULL);
+                       log->mbase + BBLOG_HEADER_SIZE + log->rec_written * BBLOG_RECORD_SIZE, 1,
+                       NULL);
     if (rc != 0)
         return fail(log, rc);
     log->rec_written += log->rcount;
@@ -568,7 +577,7 @@ static int append_straight(struct bblog_log *log, const unsigned char *src, uint
 
         *crc = bblog_crc32c(*crc, src, k);
         /* bblog_io_full takes one buffer type for both directions; a write only reads it. */
-        rc = bblog_io_full(log->fd_data, (void *) (uintptr_t) src, k, pos, 1, NULL);
+        rc = bblog_io_full(log->fd_data, (void *) (uintptr_t) src, k, log->dbase + pos, 1, NULL);
         if (rc != 0)
             return fail(log, rc);
         src += k;
@@ -601,6 +610,8 @@ int bblog_log_append(struct bblog_log *log, uint64_t off, uint64_t len, const vo
     }
     if (buf == NULL || len > UINT64_MAX - off || len > (uint64_t) INT64_MAX - log->data_end)
         return BBLOG_EINVAL;
+    if (len > log->dlim - log->data_end)
+        return leave(log, fail(log, ENOSPC));   /* the slot is full (bblog_format.h) */
 
     t0 = now();
     if (log->rcount == log->rcap) {
@@ -700,7 +711,7 @@ static int sync_slot_write(struct bblog_log *log)
     y->trim = log->trim;
     bblog_sync_slot_encode(y, slot);
     rc = bblog_io_full(log->fd_meta, slot, sizeof slot,
-                       y->count % 2 ? BBLOG_H_SYNC1 : BBLOG_H_SYNC0, 1, NULL);
+                       log->mbase + (y->count % 2 ? BBLOG_H_SYNC1 : BBLOG_H_SYNC0), 1, NULL);
     if (rc == 0)
         rc = bblog_io_sync(log->fd_meta, 1);
     return rc != 0 ? fail(log, rc) : 0;
@@ -771,7 +782,7 @@ int bblog_log_trim(struct bblog_log *log, uint64_t upto)
     end = upto & ~(uint64_t) (ALIGN - 1);
     if (end > log->punched) {
         if (fallocate(log->fd_rdata, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-                      (off_t) log->punched, (off_t) (end - log->punched)) == 0)
+                      (off_t) (log->dbase + log->punched), (off_t) (end - log->punched)) == 0)
             log->punched = end;
         /* else: no holes on this file system; the bytes stay allocated until the drain. */
     }
@@ -836,7 +847,7 @@ int bblog_log_read(struct bblog_log *log, uint64_t data_off, uint64_t len, void 
             size_t done = 0;
 
             n = next - pos;
-            rc = bblog_io_full(log->fd_rdata, dst, (size_t) n, pos, 0, &done);
+            rc = bblog_io_full(log->fd_rdata, dst, (size_t) n, log->dbase + pos, 0, &done);
             /* Short: the file ends before data_end, which only an outside truncation does. */
             if (rc == 0 && done < n)
                 rc = EIO;
@@ -849,6 +860,48 @@ int bblog_log_read(struct bblog_log *log, uint64_t data_off, uint64_t len, void 
     return 0;
 }
 
+/* Zeros bytes [off, off + len) of fd: a hole where the file system punches one, else written
+ * zeros. */
+static int zero_range(int fd, uint64_t off, uint64_t len)
+{
+    static const unsigned char zeros[65536];
+
+    if (len == 0 || fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t) off,
+                              (off_t) len) == 0)
+        return 0;
+    while (len > 0) {
+        size_t k = len < sizeof zeros ? (size_t) len : sizeof zeros;
+        int rc = bblog_io_full(fd, (void *) (uintptr_t) zeros, k, off, 1, NULL);
+
+        if (rc != 0)
+            return rc;
+        off += k;
+        len -= k;
+    }
+    return 0;
+}
+
+/* Empties the log after its header: both files truncated, or in a node's pair the slot's
+ * records zeroed (a zero slot ends a log) and its payloads punched where possible (only
+ * space: no record names them any more). */
+static int log_empty(struct bblog_log *log)
+{
+    uint64_t used;
+
+    if (!log->slots) {
+        if (ftruncate(log->fd_meta, BBLOG_HEADER_SIZE) != 0 || ftruncate(log->fd_rdata, 0) != 0)
+            return errno;
+        return 0;
+    }
+    used = (log->rec_written + log->rcount) * BBLOG_RECORD_SIZE;
+    if (used > log->mlim - BBLOG_HEADER_SIZE)
+        used = log->mlim - BBLOG_HEADER_SIZE;
+    if (log->data_end > 0)
+        (void) fallocate(log->fd_rdata, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                         (off_t) log->dbase, (off_t) log->data_end);
+    return zero_range(log->fd_meta, log->mbase + BBLOG_HEADER_SIZE, used);
+}
+
 /*
  * Order, and why:
  * 1. wait for every write in flight: none may land after the truncation below (it would
@@ -858,7 +911,7 @@ int bblog_log_read(struct bblog_log *log, uint64_t data_off, uint64_t len, void 
  *    every record of the drained epoch, whatever happens next. Truncating first would not do:
  *    if the truncation of the data log reached the disk but not that of the meta log, the
  *    drained records would be left pointing at missing payloads in the still current epoch;
- * 3. truncate both files to an empty log;
+ * 3. truncate both files to an empty log (in a node's pair: zero the slot's records);
  * 4. fdatasync the meta log again: the truncation must be durable before records of the new
  *    epoch are written over the old slots, or a crash could leave old records after new ones
  *    (a break in seq that the scanner must call corruption).
@@ -890,13 +943,11 @@ int bblog_log_mark_drained_gen(struct bblog_log *log, uint32_t drained_gen)
         log->hdr.drained_gen = drained_gen;
     memset(&log->hdr.synced, 0, sizeof log->hdr.synced);     /* nothing of the new epoch */
     bblog_header_encode(&log->hdr, hbuf);
-    rc = bblog_io_full(log->fd_meta, hbuf, sizeof hbuf, 0, 1, NULL);
+    rc = bblog_io_full(log->fd_meta, hbuf, sizeof hbuf, log->mbase, 1, NULL);
     if (rc == 0)
         rc = bblog_io_sync(log->fd_meta, 1);
-    if (rc == 0 && ftruncate(log->fd_meta, BBLOG_HEADER_SIZE) != 0)
-        rc = errno;
-    if (rc == 0 && ftruncate(log->fd_rdata, 0) != 0)
-        rc = errno;
+    if (rc == 0)
+        rc = log_empty(log);
     if (rc == 0)
         rc = bblog_io_sync(log->fd_meta, 1);
     if (rc != 0) {
@@ -938,6 +989,16 @@ void bblog_log_get_stats(const struct bblog_log *log, struct bblog_log_stats *st
     st->aio = log->aio;
 }
 
+int bblog_log_in_pair(const struct bblog_log *log)
+{
+    return log->slots > 0;
+}
+
+uint64_t bblog_log_data_base(const struct bblog_log *log)
+{
+    return log->dbase;
+}
+
 const char *bblog_log_meta_path(const struct bblog_log *log)
 {
     return log->meta_path;
@@ -948,7 +1009,60 @@ const char *bblog_log_data_path(const struct bblog_log *log)
     return log->data_path;
 }
 
-/* Releases everything and unlinks the names asked for. Returns the first error. */
+/* Takes (op LOCK_EX) or releases (LOCK_UN) a node pair's lock, held while a process joins or
+ * leaves it, so that the last one out removes the names only when no one is joining. */
+static int pair_lock(struct bblog_log *log, int op)
+{
+    while (flock(log->fd_meta, op) != 0)
+        if (errno != EINTR)
+            return errno;
+    return 0;
+}
+
+/* 1 when slot k of the pair holds no log (its header reads as zeros), 0, or an errno. */
+static int slot_empty(struct bblog_log *log, uint32_t k)
+{
+    unsigned char m[8];
+    size_t done = 0;
+    int rc = bblog_io_full(log->fd_meta, m, sizeof m, bblog_node_meta_base(log->hdr.lg, k), 0,
+                           &done);
+
+    if (rc != 0)
+        return -rc;
+    return done < sizeof m || bblog_get_le64(m) == 0;
+}
+
+/* Leaves a node pair: this slot's log is emptied (a zero header: no log), and the last
+ * process out, finding every slot empty under the pair's lock, removes the two names. */
+static int slot_leave(struct bblog_log *log)
+{
+    int rc = pair_lock(log, LOCK_EX), last = 1;
+
+    if (rc == 0) {
+        (void) fallocate(log->fd_rdata, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                         (off_t) log->dbase, (off_t) log->dlim);
+        rc = zero_range(log->fd_meta, log->mbase,
+                        BBLOG_HEADER_SIZE + log->rec_written * BBLOG_RECORD_SIZE);
+    }
+    for (uint32_t k = 0; rc == 0 && last && k < log->slots; k++) {
+        int e = slot_empty(log, k);
+
+        if (e < 0)
+            rc = -e;
+        last = e == 1;
+    }
+    if (rc == 0 && last) {
+        if (unlinkat(log->dirfd, log->meta_name, 0) != 0 && errno != ENOENT)
+            rc = errno;
+        if (unlinkat(log->dirfd, log->data_name, 0) != 0 && errno != ENOENT && rc == 0)
+            rc = errno;
+    }
+    (void) pair_lock(log, LOCK_UN);
+    return rc;
+}
+
+/* Releases everything and unlinks the names asked for (in a node's pair: leaves it). Returns
+ * the first error. */
 static int log_destroy(struct bblog_log *log, int unlink_meta, int unlink_data)
 {
     int rc = 0;
@@ -959,10 +1073,15 @@ static int log_destroy(struct bblog_log *log, int unlink_meta, int unlink_data)
         ctx_put(log->ctx, log->nst);
     /* Names first, descriptors after: the meta log's lock (bblog_log_live) is held until
      * the names are gone. */
-    if (unlink_meta && unlinkat(log->dirfd, log->meta_name, 0) != 0 && rc == 0)
-        rc = errno;
-    if (unlink_data && unlinkat(log->dirfd, log->data_name, 0) != 0 && rc == 0)
-        rc = errno;
+    if (log->slots) {
+        if (unlink_meta && log->fd_meta >= 0 && log->fd_rdata >= 0)
+            rc = slot_leave(log);
+    } else {
+        if (unlink_meta && unlinkat(log->dirfd, log->meta_name, 0) != 0 && rc == 0)
+            rc = errno;
+        if (unlink_data && unlinkat(log->dirfd, log->data_name, 0) != 0 && rc == 0)
+            rc = errno;
+    }
     if (log->fd_data >= 0 && log->fd_data != log->fd_rdata && close(log->fd_data) != 0)
         rc = errno;
     if (log->fd_rdata >= 0 && close(log->fd_rdata) != 0 && rc == 0)
@@ -988,10 +1107,14 @@ static int log_destroy(struct bblog_log *log, int unlink_meta, int unlink_data)
 int bblog_log_live(const char *meta_path)
 {
     int fd = open(meta_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), live;
+    struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0 };
 
     if (fd < 0)
         return 0;
     live = flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    /* The processes of a node's pair each hold a lock on the first byte of their slot. */
+    if (!live && fcntl(fd, F_OFD_GETLK, &fl) == 0)
+        live = fl.l_type != F_UNLCK;
     close(fd);
     return live;
 }
@@ -1073,7 +1196,8 @@ static int probe_direct(struct bblog_log *log)
     fd = openat(log->dirfd, log->data_name, O_WRONLY | O_DIRECT | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         return 0;
-    /* The name was just created O_EXCL in our directory; make sure it is still that file. */
+    /* The name was just created (O_EXCL, or joined under the pair's lock) in our directory;
+     * make sure it is still that file. */
     if (fstat(fd, &a) != 0 || fstat(log->fd_rdata, &b) != 0) {
         rc = errno;
         goto fail;
@@ -1083,12 +1207,15 @@ static int probe_direct(struct bblog_log *log)
         goto fail;
     }
     memset(log->st[0].buf, 0, ALIGN);
-    rc = bblog_io_full(fd, log->st[0].buf, ALIGN, 0, 1, NULL);
+    rc = bblog_io_full(fd, log->st[0].buf, ALIGN, log->dbase, 1, NULL);
     if (rc == EINVAL) {
         rc = 0;
         goto fail;
     }
-    if (rc == 0 && ftruncate(log->fd_rdata, 0) != 0)
+    if (rc == 0 && log->slots)
+        (void) fallocate(log->fd_rdata, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                         (off_t) log->dbase, (off_t) ALIGN);
+    else if (rc == 0 && ftruncate(log->fd_rdata, 0) != 0)
         rc = errno;
     if (rc != 0)
         goto fail;
@@ -1097,6 +1224,66 @@ static int probe_direct(struct bblog_log *log)
     return 0;
 fail:
     close(fd);
+    return rc;
+}
+
+/* A regular file of ours, still under its name in the log directory. */
+static int same_file(struct bblog_log *log, int fd, const char *name)
+{
+    struct stat a, b;
+
+    if (fstat(fd, &a) != 0 || fstatat(log->dirfd, name, &b, AT_SYMLINK_NOFOLLOW) != 0)
+        return errno == ENOENT ? EAGAIN : errno;
+    if (a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+        return EAGAIN;
+    return S_ISREG(a.st_mode) && a.st_uid == geteuid() ? 0 : EPERM;
+}
+
+/*
+ * Joins a node's log pair (bblog_format.h) in slot p->slot: opens or creates the two files and,
+ * under the pair's lock (against the last process out removing the names), checks that they
+ * are still the files of those names, that the slot is free, writes the pair's header, and
+ * takes the slot's lock (bblog_log_live). The caller writes the slot's header.
+ */
+static int slot_join(struct bblog_log *log, const struct bblog_log_params *p,
+                     const struct bblog_log_header *pair)
+{
+    const int oflags = O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC;
+    unsigned char hbuf[BBLOG_HEADER_SIZE];
+    struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_len = 1 };
+    int rc = EAGAIN;
+
+    for (int tries = 0; rc == EAGAIN && tries < 100; tries++) {
+        if (log->fd_meta >= 0)
+            close(log->fd_meta);
+        log->fd_meta = openat(log->dirfd, log->meta_name, oflags, 0600);
+        if (log->fd_meta < 0)
+            return errno;
+        rc = pair_lock(log, LOCK_EX);
+        if (rc == 0)
+            rc = same_file(log, log->fd_meta, log->meta_name);
+        if (rc != 0)
+            (void) pair_lock(log, LOCK_UN);
+    }
+    if (rc != 0)
+        return rc;
+    log->fd_rdata = openat(log->dirfd, log->data_name, oflags, 0600);
+    if (log->fd_rdata < 0)
+        rc = errno;
+    if (rc == 0)
+        rc = same_file(log, log->fd_rdata, log->data_name);
+    if (rc == 0) {
+        int e = slot_empty(log, p->slot);
+        rc = e < 0 ? -e : e == 0 ? EEXIST : 0;
+    }
+    if (rc == 0) {
+        bblog_header_encode(pair, hbuf);
+        rc = bblog_io_full(log->fd_meta, hbuf, sizeof hbuf, 0, 1, NULL);
+    }
+    fl.l_start = (off_t) log->mbase;
+    if (rc == 0 && fcntl(log->fd_meta, F_OFD_SETLK, &fl) != 0)
+        rc = errno;
+    (void) pair_lock(log, LOCK_UN);
     return rc;
 }
 
@@ -1119,7 +1306,8 @@ int bblog_log_create(const struct bblog_log_params *p, struct bblog_log **out)
     if (p->name[0] == '\0' || strchr(p->name, '/') != NULL
         || strlen(p->pfs_path) >= BBLOG_PATH_MAX || strlen(job_id) >= BBLOG_JOB_ID_MAX
         || p->nprocs == 0 || p->rank >= p->nprocs || p->staging_count > MAX_STAGING_COUNT
-        || p->staging_size > ((size_t) 1 << 40))
+        || p->staging_size > ((size_t) 1 << 40)
+        || p->slots > BBLOG_NODE_SLOTS_MAX || (p->slots && p->slot >= p->slots))
         return BBLOG_EINVAL;
     ssize = p->staging_size != 0 ? p->staging_size : DEFAULT_STAGING_SIZE;
     ssize = (ssize + ALIGN - 1) & ~(ALIGN - 1);
@@ -1131,6 +1319,17 @@ int bblog_log_create(const struct bblog_log_params *p, struct bblog_log **out)
     if (log == NULL)
         return ENOMEM;
     log->dirfd = log->fd_meta = log->fd_data = log->fd_rdata = -1;
+    log->mlim = log->dlim = UINT64_MAX;
+    if (p->slots) {
+        log->slots = p->slots;
+        log->slot = p->slot;
+        log->hdr.slots = p->slots;
+        log->hdr.lg = bblog_node_lg(p->slots);
+        log->mbase = bblog_node_meta_base(log->hdr.lg, p->slot);
+        log->dbase = bblog_node_data_base(log->hdr.lg, p->slot);
+        log->mlim = (uint64_t) 1 << (log->hdr.lg - 4);
+        log->dlim = (uint64_t) 1 << log->hdr.lg;
+    }
     log->ssize = ssize;
     log->straight_min = p->straight_min != 0 ? p->straight_min : DEFAULT_STRAIGHT_MIN;
     log->nst = nst;
@@ -1165,21 +1364,39 @@ int bblog_log_create(const struct bblog_log_params *p, struct bblog_log **out)
         rc = errno;
         goto fail;
     }
-    log->fd_meta = openat(log->dirfd, log->meta_name, oflags, 0600);
-    if (log->fd_meta < 0) {
-        rc = errno;
-        goto fail;
+    log->hdr.rank = p->rank;
+    log->hdr.nprocs = p->nprocs;
+    log->hdr.file_id = bblog_fnv1a64(p->pfs_path);
+    log->hdr.set_id = p->set_id;
+    strcpy(log->hdr.job_id, job_id);
+    strcpy(log->hdr.pfs_path, p->pfs_path);
+    if (p->slots) {
+        struct bblog_log_header pair = log->hdr;
+
+        pair.rank = 0;
+        pair.slot = BBLOG_NODE_HEADER;
+        rc = slot_join(log, p, &pair);
+        if (rc != 0)
+            goto fail;
+        created_meta = created_data = 1;
+    } else {
+        log->fd_meta = openat(log->dirfd, log->meta_name, oflags, 0600);
+        if (log->fd_meta < 0) {
+            rc = errno;
+            goto fail;
+        }
+        created_meta = 1;
+        /* Held while the log is open: a cleaner (MPI_File_delete's removal of stale logs)
+         * tells a live log from a crashed job's by it. Advice: a file system without flock
+         * still logs. */
+        (void) flock(log->fd_meta, LOCK_EX | LOCK_NB);
+        log->fd_rdata = openat(log->dirfd, log->data_name, oflags, 0600);
+        if (log->fd_rdata < 0) {
+            rc = errno;
+            goto fail;
+        }
+        created_data = 1;
     }
-    created_meta = 1;
-    /* Held while the log is open: a cleaner (MPI_File_delete's removal of stale logs) tells
-     * a live log from a crashed job's by it. Advice: a file system without flock still logs. */
-    (void) flock(log->fd_meta, LOCK_EX | LOCK_NB);
-    log->fd_rdata = openat(log->dirfd, log->data_name, oflags, 0600);
-    if (log->fd_rdata < 0) {
-        rc = errno;
-        goto fail;
-    }
-    created_data = 1;
     log->fd_data = log->fd_rdata;
     set_rw_hint(log->fd_meta);
     set_rw_hint(log->fd_rdata);
@@ -1194,18 +1411,13 @@ int bblog_log_create(const struct bblog_log_params *p, struct bblog_log **out)
         log->aio = 1;
 
     clock_gettime(CLOCK_REALTIME, &ts);
-    log->hdr.version = BBLOG_FORMAT_VERSION;
-    log->hdr.rank = p->rank;
-    log->hdr.nprocs = p->nprocs;
+    log->hdr.version = p->slots ? BBLOG_FORMAT_VERSION_NODE : BBLOG_FORMAT_VERSION;
+    log->hdr.slot = p->slot;
     log->hdr.create_time_ns = (uint64_t) ts.tv_sec * UINT64_C(1000000000) + (uint64_t) ts.tv_nsec;
     log->hdr.epoch = 0;
-    log->hdr.file_id = bblog_fnv1a64(p->pfs_path);
-    log->hdr.set_id = p->set_id;
-    strcpy(log->hdr.job_id, job_id);
-    strcpy(log->hdr.pfs_path, p->pfs_path);
     bblog_header_encode(&log->hdr, hbuf);
     /* Not synced here: the first bblog_log_sync makes it durable before it returns. */
-    rc = bblog_io_full(log->fd_meta, hbuf, sizeof hbuf, 0, 1, NULL);
+    rc = bblog_io_full(log->fd_meta, hbuf, sizeof hbuf, log->mbase, 1, NULL);
     if (rc != 0)
         goto fail;
     *out = log;
@@ -1213,7 +1425,8 @@ int bblog_log_create(const struct bblog_log_params *p, struct bblog_log **out)
 
 fail:
     /* A failed create leaves nothing behind: the names it created (O_EXCL, in this very
-     * directory, so ours) are removed, and only those. */
+     * directory, so ours) are removed, and only those; a slot of a node's pair is left (the
+     * pair's names removed if no other slot is in use). */
     log_destroy(log, created_meta, created_data);
     return rc;
 }

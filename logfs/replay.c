@@ -71,6 +71,11 @@ void bblog_replay_log_release(struct bblog_replay_log *log)
 
 int bblog_replay_inspect(const char *meta_path, struct bblog_replay_log *out)
 {
+    return bblog_replay_inspect_slot(meta_path, BBLOG_NODE_HEADER, out);
+}
+
+int bblog_replay_inspect_slot(const char *meta_path, uint32_t slot, struct bblog_replay_log *out)
+{
     struct bblog_scan *s = NULL;
     const struct bblog_log_header *h;
     struct bblog_log_record r;
@@ -81,11 +86,16 @@ int bblog_replay_inspect(const char *meta_path, struct bblog_replay_log *out)
     out->meta_path = strdup(meta_path);
     if (!out->meta_path)
         return ENOMEM;
-    out->open_rc = bblog_scan_open(meta_path, &s);
+    out->slot = slot;
+    out->open_rc = bblog_scan_open_slot(meta_path, slot, &s);
     if (out->open_rc != 0)
         return 0;
 
     h = bblog_scan_header(s);
+    out->slots = h->slots;
+    out->slot = h->slot;
+    out->dbase = h->slots && h->slot != BBLOG_NODE_HEADER ? bblog_node_data_base(h->lg, h->slot)
+        : 0;
     out->version = h->version;
     out->rank = h->rank;
     out->nprocs = h->nprocs;
@@ -167,14 +177,47 @@ static int is_userdir_name(const char *name)
 
 static int list_push(struct bblog_replay_list *list, size_t *cap, const char *meta_path)
 {
+    struct bblog_replay_log *l;
+    uint32_t slots;
     int rc;
 
     rc = bblog_grow((void **) &list->logs, cap, list->n + 1, sizeof *list->logs);
     if (rc != 0)
         return rc;
-    rc = bblog_replay_inspect(meta_path, &list->logs[list->n]);
-    if (rc == 0)
-        list->n++;
+    l = &list->logs[list->n];
+    rc = bblog_replay_inspect(meta_path, l);
+    if (rc != 0 || l->open_rc != 0 || l->slots == 0) {
+        list->n += rc == 0;
+        return rc;
+    }
+    /* A node's log pair: each slot that holds a log is listed as one log; empty slots (their
+     * processes never wrote, or removed their logs) are not. */
+    slots = l->slots;
+    bblog_replay_log_release(l);
+    for (uint32_t k = 0; k < slots && rc == 0; k++) {
+        rc = bblog_grow((void **) &list->logs, cap, list->n + 1, sizeof *list->logs);
+        if (rc != 0)
+            break;
+        l = &list->logs[list->n];
+        rc = bblog_replay_inspect_slot(meta_path, k, l);
+        if (rc == 0 && l->open_rc == BBLOG_EBADMAGIC)
+            bblog_replay_log_release(l);
+        else if (rc == 0)
+            list->n++;
+    }
+    return rc;
+}
+
+int bblog_replay_list_file(const char *meta_path, struct bblog_replay_list *out)
+{
+    size_t cap = 0;
+    int rc;
+
+    out->logs = NULL;
+    out->n = 0;
+    rc = list_push(out, &cap, meta_path);
+    if (rc != 0)
+        bblog_replay_list_free(out);
     return rc;
 }
 
@@ -254,7 +297,9 @@ static int cmp_listed(const void *pa, const void *pb)
         if (a->rank != b->rank)
             return a->rank < b->rank ? -1 : 1;
     }
-    return strcmp(a->meta_path, b->meta_path);
+    if ((c = strcmp(a->meta_path, b->meta_path)) != 0)
+        return c;
+    return a->slot < b->slot ? -1 : a->slot > b->slot;
 }
 
 int bblog_replay_discover(const char *dir, struct bblog_replay_list *out,
@@ -817,7 +862,7 @@ static int reopen_log(struct replay *R, const struct rlog *rl, struct bblog_scan
     const struct bblog_log_header *h;
     int rc;
 
-    rc = bblog_scan_open(l->meta_path, s);
+    rc = bblog_scan_open_slot(l->meta_path, l->slot, s);
     if (rc != 0) {
         set_err(R->err, rc, l->meta_path, "can't open the log: %s", bblog_strerror(rc));
         return rc;
@@ -1259,7 +1304,8 @@ static int data_read(struct replay *R, size_t i, int fd, unsigned char *out, siz
 
     win = win < ((size_t) 64 << 10) ? (size_t) 64 << 10 : win > ((size_t) 1 << 20) ?
         (size_t) 1 << 20 : win;
-    return bblog_window_read(&R->sel[i].win, win, fd, out, len, off, done);
+    return bblog_window_read(&R->sel[i].win, win, fd, out, len, R->sel[i].log->dbase + off,
+                             done);
 }
 
 /* Appends file bytes [off, off+n), found at data_off in log I's data file, to the write run. */

@@ -48,6 +48,7 @@
 struct bblog_scan {
     int fd_meta, fd_data;               /* fd_data -1 when the data log is missing */
     uint64_t meta_size, data_size;      /* as found at open */
+    uint64_t mbase, dbase;              /* a node pair's slot (bblog_format.h), else 0 */
     uint64_t synced_end;                /* meta_end of the last sync, 0 if none */
     uint64_t trim;                      /* the last sync's trim point (bblog_format.h) */
     uint64_t trimmed;                   /* records skipped below it */
@@ -76,7 +77,7 @@ static int slot_read(struct bblog_scan *s, uint64_t pos, unsigned char *out)
 
         if (want > CHUNK)
             want = CHUNK;
-        rc = bblog_io_full(s->fd_meta, s->chunk, (size_t) want, pos, 0, &done);
+        rc = bblog_io_full(s->fd_meta, s->chunk, (size_t) want, s->mbase + pos, 0, &done);
         if (rc != 0)
             return rc;
         s->chunk_off = pos;
@@ -113,7 +114,7 @@ static int payload_check(struct bblog_scan *s, const struct bblog_log_record *r,
         s->payload_cap = (size_t) r->len;
     }
     rc = bblog_window_read(&s->win, DATA_WINDOW, s->fd_data, s->payload, (size_t) r->len,
-                           r->data_off, &done);
+                           s->dbase + r->data_off, &done);
     if (rc != 0)
         return rc;
     if (done < r->len)
@@ -201,8 +202,15 @@ int bblog_scan_next(struct bblog_scan *s, struct bblog_log_record *rec, const vo
     rc = slot_read(s, pos, slot);
     if (rc != 0)
         return scan_stop(s, pos, rc);
-    if (all_zero(slot, RS))
+    if (all_zero(slot, RS)) {
+        /* A slot of a node pair is followed by zeros (holes), not by the end of the file:
+         * past the last sync they end its log cleanly. */
+        if (s->hdr.slots > 0 && pos >= s->synced_end) {
+            s->meta_size = pos;
+            return 0;
+        }
         return scan_bad(s, pos, BBLOG_DMG_ZEROS);
+    }
     if (bblog_record_decode(slot, &r, &crc) != 0)
         return scan_bad(s, pos, BBLOG_DMG_SLOT);
     if (r.len == 0 || r.epoch > s->hdr.epoch || r.seq == 0
@@ -293,7 +301,58 @@ const char *bblog_scan_damage_what(int kind)
     }
 }
 
+/* The bytes of a node pair's file from base that belong to a slot of size lim: up to the
+ * file's end, and for the meta log up to the first hole (records follow the header without a
+ * gap; a drained slot's old records are punched), so that a look past a bad record does not
+ * read gigabytes of holes. */
+static uint64_t slot_extent(int fd, uint64_t fsize, uint64_t base, uint64_t lim, int to_hole)
+{
+    uint64_t n = fsize > base ? fsize - base : 0;
+
+    if (to_hole && n > 0) {
+        off_t h = lseek(fd, (off_t) base, SEEK_HOLE);
+
+        if (h >= (off_t) base && (uint64_t) h - base < n)
+            n = (uint64_t) h - base;
+    }
+    return n < lim ? n : lim;
+}
+
+/* Opens slot `slot` of a node pair whose own header (at meta byte 0) is *pair: reads and checks
+ * the slot's header. */
+static int open_slot(struct bblog_scan *s, const struct bblog_log_header *pair, uint32_t slot,
+                     uint64_t meta_fsize)
+{
+    unsigned char hbuf[BBLOG_HEADER_SIZE];
+    size_t done = 0;
+    int rc;
+
+    if (pair->slots == 0 || pair->slot != BBLOG_NODE_HEADER || slot >= pair->slots)
+        return BBLOG_EINVAL;
+    s->mbase = bblog_node_meta_base(pair->lg, slot);
+    s->dbase = bblog_node_data_base(pair->lg, slot);
+    s->meta_size = slot_extent(s->fd_meta, meta_fsize, s->mbase,
+                               (uint64_t) 1 << (pair->lg - 4), 1);
+    memset(hbuf, 0, sizeof hbuf);
+    rc = bblog_io_full(s->fd_meta, hbuf, sizeof hbuf, s->mbase, 0, &done);
+    if (rc != 0)
+        return rc;
+    rc = bblog_header_decode(hbuf, &s->hdr);
+    if (rc != 0)
+        return rc;
+    /* A slot's header says what its pair's does, and where it is. */
+    if (s->hdr.slots != pair->slots || s->hdr.slot != slot || s->hdr.set_id != pair->set_id
+        || strcmp(s->hdr.pfs_path, pair->pfs_path) != 0)
+        return BBLOG_EBADHDR;
+    return 0;
+}
+
 int bblog_scan_open(const char *meta_path, struct bblog_scan **out)
+{
+    return bblog_scan_open_slot(meta_path, BBLOG_NODE_HEADER, out);
+}
+
+int bblog_scan_open_slot(const char *meta_path, uint32_t slot, struct bblog_scan **out)
 {
     static const char suffix[] = ".meta";
     unsigned char hbuf[BBLOG_HEADER_SIZE];
@@ -342,6 +401,15 @@ int bblog_scan_open(const char *meta_path, struct bblog_scan **out)
         rc = BBLOG_EBADHDR;
     if (rc != 0)
         goto fail;
+    if (s->hdr.slots > 0 && s->hdr.slot == BBLOG_NODE_HEADER && slot == BBLOG_NODE_HEADER) {
+        s->meta_size = BBLOG_HEADER_SIZE;       /* the pair itself: no records */
+    } else if (slot != BBLOG_NODE_HEADER || s->hdr.slots > 0) {
+        struct bblog_log_header pair = s->hdr;
+
+        rc = open_slot(s, &pair, slot, s->meta_size);
+        if (rc != 0)
+            goto fail;
+    }
 
     /* The data log is found by name beside the meta file: never through a symlink, which
      * would let whoever can write the log directory make a reader (replay run by root) read
@@ -352,6 +420,9 @@ int bblog_scan_open(const char *meta_path, struct bblog_scan **out)
     } else if (s->fd_data < 0 || fstat(s->fd_data, &sb) != 0) {
         rc = errno;
         goto fail;
+    } else if (s->hdr.slots > 0) {
+        s->data_size = slot_extent(s->fd_data, (uint64_t) sb.st_size, s->dbase,
+                                   (uint64_t) 1 << s->hdr.lg, 0);
     } else {
         s->data_size = (uint64_t) sb.st_size;
     }

@@ -145,19 +145,32 @@ static void print_damage(FILE *f, const char *prefix, const struct bblog_scan_da
 
 /* ---- ls ---------------------------------------------------------------------------------- */
 
+/* How a log is named to the user: its .meta file, and in a node's log pair its slot. */
+static const char *lname(const struct bblog_replay_log *l)
+{
+    static char buf[4][PATH_MAX + 32];
+    static unsigned next;
+    char *b = buf[next++ % 4];
+
+    if (l->slots == 0 || l->slot == BBLOG_NODE_HEADER)
+        return l->meta_path;
+    snprintf(b, sizeof buf[0], "%s[slot %" PRIu32 "]", l->meta_path, l->slot);
+    return b;
+}
+
 static void ls_line(const struct bblog_replay_log *l)
 {
     if (l->open_rc == BBLOG_EBADMAGIC) {
-        printf("%s: not a bblog log\n", l->meta_path);
+        printf("%s: not a bblog log\n", lname(l));
         return;
     }
     if (l->open_rc != 0) {
-        printf("%s: unreadable: %s\n", l->meta_path, open_problem(l));
+        printf("%s: unreadable: %s\n", lname(l), open_problem(l));
         return;
     }
     printf("%s: file=%s job=%s rank=%" PRIu32 "/%" PRIu32 " epoch=%" PRIu64 " state=%s"
            " records=%" PRIu64 " undrained=%" PRIu64 " bytes (%" PRIu64 " records)",
-           l->meta_path, l->pfs_path, l->job_id[0] ? l->job_id : "-", l->rank, l->nprocs,
+           lname(l), l->pfs_path, l->job_id[0] ? l->job_id : "-", l->rank, l->nprocs,
            l->epoch, scan_state(l), l->records, l->undrained_bytes, l->undrained_records);
     print_gens(l);
     printf(" set=%016" PRIx64 " synced=%" PRIu64, l->set_id, l->synced_seq);
@@ -168,6 +181,17 @@ static void ls_line(const struct bblog_replay_log *l)
     else if (l->scan_rc != 0)
         printf(" error=\"%s\"", bblog_strerror(l->scan_rc));
     putchar('\n');
+}
+
+/* The arguments of `bblog dump` for a log. */
+static const char *dump_arg(const struct bblog_replay_log *l)
+{
+    static char buf[PATH_MAX + 32];
+
+    if (l->slots == 0 || l->slot == BBLOG_NODE_HEADER)
+        return l->meta_path;
+    snprintf(buf, sizeof buf, "--slot %" PRIu32 " %s", l->slot, l->meta_path);
+    return buf;
 }
 
 /* A summary per (file, job): the list is sorted that way, so each group is one run. */
@@ -256,14 +280,11 @@ static int cmd_ls(int argc, char **argv)
         } else {
             char *meta = meta_path_of(argv[a]);
 
-            list.logs = calloc(1, sizeof *list.logs);
-            if (!meta || !list.logs || bblog_replay_inspect(meta, &list.logs[0]) != 0) {
+            if (!meta || bblog_replay_list_file(meta, &list) != 0) {
                 free(meta);
-                free(list.logs);
                 oom();
                 return 1;
             }
-            list.n = 1;
             free(meta);
         }
         for (size_t i = 0; i < list.n; i++)
@@ -281,8 +302,10 @@ static int cmd_dump(int argc, char **argv)
 {
     static const struct option opts[] = {
         { "help", no_argument, NULL, 'h' },
+        { "slot", required_argument, NULL, 's' },
         { NULL, 0, NULL, 0 },
     };
+    uint32_t slot = BBLOG_NODE_HEADER;
     struct bblog_scan *s = NULL;
     const struct bblog_log_header *h;
     struct bblog_log_record r;
@@ -293,11 +316,25 @@ static int cmd_dump(int argc, char **argv)
     time_t t;
     int c, rc, status = 1;
 
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "hs:", opts, NULL)) != -1) {
         if (c == 'h') {
-            printf("usage: bblog dump LOG\n"
-                   "Prints the header of LOG and one line per record, then how the log ends.\n");
+            printf("usage: bblog dump [--slot K] LOG\n"
+                   "Prints the header of LOG and one line per record, then how the log ends.\n"
+                   "In a node's log pair (bblog_mapping=node), --slot K dumps the log of slot K\n"
+                   "(without it, the pair's own header).\n");
             return 0;
+        }
+        if (c == 's') {
+            char *end;
+            unsigned long v = strtoul(optarg, &end, 10);
+
+            if (*optarg == '\0' || *end != '\0' || v >= BBLOG_NODE_SLOTS_MAX) {
+                fprintf(stderr, "bblog dump: --slot wants a slot number below %u, not '%s'\n",
+                        BBLOG_NODE_SLOTS_MAX, optarg);
+                return 1;
+            }
+            slot = (uint32_t) v;
+            continue;
         }
         fprintf(stderr, "bblog dump: try 'bblog dump --help'\n");
         return 1;
@@ -311,9 +348,10 @@ static int cmd_dump(int argc, char **argv)
         oom();
         return 1;
     }
-    rc = bblog_scan_open(meta, &s);
+    rc = bblog_scan_open_slot(meta, slot, &s);
     if (rc != 0) {
-        fprintf(stderr, "bblog dump: %s: %s\n", meta, bblog_strerror(rc));
+        fprintf(stderr, "bblog dump: %s: %s%s\n", meta, bblog_strerror(rc),
+                rc == BBLOG_EINVAL ? " (--slot names a slot of a node's log pair)" : "");
         goto out;
     }
     h = bblog_scan_header(s);
@@ -322,6 +360,10 @@ static int cmd_dump(int argc, char **argv)
         strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S %z", &tm);
     printf("log %s\n", meta);
     printf("version %" PRIu32 "\n", h->version);
+    if (h->slots > 0 && h->slot == BBLOG_NODE_HEADER)
+        printf("node log pair of %" PRIu32 " slots (dump one with --slot K)\n", h->slots);
+    else if (h->slots > 0)
+        printf("slot %" PRIu32 " of %" PRIu32 " of a node's log pair\n", h->slot, h->slots);
     printf("file %s\n", h->pfs_path);
     printf("file_id 0x%016" PRIx64 "\n", h->file_id);
     printf("job %s\n", h->job_id[0] ? h->job_id : "-");
@@ -425,52 +467,58 @@ static int cmd_check(int argc, char **argv)
         return CHECK_UNREADABLE;
     }
     for (int a = optind; a < argc; a++) {
-        struct bblog_replay_log l;
+        struct bblog_replay_list list;
         char *meta = meta_path_of(argv[a]);
-        int code;
 
-        if (!meta || bblog_replay_inspect(meta, &l) != 0) {
+        if (!meta || bblog_replay_list_file(meta, &list) != 0) {
             free(meta);
             oom();
             return CHECK_UNREADABLE;
         }
         free(meta);
-        if (l.open_rc != 0) {
-            code = CHECK_UNREADABLE;
-            if (!quiet)
-                printf("%s: unreadable: %s\n", l.meta_path, open_problem(&l));
-        } else if (l.scan_rc == 0) {
-            code = CHECK_CLEAN;
-            if (!quiet)
-                printf("%s: clean: %" PRIu64 " records, %" PRIu64 " undrained (%" PRIu64
-                       " bytes)\n", l.meta_path, l.records, l.undrained_records,
-                       l.undrained_bytes);
-        } else if (l.scan_rc == BBLOG_ETORN) {
-            code = CHECK_TORN;
-            if (!quiet)
-                printf("%s: torn: the last record (meta byte %" PRIu64 ") was partly written "
-                       "when the job stopped; %" PRIu64 " valid records before it, %" PRIu64
-                       " undrained (%" PRIu64 " bytes); replay drops the torn record\n",
-                       l.meta_path, l.bad_pos, l.records, l.undrained_records,
-                       l.undrained_bytes);
-        } else if (l.scan_rc == BBLOG_ECORRUPT) {
-            code = CHECK_CORRUPT;
-            if (!quiet)
-                printf("%s: corrupt: %" PRIu64 " damaged %s, the first at meta byte %" PRIu64
-                       "; %" PRIu64 " of them acknowledged by a sync%s; replay refuses this "
-                       "log's file unless --salvage (inspect it with 'bblog dump %s')\n",
-                       l.meta_path, l.damaged, l.damaged == 1 ? "item" : "items", l.bad_pos,
-                       l.damaged_synced, l.data_missing ? "; its .data file is missing" : "",
-                       l.meta_path);
-        } else {
-            code = CHECK_UNREADABLE;
-            if (!quiet)
-                printf("%s: unreadable after %" PRIu64 " records: %s\n", l.meta_path, l.records,
-                       bblog_strerror(l.scan_rc));
+        if (list.n == 0 && !quiet)
+            printf("%s: a node's log pair with no log in any slot\n", argv[a]);
+        for (size_t i = 0; i < list.n; i++) {
+            const struct bblog_replay_log l = list.logs[i];
+            int code;
+
+            if (l.open_rc != 0) {
+                code = CHECK_UNREADABLE;
+                if (!quiet)
+                    printf("%s: unreadable: %s\n", lname(&l), open_problem(&l));
+            } else if (l.scan_rc == 0) {
+                code = CHECK_CLEAN;
+                if (!quiet)
+                    printf("%s: clean: %" PRIu64 " records, %" PRIu64 " undrained (%" PRIu64
+                           " bytes)\n", lname(&l), l.records, l.undrained_records,
+                           l.undrained_bytes);
+            } else if (l.scan_rc == BBLOG_ETORN) {
+                code = CHECK_TORN;
+                if (!quiet)
+                    printf("%s: torn: the last record (meta byte %" PRIu64 ") was partly written "
+                           "when the job stopped; %" PRIu64 " valid records before it, %" PRIu64
+                           " undrained (%" PRIu64 " bytes); replay drops the torn record\n",
+                           lname(&l), l.bad_pos, l.records, l.undrained_records,
+                           l.undrained_bytes);
+            } else if (l.scan_rc == BBLOG_ECORRUPT) {
+                code = CHECK_CORRUPT;
+                if (!quiet)
+                    printf("%s: corrupt: %" PRIu64 " damaged %s, the first at meta byte %" PRIu64
+                           "; %" PRIu64 " of them acknowledged by a sync%s; replay refuses this "
+                           "log's file unless --salvage (inspect it with 'bblog dump %s')\n",
+                           lname(&l), l.damaged, l.damaged == 1 ? "item" : "items", l.bad_pos,
+                           l.damaged_synced, l.data_missing ? "; its .data file is missing" : "",
+                           dump_arg(&l));
+            } else {
+                code = CHECK_UNREADABLE;
+                if (!quiet)
+                    printf("%s: unreadable after %" PRIu64 " records: %s\n", lname(&l),
+                           l.records, bblog_strerror(l.scan_rc));
+            }
+            if (code > worst)
+                worst = code;
         }
-        if (code > worst)
-            worst = code;
-        bblog_replay_log_release(&l);
+        bblog_replay_list_free(&list);
     }
     return worst;
 }

@@ -49,6 +49,7 @@ struct ADIOI_BBLOG_hints {
     ADIO_Offset through_threshold;      /* with no background drain, writes this large go to
                                          * the PFS file at once; 0 = every write logged */
     int node_exchange;                  /* bblog_node_exchange=bb: drain reads node peers' logs */
+    int mapping_node;                   /* bblog_mapping=node: one log pair per node */
     int shared_bb;                      /* bblog_shared_bb=true: every node sees bblog_dir */
     int posix_reads;                    /* bblog_consistency=posix: reads see others' writes */
     char stats[PATH_MAX];               /* "" = off, "stderr", or a file to append JSON to */
@@ -90,6 +91,7 @@ enum { ADIOI_BBLOG_LAST_NONE, ADIOI_BBLOG_LAST_DONE, ADIOI_BBLOG_LAST_VERIFIED,
     X(SUM, pwrite_flushes, "pwrite_flushes")    /* LOG: staging buffers written with pwrite */ \
     X(SUM, straight_writes, "straight_writes")  /* LOG: appends written from the user buffer */ \
     X(SUM, staging_waits, "staging_waits")      /* LOG: appends that waited for a buffer */ \
+    X(SUM, logs_in_pairs, "logs_in_node_pairs") /* LOG: logs in a slot of a node's pair */ \
     X(SEC, t_append, "max_time_append_s") \
     X(SEC, t_drain, "max_time_drain_s") \
     X(SEC, t_sync, "max_time_sync_s") \
@@ -208,6 +210,11 @@ struct ADIOI_BBLOG_state {
     ADIO_Offset synced_disp;
     char logdir[PATH_MAX];              /* bblog_dir/bblog-UID */
     char log_name[256];                 /* JOB.FILEID.PID.N.rRANK: unique per job, file, rank */
+    /* bblog_mapping=node: the node's log pair JOB.FILEID.PID.N.nFIRST (FIRST: the node's first
+     * rank), this process's slot in it and the node's processes (Node_slot); slots 0: a log
+     * of its own. */
+    char pair_name[256];
+    uint32_t slot, slots;
     char job[BBLOG_JOB_ID_MAX];
     uint64_t set_id;                    /* the same in the log headers of all ranks of this open */
     uint64_t drain_seq;                 /* drains of this handle: alike on every process */
@@ -461,6 +468,7 @@ void ADIOI_BBLOG_Node_end(struct ADIOI_BBLOG_state *st);       /* a drain is ove
  * (bblog_io_in_memory), else NULL: on a device a mapping turns an I/O error into SIGBUS. */
 void *ADIOI_BBLOG_Map_in_memory(int fd, size_t *len);
 int ADIOI_BBLOG_Node_size(const struct ADIOI_BBLOG_state *st);  /* processes on this node */
+void ADIOI_BBLOG_Node_slot(ADIO_File fd);   /* bblog_mapping=node, at open (collective) */
 void ADIOI_BBLOG_Node_rest(struct ADIOI_BBLOG_state *st);       /* after a round's chunks */
 
 /* ad_bblog_vis.c: what other processes logged, seen by this process's reads

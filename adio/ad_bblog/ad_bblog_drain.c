@@ -340,7 +340,9 @@ static void map_own_log(struct ADIOI_BBLOG_state *st, struct round *r)
 {
     int fd;
 
-    if (r->verify || !st->ls->log || st->hints.debug_no_map ||
+    /* Not a slot of a node's log pair: a mapping of the pair's sparse terabytes would be
+     * populated with the other slots' holes. */
+    if (r->verify || !st->ls->log || st->hints.debug_no_map || bblog_log_in_pair(st->ls->log) ||
         st->inner->fns->ADIOI_xxx_WriteContig != ADIOI_GEN_WriteContig)
         return;
     fd = open(bblog_log_data_path(st->ls->log), O_RDONLY | O_CLOEXEC);

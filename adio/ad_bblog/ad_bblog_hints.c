@@ -51,7 +51,7 @@ static const struct hint_def hint_defs[] = {
     /* First: the mode sets drain, sync and close, which the hints after it may change. */
     ENUM("bblog_mode", "BBLOG_MODE", NO_FIELD, "pfs", "pfs|bb"),
     PLAIN("bblog_dir", "BBLOG_DIR", H_PATH, F(dir), NULL),
-    ENUM("bblog_mapping", "BBLOG_MAPPING", NO_FIELD, "process", "process"),
+    ENUM("bblog_mapping", "BBLOG_MAPPING", F(mapping_node), "process", "process|node"),
     ENUM("bblog_drain", "BBLOG_DRAIN", F(drain), "on_demand",
          "on_demand|reactive|proactive"),       /* the order of ADIOI_BBLOG_DRAIN_* */
     ENUM("bblog_sync", "BBLOG_SYNC", F(sync_bb), "pfs", "pfs|bb"),

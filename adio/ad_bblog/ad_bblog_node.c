@@ -46,6 +46,9 @@ struct ADIOI_BBLOG_node {
     int prepared;               /* this drain's Node_prepare ran: every process mapped the
                                  * counter it could */
     int *fds;                   /* during a drain: their data logs, read-only; -1: none */
+    uint64_t *bases;            /* where each one's data log starts in that file */
+    int *pair;                  /* bblog_mapping=node: per process, its node's first rank, its
+                                 * slot and the node's slots (0: a log of its own); else NULL */
     int *counts, *displs;       /* per round: allgatherv of the pieces */
     /* One node: the round's chunks are taken in turn from a counter in a shared mapping. */
     int claim;                  /* 1: counter mapped; 0: not tried yet; -1: none */
@@ -94,6 +97,9 @@ void ADIOI_BBLOG_Node_free(struct ADIOI_BBLOG_state *st)
     free(nd->lfds);
     free(nd->maps);
     free(nd->map_len);
+    free(nd->bases);
+    if (nd->pair)
+        ADIOI_Free(nd->pair);
     free(nd->pairs);
     free(nd->counts);
     free(nd->displs);
@@ -287,13 +293,14 @@ static struct ADIOI_BBLOG_node *node_new(ADIO_File fd, struct ADIOI_BBLOG_state 
     nd->list_fd = -1;
     nd->ranks = malloc(nd->size * sizeof(*nd->ranks));
     nd->fds = malloc(nd->size * sizeof(*nd->fds));
+    nd->bases = calloc(nd->size, sizeof(*nd->bases));
     nd->lfds = malloc(nd->size * sizeof(*nd->lfds));
     nd->pairs = malloc(3 * nd->size * sizeof(*nd->pairs));
     nd->counts = malloc(nd->size * sizeof(*nd->counts));
     nd->displs = malloc(nd->size * sizeof(*nd->displs));
     nd->maps = calloc(nd->size, sizeof(*nd->maps));
     nd->map_len = calloc(nd->size, sizeof(*nd->map_len));
-    if (!nd->ranks || !nd->fds || !nd->lfds || !nd->pairs || !nd->counts || !nd->displs ||
+    if (!nd->ranks || !nd->fds || !nd->bases || !nd->lfds || !nd->pairs || !nd->counts || !nd->displs ||
         !nd->maps || !nd->map_len) {
         free(nd->fds);
         free(nd->lfds);
@@ -366,18 +373,85 @@ static int node_alone(const struct ADIOI_BBLOG_state *st, const struct ADIOI_BBL
 }
 
 /* The path of a file of node process i in this process's burst-buffer directory: its log
- * name (TOKEN.rRANK, the same token in every process of the open) with suffix. Returns a
- * malloc'ed string, or NULL. */
+ * name (TOKEN.rRANK, the same token in every process of the open) with suffix; its data log
+ * under bblog_mapping=node is the node pair's (TOKEN.nFIRST.data, from byte *base on).
+ * Returns a malloc'ed string, or NULL. */
 static char *peer_path(const struct ADIOI_BBLOG_state *st, const struct ADIOI_BBLOG_node *nd,
-                       int i, const char *suffix)
+                       int i, const char *suffix, uint64_t *base)
 {
     int n = token_len(st);
     size_t len = strlen(st->logdir) + (size_t) n + strlen(suffix) + 24;
     char *path = malloc(len);
 
-    if (path)
+    *base = 0;
+    if (path && nd->pair && nd->pair[3 * i + 2] > 0 && strcmp(suffix, ".data") == 0) {
+        const int *q = &nd->pair[3 * i];
+        snprintf(path, len, "%s/%.*s.n%d%s", st->logdir, n, st->log_name, q[0], suffix);
+        *base = bblog_node_data_base(bblog_node_lg((uint32_t) q[2]), (uint32_t) q[1]);
+    } else if (path) {
         snprintf(path, len, "%s/%.*s.r%d%s", st->logdir, n, st->log_name, nd->ranks[i], suffix);
+    }
     return path;
+}
+
+/*
+ * bblog_mapping=node: the slot of this process in its node's log pair is its place among the
+ * node's processes of the open, and the pair is named after the node's first process. The
+ * node is the one the drain's node exchange uses (node_new), whose processes then know each
+ * other's slots; on a burst buffer that several nodes share, the exchange spans the nodes, so
+ * each process finds its node (MPI_Comm_split_type) and the processes gather their slots (one
+ * MPI_Allgather, at open). Without memory for the node state a process keeps a log of its own
+ * (slots 0), as on a node of more than BBLOG_NODE_SLOTS_MAX processes. Collective.
+ */
+void ADIOI_BBLOG_Node_slot(ADIO_File fd)
+{
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    struct ADIOI_BBLOG_node *nd = st->node;
+    int mine[3] = { 0, 0, 0 }, *all, across, i;
+
+    across = st->hints.debug_node_size <= 0 && !st->one_node && st->hints.shared_bb;
+    if (!nd)
+        st->node = nd = node_new(fd, st);
+    if (!across) {
+        if (!nd || nd->size > (int) BBLOG_NODE_SLOTS_MAX)
+            return;
+        nd->pair = ADIOI_Malloc(3 * nd->size * sizeof(*nd->pair));
+        for (i = 0; i < nd->size; i++) {
+            nd->pair[3 * i] = nd->ranks[0];
+            nd->pair[3 * i + 1] = i;
+            nd->pair[3 * i + 2] = nd->size;
+        }
+        mine[0] = nd->ranks[0];
+        mine[1] = nd->rank;
+        mine[2] = nd->size;
+    } else {
+        MPI_Comm node;
+        MPI_Group g, fg;
+        int zero = 0, size;
+
+        MPI_Comm_split_type(fd->comm, MPI_COMM_TYPE_SHARED, st->rank, MPI_INFO_NULL, &node);
+        MPI_Comm_size(node, &size);
+        MPI_Comm_rank(node, &mine[1]);
+        MPI_Comm_group(node, &g);
+        MPI_Comm_group(fd->comm, &fg);
+        MPI_Group_translate_ranks(g, 1, &zero, fg, &mine[0]);
+        MPI_Group_free(&g);
+        MPI_Group_free(&fg);
+        MPI_Comm_free(&node);
+        mine[2] = nd && size <= (int) BBLOG_NODE_SLOTS_MAX ? size : 0;
+        all = ADIOI_Malloc(3 * st->nprocs * sizeof(*all));
+        MPI_Allgather(mine, 3, MPI_INT, all, 3, MPI_INT, fd->comm);
+        if (nd && nd->size == st->nprocs)
+            nd->pair = all;
+        else
+            ADIOI_Free(all);
+    }
+    if (mine[2] == 0)
+        return;
+    st->slots = (uint32_t) mine[2];
+    st->slot = (uint32_t) mine[1];
+    snprintf(st->pair_name, sizeof(st->pair_name), "%.*s.n%d", token_len(st), st->log_name,
+             mine[0]);
 }
 
 /*
@@ -454,16 +528,17 @@ int ADIOI_BBLOG_Node_prepare(ADIO_File fd, const unsigned char *flags)
         unsigned f = flags[nd->ranks[i]];
         char *path;
         if (f & ADIOI_BBLOG_NODE_LOG) {         /* no log: nothing to read from it */
-            path = peer_path(st, nd, i, ".data");     /* this process's own too */
+            path = peer_path(st, nd, i, ".data", &nd->bases[i]);   /* this process's too */
             nd->fds[i] = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
             free(path);
             if (nd->fds[i] < 0)
                 ok = 0;
-            else if (map)
+            else if (map && !st->slots)    /* a pair's sparse file: see map_own_log */
                 map_log(nd, i);
         }
         if (i != nd->rank) {
-            if ((f & ADIOI_BBLOG_NODE_LIST) && (path = peer_path(st, nd, i, ".list"))) {
+            uint64_t base;
+            if ((f & ADIOI_BBLOG_NODE_LIST) && (path = peer_path(st, nd, i, ".list", &base))) {
                 nd->lfds[i] = open(path, O_RDONLY | O_CLOEXEC);
                 free(path);
             }
@@ -631,7 +706,8 @@ int ADIOI_BBLOG_Node_read(const struct ADIOI_BBLOG_state *st, const struct bblog
         int m = 0;
         for (i = 0; i <= k && rc == 0; i++) {
             if (m > 0 && (i == k || (p[i].who == w && (m == IOV_MAX || p[i].src != next_src)))) {
-                rc = nd->fds[w] >= 0 ? ADIOI_BBLOG_Io_vec(nd->fds[w], iov, m, run_src, 0) : EBADF;
+                rc = nd->fds[w] >= 0 ?
+                    ADIOI_BBLOG_Io_vec(nd->fds[w], iov, m, nd->bases[w] + run_src, 0) : EBADF;
                 m = 0;
             }
             if (i == k)

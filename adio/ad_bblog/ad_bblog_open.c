@@ -238,9 +238,9 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
         "bblog_flush_buffer_size", "bblog_sync", "bblog_max_size (set or unset)",
         "bblog_indep_threshold", "bblog_drain (on_demand or not)", "bblog_close",
         "bblog_node_exchange", "bblog_consistency", "bblog_verify",
-        "bblog_high_water (0 or not)", "bblog_shared_bb"
+        "bblog_high_water (0 or not)", "bblog_shared_bb", "bblog_mapping"
     };
-    enum { NH = 11, FAILED = 0, HI = 1, LO = HI + NH, HOST = LO + NH, TOK = HOST + 2,
+    enum { NH = 12, FAILED = 0, HI = 1, LO = HI + NH, HOST = LO + NH, TOK = HOST + 2,
         KEY = TOK + TOKEN_WORDS, ORIGIN = KEY + 2, WATCH = ORIGIN + 1, N = WATCH + 1 };
     unsigned long long in[N], out[N];
     long long h[NH] = { 0 };
@@ -262,6 +262,7 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
         h[8] = st->hints.verify;
         h[9] = st->hints.high_water > 0;
         h[10] = st->hints.shared_bb;
+        h[11] = st->hints.mapping_node;
     }
     for (i = 0; i < NH; i++) {
         in[HI + i] = biased(h[i]);
@@ -555,6 +556,9 @@ void ADIOI_BBLOG_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_co
         discard_state(fd, st);
         return;
     }
+    /* One log pair per node: this process's slot in it (collective over the node). */
+    if (st->hints.mapping_node && !st->passthrough && !(access_mode & ADIO_RDONLY))
+        ADIOI_BBLOG_Node_slot(fd);
     open_reads(fd, st, access_mode);
     *error_code = open_inner(fd, st, inner_name, fstype, ops, access_mode);
     if (*error_code != MPI_SUCCESS) {

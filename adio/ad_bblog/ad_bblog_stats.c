@@ -77,6 +77,7 @@ void ADIOI_BBLOG_Stats_report(ADIO_File fd)
     s.pwrite_flushes = ls.sync_writes;
     s.straight_writes = ls.straight_writes;
     s.staging_waits = ls.waits;
+    s.logs_in_pairs = st->ls->log && bblog_log_in_pair(st->ls->log);
     s.t_log_sync = ls.sync_seconds;
     /* The vector: the sums first, then the maxima; a time goes as the bits of a non-negative
      * double, which order as the unsigned integers do. One reduction, not one per kind: at

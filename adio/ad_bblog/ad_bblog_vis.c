@@ -72,7 +72,8 @@ struct vis_hdr {
     uint64_t magic;
     uint64_t epoch;             /* bumped each time the log is emptied */
     uint64_t count;             /* entries published in this epoch */
-    char data_name[VIS_HDR - 24];       /* the data log's name in the same directory, or "" */
+    uint64_t data_base;         /* where the data log starts in that file (a node pair's slot) */
+    char data_name[VIS_HDR - 32];       /* the data log's name in the same directory, or "" */
 };
 
 struct vis_ent {
@@ -94,6 +95,7 @@ struct ADIOI_BBLOG_vis {
 /* What this handle knows of one other process's list. */
 struct peer {
     int fd, data_fd;
+    uint64_t data_base;         /* of its data log in data_fd's file */
     const struct vis_hdr *map;
     size_t map_len;
     uint64_t epoch, seen, colls_tried;
@@ -267,6 +269,8 @@ int ADIOI_BBLOG_Vis_publish(ADIO_File fd, ADIOI_BBLOG_through_fn through)
     }
     if (logged && !v->map->data_name[0]) {
         const char *name = strrchr(bblog_log_data_path(st->ls->log), '/');
+        v->map->data_base = bblog_log_data_base(st->ls->log);
+        __atomic_thread_fence(__ATOMIC_RELEASE);        /* the base before the name */
         snprintf(v->map->data_name, sizeof(v->map->data_name), "%s", name ? name + 1 : "");
     }
     count = v->map->count;
@@ -711,6 +715,7 @@ static int open_data(const struct ADIOI_BBLOG_peers *ps, struct peer *p)
         return EIO;
     snprintf(path, sizeof(path), "%s/%s", ps->logdir, name);
     p->data_fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    p->data_base = p->map->data_base;
     return p->data_fd < 0 ? errno : 0;
 }
 
@@ -784,7 +789,7 @@ int ADIOI_BBLOG_Vis_serve(struct ADIOI_BBLOG_peers *ps, uint32_t limit, uint64_t
             rc = open_data(ps, &ps->p[x->who]);
             if (rc == 0)
                 rc = pread_full(ps->p[x->who].data_fd, out->data + out->ndata, x->len,
-                                x->log_off);
+                                ps->p[x->who].data_base + x->log_off);
             if (rc == EIO && load(&ps->p[x->who].map->epoch) != epochs[x->who])
                 rc = EAGAIN;    /* emptied under us: read again */
             out->ndata += x->len;
@@ -883,7 +888,7 @@ static int paint(ADIO_File fd, struct cands *c, uint64_t lo, char *buf, const ui
             struct peer *p = &st->peers->p[x->who];
             rc = open_data(st->peers, p);
             if (rc == 0)
-                rc = pread_full(p->data_fd, dst, x->len, x->log_off);
+                rc = pread_full(p->data_fd, dst, x->len, p->data_base + x->log_off);
             /* A log emptied under us (its drain was over): the caller sees the new epoch. */
             if (rc == EIO && load(&p->map->epoch) != epochs[x->who])
                 rc = 0;

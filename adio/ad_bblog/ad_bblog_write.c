@@ -157,7 +157,9 @@ static int create_log(ADIO_File fd, struct ADIOI_BBLOG_state *st)
 
     memset(&p, 0, sizeof(p));
     p.dir = st->logdir;
-    p.name = st->log_name;
+    p.name = st->slots ? st->pair_name : st->log_name;
+    p.slots = st->slots;
+    p.slot = st->slot;
     p.pfs_path = st->pfs_path;
     p.job_id = st->job;
     p.set_id = st->set_id;

@@ -7,10 +7,12 @@
 # bblog: with bblog_sync=pfs and bblog_sync=bb, a 64 KiB flush buffer (several drain rounds per
 # sync), and as mode bbcap with bblog_sync=bb and bblog_max_size=128k (a burst buffer much
 # smaller than the data: the background drain trims the logs while the job runs, and replay must
-# skip what lies below each log's trim point). First one complete run per mode (the file must be exactly the schedule's last writes);
-# then --runs killed runs, alternating the mode and the kill: the whole job (SIGKILL to
-# mpiexec's process group: mpiexec, proxy and ranks at once) or one random rank (SIGKILL to its
-# pid; mpiexec then tears the others down). The kill moment follows the job's progress, not the
+# skip what lies below each log's trim point). First one complete run per mode (the file must
+# be exactly the schedule's last writes), and in modes pfs and bb with one log pair per node
+# (bblog_mapping=node: complete[pfs,node], complete[bb,node]); then --runs killed runs,
+# alternating the mode, the mapping and the kill: the whole job (SIGKILL to mpiexec's process
+# group: mpiexec, proxy and ranks at once) or one random rank (SIGKILL to its pid; mpiexec then
+# tears the others down). The kill moment follows the job's progress, not the
 # clock (the machine may be loaded): a random sync j of the job is picked, and the kill comes a
 # random 0-100 ms after rank 0 acknowledged it; j = 0 is 0-400 ms after every rank is about to
 # open the file, and j past the last sync is 0-1500 ms after it (the drain of close, and the
@@ -54,6 +56,8 @@
 #                     mode (pfs|bb|bbcap), the kill (job|rank; rank is node on the cluster) and the
 #                     sync j (0: after the open; as in the run's name kill[I,MODE,KIND@sync J+..]);
 #                     the delay after it stays random. E.g. pfs,rank,1
+#   CRASH_MAPPING     process|node: every killed run with that bblog_mapping (default: the even
+#                     runs with node, one log pair per node, the odd ones with process)
 #   MPITEST_CLUSTER   HOSTS: run on the emulated cluster (above)
 # Exit: 0 all passed; 1 something failed; 77 skipped (no MPI and CI unset).
 set -u
@@ -164,10 +168,11 @@ rnd() { echo $(( (RANDOM * 32768 + RANDOM) % $1 )); }
 pfs=$work/pfs/crash.out     # one path for all runs: logs of earlier jobs name it too
 mkdir -p "$work/pfs" "$work/prev"
 
-# launch MODE JOBID: starts crashwrite in its own session (its pid is the process group id),
-# with fresh side and burst-buffer directories; sets job_pid, steps.
+# launch MODE JOBID [MAPPING]: starts crashwrite in its own session (its pid is the process
+# group id), with fresh side and burst-buffer directories, logs per process or per node
+# (bblog_mapping, default process); sets job_pid, steps.
 launch() {
-    local mode=$1 id=$2
+    local mode=$1 id=$2 mapping=${3:-process}
     rm -rf "$work/side" "$pfs" "$pfs".*
     mkdir -p "$work/side"
     all_nodes rm -rf "$bb"
@@ -176,7 +181,7 @@ launch() {
     local max=0
     [ "$mode" = bbcap ] && max=128k
     BBLOG_DIR=$bb BBLOG_SYNC=${mode%cap} BBLOG_MAX_SIZE=$max BBLOG_FLUSH_BUFFER_SIZE=64k \
-        BBLOG_JOB_ID=$id \
+        BBLOG_JOB_ID=$id BBLOG_MAPPING=$mapping \
         setsid mpiexec "${cl_launch[@]}" -n $nprocs "$work/crashwrite" "bblog:$pfs" "$work/side" \
         "$steps" >"$work/job.log" 2>&1 &
     job_pid=$!
@@ -255,9 +260,12 @@ result() { # NAME WHY... (empty WHY: pass)
 
 # Complete runs: the reference time per mode, and the file after a clean close.
 declare -A t_full
-for mode in pfs bb bbcap; do
-    name="complete[$mode]"
-    launch "$mode" "crash-full-$mode-$$"
+for run in pfs bb bbcap pfs,node bb,node; do
+    mode=${run%,node}
+    mapping=process
+    [ "$run" = "$mode" ] || mapping=node
+    name="complete[$run]"
+    launch "$mode" "crash-full-${run/,/-}-$$" "$mapping"
     wait_ready
     reap "$tmo"
     t_full[$mode]=$(( $(ms) - t_ready ))
@@ -274,7 +282,8 @@ close drain: where ranks' writes overlap, the write with the highest stamp must 
     left=$(all_nodes find "$bb" -type f | head -n 3)
     [ -n "$left" ] && why="${why:+$why; }logs left after a clean close: $(echo $left)"
     result "$name" "$why"
-    echo "run-crash: complete run, bblog_sync=$mode: ${t_full[$mode]} ms from ready to the end"
+    echo "run-crash: complete run, bblog_sync=$mode, bblog_mapping=$mapping: ${t_full[$mode]} ms" \
+        "from ready to the end"
 done
 
 # replay_all ARGS...: `bblog replay ... ARGS` over every log the job left, into check.log. On the
@@ -400,9 +409,13 @@ for ((i = 1; i <= runs; i++)); do
     [ $(((i - 1) / 2 % 2)) = 1 ] && kind=rank
     [ -z "$only" ] || IFS=, read -r mode kind _ <<<"$only"
     [ "$kind" = rank ] && [ -n "$cl_nodes" ] && kind=node
+    # Logs per node (bblog_mapping=node) in the even runs: every 12 runs cover each mode, kill
+    # and mapping together.
+    mapping=${CRASH_MAPPING:-process}
+    [ -z "${CRASH_MAPPING:-}" ] && [ $((i % 2)) = 0 ] && mapping=node
     id="crash-$i-$$"
     victim=
-    launch "$mode" "$id"
+    launch "$mode" "$id" "$mapping"
     disown "$job_pid"
     nsync=$((steps / 2))
     j=$(rnd $((nsync + 2)))
@@ -434,7 +447,9 @@ for ((i = 1; i <= runs; i++)); do
     at="sync $j+${delay}ms"
     [ "$j" = 0 ] && at="open+${delay}ms"
     reap 30
-    name="kill[$i,$mode,$kind${victim:+ $victim}@$at]"
+    mtag=
+    [ "$mapping" = node ] && mtag=,node
+    name="kill[$i,$mode$mtag,$kind${victim:+ $victim}@$at]"
     why=
     # Every rank acknowledged STEPS: the job had closed the file when it was killed.
     done_ranks=0
@@ -501,7 +516,7 @@ the kill and left no logs: the close drain, not a replay, left these bytes; see 
         fi
         if [ "${undrained:-0}" -gt 0 ]; then
             m=$("$tool" ls "$bb" | grep -v 'undrained=0 bytes' |
-                sed -n 's/\.meta: file=.*//p' | head -n 1)
+                sed -n 's/\.meta\(\[slot [0-9]*\]\)\{0,1\}: file=.*//p' | head -n 1)
             if [ -n "$m" ]; then
                 cp "$m.meta" "$work/prev/log.meta" && cp "$m.data" "$work/prev/log.data" &&
                     prev_log=$work/prev/log

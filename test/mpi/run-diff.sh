@@ -325,6 +325,7 @@ check_kept_logs() {
 # N:planned: every process's background drain planned at least twice (t_planspace: the
 # set_size with nothing logged, then one of its 24 collective writes); N:through / N:nothrough:
 # some bytes / no byte went straight to the PFS file (bytes_through; bblog_through_threshold);
+# N:pairs: every process's log was a slot of its node's log pair (bblog_mapping=node);
 # N:phased: no process planned more than 10 times (t_phases: 6 phases of 40 collective writes;
 # with a point at each phase's end once their length is known 8, with phase-blind spacing 11).
 # Prints the problem, if any.
@@ -391,6 +392,11 @@ if want[1:] == ["alone"]:
         if o.get("drains", 0) > 0 and coll != 0:
             print("bblog_stats: %d collective write calls on the PFS file, expected none (the "
                   "drain's chunks written alone)" % coll)
+if want[1:] == ["pairs"]:
+    for o in objs:
+        if o.get("bytes_logged", 0) > 0 and o.get("logs_in_node_pairs") != o.get("nprocs"):
+            print("bblog_stats: logs_in_node_pairs %s of %s processes, expected all (one log "
+                  "pair per node)" % (o.get("logs_in_node_pairs"), o.get("nprocs")))
 if want[1:] == ["fewplans"]:
     bg = [o for o in bgobjs if o.get("plans") is not None]
     if not bg:
@@ -774,6 +780,8 @@ bgmodes=(
     "modebb     bblog_mode=bb"
     "resyncbb   bblog_drain=reactive;bblog_sync=bb"
     "prsyncbb   bblog_drain=proactive;bblog_drain_interval=0.05;bblog_segment_size=64k;bblog_sync=bb"
+    "lognode    bblog_mapping=node"
+    "lognodebb  bblog_mapping=node;bblog_mode=bb"
 )
 for m in "${bgmodes[@]}"; do
     read -r mode hints <<<"$m"
@@ -788,7 +796,7 @@ for m in "${bgmodes[@]}"; do
         selected "$name[$mode]" || continue
         # With bblog_close=bb only the processes that closed a file wait for its drain at a
         # re-open (bblog(7)); t_subcomm re-opens a name that another group closed.
-        case $name[$mode] in t_subcomm\[*closebb\] | t_subcomm\[modebb\]) continue ;; esac
+        case $name[$mode] in t_subcomm\[*closebb\] | t_subcomm\[modebb\] | t_subcomm\[lognodebb\]) continue ;; esac
         for n in "$@"; do
             run_case "$name[$mode]" "$prog" "$n" "$hints" noforce
         done
@@ -805,6 +813,19 @@ for c in "${cases[@]}"; do
     [ "$n" -ge 3 ] || continue
     selected "$name[node2]" || continue
     run_case "$name[node2]" "$prog" "$n" "" "noforce,env=BBLOG_DEBUG_NODE_SIZE=2"
+done
+selected "t_strided[lognode,stats]" &&
+    run_case "t_strided[lognode,stats]" t_strided 4 "bblog_mapping=node" stats=2:pairs
+# One log pair per node (bblog_mapping=node) on nodes of two ranks: the node exchange reads
+# the node's slots of one pair.
+for c in "${cases[@]}"; do
+    read -r name prog ranks <<<"$c"
+    set -- $ranks
+    n=${!#}
+    [ "$n" -ge 3 ] || continue
+    selected "$name[lognode,node2]" || continue
+    run_case "$name[lognode,node2]" "$prog" "$n" "bblog_mapping=node" \
+        "noforce,env=BBLOG_DEBUG_NODE_SIZE=2"
 done
 selected "t_bigdata[node2,flush64k]" &&
     run_case "t_bigdata[node2,flush64k]" t_bigdata 4 "$small" "noforce,env=BBLOG_DEBUG_NODE_SIZE=2"
@@ -908,6 +929,15 @@ if [ "${CLUSTER_BB_KIND:-}" = shared ]; then
         run_case "t_strided[sharedbb,flush64k]" t_strided 4 "bblog_shared_bb=true;$small"
     selected "t_strided[sharedbb,stats]" &&
         run_case "t_strided[sharedbb,stats]" t_strided 4 "bblog_shared_bb=true" stats=2:alone
+    # One log pair per node there too: each drain reads the slots of every node's pair.
+    for c in "t_strided 4" "t_overlap 4" "t_xorder 4" "t_peerread 4"; do
+        set -- $c
+        selected "$1[sharedbb,lognode]" &&
+            run_case "$1[sharedbb,lognode]" "$1" "$2" "bblog_shared_bb=true;bblog_mapping=node"
+    done
+    selected "t_strided[sharedbb,lognode,stats]" &&
+        run_case "t_strided[sharedbb,lognode,stats]" t_strided 4 \
+            "bblog_shared_bb=true;bblog_mapping=node" stats=2:alone
 elif [ -n "$cl_nodes" ]; then
     # The hint where each node has a burst buffer of its own: a warning, and the MPI exchange.
     selected "t_strided[sharedbb,nodelocal]" &&

@@ -86,12 +86,40 @@ out:
     return rc;
 }
 
+/* Where RANK's log starts in its meta and data files: 0, or its slot in the node pair. */
+static uint64_t mbase(const struct sim *s, uint32_t rank)
+{
+    return s->node ? bblog_node_meta_base(bblog_node_lg(s->nprocs), rank) : 0;
+}
+
+static uint64_t dbase(const struct sim *s, uint32_t rank)
+{
+    return s->node ? bblog_node_data_base(bblog_node_lg(s->nprocs), rank) : 0;
+}
+
+static int open_logs(struct sim *s, const char *dir, const char *tag, const char *pfs_path,
+                     const char *job_id, uint32_t nprocs, uint64_t seed);
+
 int sim_open(struct sim *s, const char *dir, const char *tag, const char *pfs_path,
              const char *job_id, uint32_t nprocs, uint64_t seed)
 {
+    memset(s, 0, sizeof *s);
+    return open_logs(s, dir, tag, pfs_path, job_id, nprocs, seed);
+}
+
+int sim_open_node(struct sim *s, const char *dir, const char *tag, const char *pfs_path,
+                  const char *job_id, uint32_t nprocs, uint64_t seed)
+{
+    memset(s, 0, sizeof *s);
+    s->node = 1;
+    return open_logs(s, dir, tag, pfs_path, job_id, nprocs, seed);
+}
+
+static int open_logs(struct sim *s, const char *dir, const char *tag, const char *pfs_path,
+                     const char *job_id, uint32_t nprocs, uint64_t seed)
+{
     int rc = ENOMEM;
 
-    memset(s, 0, sizeof *s);
     s->nprocs = nprocs;
     s->rng = seed ? seed : 1;
     s->dir = strdup(dir);
@@ -117,9 +145,13 @@ int sim_open(struct sim *s, const char *dir, const char *tag, const char *pfs_pa
             .dir = dir, .name = name, .pfs_path = pfs_path, .job_id = job_id,
             .rank = r, .nprocs = nprocs, .staging_size = 64 << 10, .staging_count = 2,
             .flags = BBLOG_LOG_NO_AIO, .set_id = s->set_id,
+            .slots = s->node ? nprocs : 0, .slot = s->node ? r : 0,
         };
 
-        snprintf(name, sizeof name, "%s.r%u", tag, r);
+        if (s->node)
+            snprintf(name, sizeof name, "%s.n0", tag);
+        else
+            snprintf(name, sizeof name, "%s.r%u", tag, r);
         rc = bblog_log_create(&p, &s->logs[r]);
         if (rc != 0)
             return rc;
@@ -228,8 +260,9 @@ static void drop_pending(struct sim *s)
     s->npending = 0;
 }
 
-/* Rewrites RANK's header with the next epoch, as the first half of bblog_log_mark_drained. */
-static int bump_epoch(const char *meta_path)
+/* Rewrites RANK's header (at BASE) with the next epoch, as the first half of
+ * bblog_log_mark_drained. */
+static int bump_epoch(const char *meta_path, uint64_t base)
 {
     unsigned char hdr[BBLOG_HEADER_SIZE];
     struct bblog_log_header h;
@@ -238,13 +271,13 @@ static int bump_epoch(const char *meta_path)
     fd = open(meta_path, O_RDWR);
     if (fd < 0)
         return errno;
-    rc = pread(fd, hdr, sizeof hdr, 0) == (ssize_t) sizeof hdr ? 0 : EIO;
+    rc = pread(fd, hdr, sizeof hdr, (off_t) base) == (ssize_t) sizeof hdr ? 0 : EIO;
     if (rc == 0)
         rc = bblog_header_decode(hdr, &h);
     if (rc == 0) {
         h.epoch++;
         bblog_header_encode(&h, hdr);
-        rc = write_all(fd, hdr, sizeof hdr, 0);
+        rc = write_all(fd, hdr, sizeof hdr, base);
     }
     close(fd);
     return rc;
@@ -287,7 +320,7 @@ int sim_drain(struct sim *s, uint32_t stuck_rank)
             rc = bblog_log_close(s->logs[r], 0);
             s->logs[r] = NULL;
             if (rc == 0)
-                rc = bump_epoch(s->meta_paths[r]);
+                rc = bump_epoch(s->meta_paths[r], mbase(s, r));
         } else {
             rc = bblog_log_mark_drained(s->logs[r]);
         }
@@ -327,7 +360,8 @@ int sim_crash(struct sim *s)
 
 /* Finds the slot and data offset of RANK's undrained record number WHICH, or of its last one
  * when WHICH is SIZE_MAX. */
-static int find_record(const char *meta_path, size_t which, struct bblog_log_record *out)
+static int find_record(const struct sim *s, uint32_t rank, size_t which,
+                       struct bblog_log_record *out)
 {
     struct bblog_scan *sc;
     struct bblog_log_record r;
@@ -335,7 +369,7 @@ static int find_record(const char *meta_path, size_t which, struct bblog_log_rec
     size_t k = 0;
     int found = 0, rc, n;
 
-    rc = bblog_scan_open(meta_path, &sc);
+    rc = bblog_scan_open_slot(s->meta_paths[rank], s->node ? rank : BBLOG_NODE_HEADER, &sc);
     if (rc != 0)
         return rc;
     while ((n = bblog_scan_next(sc, &r, &p)) == 1) {
@@ -373,13 +407,25 @@ int sim_tear(struct sim *s, uint32_t rank)
 
     if (i == SIZE_MAX)
         return ENOENT;
-    rc = find_record(s->meta_paths[rank], SIZE_MAX, &r);
+    rc = find_record(s, rank, SIZE_MAX, &r);
     if (rc != 0)
         return rc;
     if (r.off != s->pending[i].off || r.len != s->pending[i].len)
         return EPROTO;
-    if (truncate(s->meta_paths[rank], (off_t) (r.slot + BBLOG_RECORD_SIZE / 2)) != 0)
+    if (s->node) {
+        /* In a shared pair a torn append is a record slot written only in part. */
+        static const unsigned char zeros[BBLOG_RECORD_SIZE / 2];
+        int fd = open(s->meta_paths[rank], O_RDWR);
+
+        if (fd < 0)
+            return errno;
+        rc = write_all(fd, zeros, sizeof zeros, mbase(s, rank) + r.slot + sizeof zeros);
+        close(fd);
+        if (rc != 0)
+            return rc;
+    } else if (truncate(s->meta_paths[rank], (off_t) (r.slot + BBLOG_RECORD_SIZE / 2)) != 0) {
         return errno;
+    }
     free(s->pending[i].data);
     memmove(&s->pending[i], &s->pending[i + 1], (s->npending - i - 1) * sizeof *s->pending);
     s->npending--;
@@ -394,7 +440,7 @@ int sim_corrupt(struct sim *s, uint32_t rank, size_t which, int payload)
     off_t pos;
     int fd, rc;
 
-    rc = find_record(s->meta_paths[rank], which, &r);
+    rc = find_record(s, rank, which, &r);
     if (rc != 0)
         return rc;
     if (payload) {
@@ -404,9 +450,9 @@ int sim_corrupt(struct sim *s, uint32_t rank, size_t which, int payload)
         if (!path)
             return ENOMEM;
         memcpy(path + n - 5, ".data", 5);
-        pos = (off_t) (r.data_off + r.len / 2);
+        pos = (off_t) (dbase(s, rank) + r.data_off + r.len / 2);
     } else {
-        pos = (off_t) (r.slot + BBLOG_R_OFF);
+        pos = (off_t) (mbase(s, rank) + r.slot + BBLOG_R_OFF);
     }
     fd = open(payload ? path : s->meta_paths[rank], O_RDWR);
     free(path);
@@ -431,8 +477,17 @@ int sim_remove(struct sim *s, uint32_t rank)
     if (!data)
         return ENOMEM;
     memcpy(data + n - 5, ".data", 5);
-    if (unlink(s->meta_paths[rank]) != 0 || unlink(data) != 0)
+    if (s->node) {
+        /* A slot whose log is gone reads as zeros. */
+        static const unsigned char zeros[BBLOG_HEADER_SIZE];
+        int fd = open(s->meta_paths[rank], O_RDWR);
+
+        rc = fd < 0 ? errno : write_all(fd, zeros, sizeof zeros, mbase(s, rank));
+        if (fd >= 0)
+            close(fd);
+    } else if (unlink(s->meta_paths[rank]) != 0 || unlink(data) != 0) {
         rc = errno;
+    }
     free(data);
     for (size_t i = 0; i < s->npending;) {
         if (s->pending[i].rank == rank) {

@@ -18,6 +18,7 @@ struct sim_write;
 struct sim {
     char *dir, *pfs_path, *job_id, *tag;
     uint32_t nprocs;
+    int node;                   /* one node log pair, rank r in slot r (bblog_mapping=node) */
     uint64_t set_id;            /* in every log's header */
     struct bblog_log **logs;    /* NULL once a rank's log is closed */
     char **meta_paths;          /* per rank, kept after close */
@@ -34,6 +35,9 @@ struct sim {
  * from an empty (absent) PFS file; SEED drives the payload bytes. */
 int sim_open(struct sim *s, const char *dir, const char *tag, const char *pfs_path,
              const char *job_id, uint32_t nprocs, uint64_t seed);
+/* The same with the NPROCS logs in the slots of one node log pair DIR/TAG.n0.{meta,data}. */
+int sim_open_node(struct sim *s, const char *dir, const char *tag, const char *pfs_path,
+                  const char *job_id, uint32_t nprocs, uint64_t seed);
 
 /* Rank RANK writes LEN pseudo-random bytes at OFF, through its log. */
 int sim_write(struct sim *s, uint32_t rank, uint64_t off, uint64_t len);

@@ -174,7 +174,7 @@ static void check_header_roundtrip(size_t path_len, size_t job_len)
     assert_memory_equal(buf + BBLOG_H_PATH, h.pfs_path, path_len);
     for (size_t i = path_len; i < BBLOG_PATH_MAX; i++)
         assert_int_equal(buf[BBLOG_H_PATH + i], 0);
-    assert_int_equal(bblog_get_le32(buf + BBLOG_H_RESERVED), 0);
+    assert_int_equal(bblog_get_le32(buf + BBLOG_H_NODE), 0);
     assert_int_equal(bblog_get_le32(buf + BBLOG_H_CRC), crc_oracle(0, buf, 3068));
     /* No sync yet: both sync slots empty. */
     for (size_t i = BBLOG_H_SYNC0; i < BBLOG_HEADER_SIZE; i++)
@@ -229,7 +229,7 @@ static void test_header_identity_errors(void **state)
 
     /* The version is checked before the CRC: a future version may place it elsewhere. */
     memcpy(buf, good, sizeof buf);
-    bblog_put_le32(buf + BBLOG_H_VERSION, BBLOG_FORMAT_VERSION + 1);
+    bblog_put_le32(buf + BBLOG_H_VERSION, BBLOG_FORMAT_VERSION_NODE + 1);
     assert_int_equal(bblog_header_decode(buf, &d), BBLOG_EVERSION);
     /* Version 2 (no trim point) is still read. */
     bblog_put_le32(buf + BBLOG_H_VERSION, 2);
@@ -437,6 +437,57 @@ static void test_record_bitflips(void **state)
     assert_int_equal(bblog_record_decode(buf, &r, &crc), BBLOG_ECORRUPT);
 }
 
+/* A slot of a node log pair (version 4) and the pair's own header: the node word round-trips,
+ * and a word that contradicts itself, or one in a version 3 header, is refused. */
+static void test_node_header(void **state)
+{
+    static unsigned char buf[BBLOG_HEADER_SIZE];
+    static struct bblog_log_header h, d;
+
+    (void) state;
+    assert_int_equal(bblog_node_lg(1), 40);
+    assert_int_equal(bblog_node_lg(15), 40);
+    assert_int_equal(bblog_node_lg(16), 39);
+    assert_int_equal(bblog_node_lg(100), 37);
+    assert_int_equal(bblog_node_lg(BBLOG_NODE_SLOTS_MAX), 32);
+    assert_true(bblog_node_meta_base(40, 0) == (UINT64_C(1) << 36));
+    assert_true(bblog_node_data_base(39, 3) == 3 * (UINT64_C(1) << 39));
+
+    sample_header(&h, 40, 8);
+    h.slots = 5;
+    h.slot = 3;
+    h.lg = bblog_node_lg(5);
+    bblog_header_encode(&h, buf);
+    assert_int_equal(bblog_get_le32(buf + BBLOG_H_VERSION), BBLOG_FORMAT_VERSION_NODE);
+    assert_int_equal(bblog_get_le32(buf + BBLOG_H_NODE), 5 | 4 << 12 | 40u << 24);
+    assert_int_equal(bblog_header_decode(buf, &d), 0);
+    assert_int_equal(d.version, BBLOG_FORMAT_VERSION_NODE);
+    assert_int_equal(d.slots, 5);
+    assert_int_equal(d.slot, 3);
+    assert_int_equal(d.lg, 40);
+    assert_string_equal(d.pfs_path, h.pfs_path);
+
+    h.slot = BBLOG_NODE_HEADER;
+    bblog_header_encode(&h, buf);
+    assert_int_equal(bblog_get_le32(buf + BBLOG_H_NODE), 5 | 40u << 24);
+    assert_int_equal(bblog_header_decode(buf, &d), 0);
+    assert_true(d.slot == BBLOG_NODE_HEADER && d.slots == 5);
+
+    bblog_put_le32(buf + BBLOG_H_NODE, 5 | 6 << 12 | 40u << 24);       /* slot 5 of 5 */
+    reseal(buf);
+    assert_int_equal(bblog_header_decode(buf, &d), BBLOG_EBADHDR);
+    bblog_put_le32(buf + BBLOG_H_NODE, 5 | 1 << 12 | 39u << 24);       /* wrong stride */
+    reseal(buf);
+    assert_int_equal(bblog_header_decode(buf, &d), BBLOG_EBADHDR);
+    bblog_put_le32(buf + BBLOG_H_NODE, 0 | 1 << 12 | 40u << 24);       /* no slots */
+    reseal(buf);
+    assert_int_equal(bblog_header_decode(buf, &d), BBLOG_EBADHDR);
+    bblog_put_le32(buf + BBLOG_H_NODE, 5 | 1 << 12 | 40u << 24);
+    bblog_put_le32(buf + BBLOG_H_VERSION, BBLOG_FORMAT_VERSION);       /* v3 with a node word */
+    reseal(buf);
+    assert_int_equal(bblog_header_decode(buf, &d), BBLOG_EBADHDR);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -449,6 +500,7 @@ int main(void)
         cmocka_unit_test(test_header_bitflips),
         cmocka_unit_test(test_sync_slots),
         cmocka_unit_test(test_header_insane_values),
+        cmocka_unit_test(test_node_header),
         cmocka_unit_test(test_record_roundtrip),
         cmocka_unit_test(test_record_bitflips),
     };

@@ -1647,6 +1647,119 @@ static void test_userdir(void **state)
     free(base);
 }
 
+/* Reads slot SLOT of pair META: *n records of the header's epoch, each payload compared with
+ * want[i] (len bytes); returns the header's epoch. */
+static uint64_t check_slot(const char *meta, uint32_t slot, unsigned n,
+                           unsigned char want[][5000], size_t len)
+{
+    struct bblog_scan *s = NULL;
+    struct bblog_log_record r;
+    const void *p;
+    unsigned k = 0;
+    uint64_t epoch;
+    int rc;
+
+    assert_int_equal(bblog_scan_open_slot(meta, slot, &s), 0);
+    assert_int_equal(bblog_scan_header(s)->slot, slot);
+    epoch = bblog_scan_header(s)->epoch;
+    while ((rc = bblog_scan_next(s, &r, &p)) == 1) {
+        if (r.epoch != epoch)
+            continue;
+        assert_true(k < n);
+        assert_int_equal(r.len, len);
+        assert_memory_equal(p, want[k], len);
+        k++;
+    }
+    assert_int_equal(rc, 0);    /* a clean end: the zeros after a slot's log are no tear */
+    assert_int_equal(k, n);
+    bblog_scan_close(s);
+    return epoch;
+}
+
+/* A node log pair (bblog_mapping=node): slots 0 and 2 of 3 in one pair of files; each slot is
+ * a log of its own (read back, scanned, drained, removed) that leaves the others alone, a used
+ * slot cannot be joined twice, and the names go with the last slot. On a disk directory the
+ * slots take the O_DIRECT and libaio paths. */
+static void node_pair_case(const char *dir)
+{
+    static unsigned char data[2][4][5000], back[5000];
+    struct bblog_log *l[3] = { NULL }, *dup = NULL;
+    struct bblog_scan *s = NULL;
+    struct bblog_log_record r;
+    const void *p;
+    char meta[4096], dpath[4096];
+    uint64_t doff[2][4], x = 77;
+    struct stat sb;
+
+    for (uint32_t slot = 0; slot < 3; slot += 2) {
+        struct bblog_log_params pp = {
+            .dir = dir, .name = "pair", .pfs_path = "/pfs/node", .job_id = "jn",
+            .rank = slot, .nprocs = 3, .set_id = 42, .staging_size = 8192,
+            .staging_count = 2, .slots = 3, .slot = slot,
+        };
+
+        assert_int_equal(bblog_log_create(&pp, &l[slot]), 0);
+        if (slot == 2)
+            assert_int_equal(bblog_log_create(&pp, &dup), EEXIST);
+    }
+    snprintf(meta, sizeof meta, "%s/pair.meta", dir);
+    snprintf(dpath, sizeof dpath, "%s/pair.data", dir);
+    assert_string_equal(bblog_log_meta_path(l[0]), meta);
+    assert_string_equal(bblog_log_data_path(l[2]), dpath);
+    assert_int_equal(bblog_log_live(meta), 1);
+    for (int i = 0; i < 4; i++)
+        for (int k = 0; k < 2; k++) {
+            tu_fill(&x, data[k][i], sizeof data[k][i]);
+            assert_int_equal(bblog_log_append(l[2 * k], (uint64_t) i * 10000 + k * 5000, 5000,
+                                              data[k][i], &doff[k][i]), 0);
+            assert_int_equal(doff[k][i], (uint64_t) i * 5000);     /* offsets within the slot */
+        }
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < 4; i++) {
+            assert_int_equal(bblog_log_read(l[2 * k], doff[k][i], 5000, back), 0);
+            assert_memory_equal(back, data[k][i], 5000);
+        }
+    assert_int_equal(bblog_log_sync(l[0]), 0);
+    assert_int_equal(bblog_log_sync(l[2]), 0);
+
+    /* The pair's own header, and the slots. */
+    assert_int_equal(bblog_scan_open(meta, &s), 0);
+    assert_int_equal(bblog_scan_header(s)->slots, 3);
+    assert_true(bblog_scan_header(s)->slot == BBLOG_NODE_HEADER);
+    assert_int_equal(bblog_scan_next(s, &r, &p), 0);
+    bblog_scan_close(s);
+    assert_int_equal(check_slot(meta, 0, 4, data[0], 5000), 0);
+    assert_int_equal(check_slot(meta, 2, 4, data[1], 5000), 0);
+    assert_int_equal(bblog_scan_open_slot(meta, 1, &s), BBLOG_EBADMAGIC);
+    assert_int_equal(bblog_scan_open_slot(meta, 3, &s), BBLOG_EINVAL);
+
+    /* Draining slot 0 empties its log only; it takes appends again from data offset 0. */
+    assert_int_equal(bblog_log_mark_drained(l[0]), 0);
+    assert_int_equal(check_slot(meta, 0, 0, data[0], 5000), 1);
+    assert_int_equal(check_slot(meta, 2, 4, data[1], 5000), 0);
+    assert_int_equal(bblog_log_append(l[0], 7, 5000, data[1][3], &doff[0][0]), 0);
+    assert_int_equal(doff[0][0], 0);
+    assert_int_equal(bblog_log_sync(l[0]), 0);
+    assert_int_equal(check_slot(meta, 0, 1, &data[1][3], 5000), 1);
+
+    /* The first slot out leaves the names; the last removes them. */
+    assert_int_equal(bblog_log_close(l[0], 1), 0);
+    assert_int_equal(stat(meta, &sb), 0);
+    assert_int_equal(bblog_scan_open_slot(meta, 0, &s), BBLOG_EBADMAGIC);
+    assert_int_equal(check_slot(meta, 2, 4, data[1], 5000), 0);
+    assert_int_equal(bblog_log_close(l[2], 1), 0);
+    assert_int_equal(stat(meta, &sb), -1);
+    assert_int_equal(stat(dpath, &sb), -1);
+    assert_int_equal(bblog_log_live(meta), 0);
+}
+
+static void test_node_pair(void **state)
+{
+    (void) state;
+    node_pair_case(g_shm);
+    node_pair_case(g_disk);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1672,6 +1785,7 @@ int main(void)
         cmocka_unit_test_setup(test_fault_close_reports, test_setup),
         cmocka_unit_test_setup(test_fault_recover_by_drain, test_setup),
         cmocka_unit_test_setup(test_live, test_setup),
+        cmocka_unit_test_setup(test_node_pair, test_setup),
         cmocka_unit_test_setup(test_userdir, test_setup),
     };
 

@@ -265,9 +265,8 @@ static void test_torn_reported(void **state)
  * random drains (some with a rank stuck between the epoch bump and the truncation), a random
  * torn tail, small random gather buffers so that flushes and direct writes both happen.
  */
-static void test_random_against_model(void **state)
+static void random_rounds(struct fixture *f, int node)
 {
-    struct fixture *f = *state;
     uint64_t x = 20240611;
 
     for (int round = 0; round < 16; round++) {
@@ -279,7 +278,8 @@ static void test_random_against_model(void **state)
 
         snprintf(tag, sizeof tag, "rnd%d", round);
         snprintf(pfs, sizeof pfs, "%s/pfs.rnd%d", f->dir, round);
-        assert_int_equal(sim_open(&s, f->dir, tag, pfs, tag, NPROCS, (uint64_t) round + 1), 0);
+        assert_int_equal((node ? sim_open_node : sim_open)(&s, f->dir, tag, pfs, tag, NPROCS,
+                                                           (uint64_t) round + 1), 0);
         for (uint32_t gen = 0; gen < 6; gen++) {
             int writes = 2 + (int) (x % 12);
 
@@ -326,9 +326,22 @@ static void test_random_against_model(void **state)
     }
 }
 
+static void test_random_against_model(void **state)
+{
+    random_rounds(*state, 0);
+}
+
+/* The same job with the logs of the 4 ranks in the slots of one node log pair
+ * (bblog_mapping=node): drains, a rank stuck between the two halves of mark_drained, torn
+ * appends and crashes replay to the model's bytes. */
+static void test_random_node_pair(void **state)
+{
+    random_rounds(*state, 1);
+}
+
 /* Mid-log corruption, in a record slot or in a payload: refused before anything is written,
  * the error names the log, and the PFS file (absent, or holding drained data) is untouched. */
-static void check_corrupt(struct fixture *f, int payload, int drained)
+static void check_corrupt(struct fixture *f, int payload, int drained, int node)
 {
     struct bblog_replay_report rep;
     struct bblog_replay_err err;
@@ -336,8 +349,8 @@ static void check_corrupt(struct fixture *f, int payload, int drained)
     size_t before_len = 0;
     struct sim s;
 
-    assert_int_equal(sim_open(&s, f->dir, payload ? "cp" : "cr", f->pfs, "job-c", NPROCS, 9),
-                     0);
+    assert_int_equal((node ? sim_open_node : sim_open)(&s, f->dir, payload ? "cp" : "cr", f->pfs,
+                                                       "job-c", NPROCS, 9), 0);
     if (drained) {
         for (uint32_t r = 0; r < NPROCS; r++)
             assert_int_equal(sim_write(&s, r, r * 512, 512), 0);
@@ -377,12 +390,24 @@ static void check_corrupt(struct fixture *f, int payload, int drained)
 
 static void test_corrupt_record_refused(void **state)
 {
-    check_corrupt(*state, 0, 0);
+    check_corrupt(*state, 0, 0, 0);
 }
 
 static void test_corrupt_payload_refused(void **state)
 {
-    check_corrupt(*state, 1, 1);
+    check_corrupt(*state, 1, 1, 0);
+}
+
+/* The same in the slots of a node log pair: the damage is found in slot 1's log, and only
+ * that slot's log is named. */
+static void test_corrupt_node_record(void **state)
+{
+    check_corrupt(*state, 0, 1, 1);
+}
+
+static void test_corrupt_node_payload(void **state)
+{
+    check_corrupt(*state, 1, 0, 1);
 }
 
 /* Logs of two jobs for one path: refused unless a job is named; naming one replays only it. */
@@ -938,8 +963,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_keep_records, setup, teardown),
         cmocka_unit_test_setup_teardown(test_keep_records_control, setup, teardown),
         cmocka_unit_test_setup_teardown(test_random_against_model, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_random_node_pair, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_record_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_payload_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_corrupt_node_record, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_corrupt_node_payload, setup, teardown),
         cmocka_unit_test_setup_teardown(test_two_jobs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_drained_logs_ignored, setup, teardown),
         cmocka_unit_test_setup_teardown(test_process_set_mismatch, setup, teardown),

@@ -845,6 +845,9 @@ selected "t_capacity[max1m,closebb]" &&
 selected "t_capacity[max1m,node2]" &&
     run_case "t_capacity[max1m,node2]" t_capacity 4 "bblog_max_size=1m" \
         "stats=2:cap,noforce,env=BBLOG_DEBUG_NODE_SIZE=2"
+selected "t_capacity[max1m,lognode]" &&
+    run_case "t_capacity[max1m,lognode]" t_capacity 3 "bblog_max_size=1m;bblog_mapping=node" \
+        stats=2:cap
 selected "t_capacity[max1m,solo]" && run_case "t_capacity[max1m,solo]" t_capacity 1 \
     "bblog_max_size=1m" stats=2:cap
 

@@ -35,6 +35,7 @@ static const char usage_text[] =
     "  --missing RANK  remove RANK's log after the crash\n"
     "  --stuck RANK    RANK crashes inside the drain, after its epoch bump\n"
     "  --no-drain      skip the drain: everything stays undrained\n"
+    "  --node          the logs in the slots of one node log pair TAG.n0 (bblog_mapping=node)\n"
     "  --sync          sync after generation 2: its records are acknowledged, those of\n"
     "                  generation 3 are not\n"
     "Prints one line 'log META_PATH' per log left behind.\n";
@@ -108,6 +109,7 @@ int main(int argc, char **argv)
         { "missing", required_argument, NULL, 'M' },
         { "stuck", required_argument, NULL, 'S' },
         { "no-drain", no_argument, NULL, 'D' },
+        { "node", no_argument, NULL, 'N' },
         { "sync", no_argument, NULL, 'Y' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -115,7 +117,7 @@ int main(int argc, char **argv)
     uint32_t nprocs = 4, torn = NONE, corrupt = NONE, missing = NONE, stuck = NONE;
     const char *job = "mklogs-job", *tag = "mklogs", *dir;
     uint64_t seed = 1;
-    int c, userdir = 0, drain = 1, sync = 0, rc;
+    int c, userdir = 0, drain = 1, sync = 0, node = 0, rc;
     char udir[4096];
     struct sim s;
 
@@ -150,6 +152,9 @@ int main(int argc, char **argv)
         case 'S':
             bad = parse_rank(optarg, &stuck) != 0;
             break;
+        case 'N':
+            node = 1;
+            break;
         case 'D':
             drain = 0;
             break;
@@ -181,7 +186,7 @@ int main(int argc, char **argv)
         }
         dir = udir;
     }
-    rc = sim_open(&s, dir, tag, argv[optind + 1], job, nprocs, seed);
+    rc = (node ? sim_open_node : sim_open)(&s, dir, tag, argv[optind + 1], job, nprocs, seed);
     if (rc == 0)
         rc = run(&s, seed, stuck, drain, sync);
     if (rc == 0)

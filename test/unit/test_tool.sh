@@ -12,7 +12,7 @@ trap 'rm -rf "$T"' EXIT
 OUT=$T/out
 ERR=$T/err
 
-mkdir -p "$T/pfs" "$T/logs" "$T/bad" "$T/two" "$T/multi" "$T/miss"
+mkdir -p "$T/pfs" "$T/logs" "$T/bad" "$T/two" "$T/multi" "$T/miss" "$T/node"
 
 # ---- a 4-rank job with a drain and a torn tail on rank 3, logs in the per-user directory
 run 0 "$MKLOGS" --userdir --job job-tool --tag out --torn 3 \
@@ -173,6 +173,31 @@ run 0 "$BBLOG" replay "$T/st"
 same "$T/pfs/st.dat" "$T/st.dat"
 run 1 "$BBLOG" status
 run 1 "$BBLOG" status "$T/st" --frob
+
+# ---- one log pair per node (bblog_mapping=node): each slot is one log; a torn slot, replay
+run 0 "$MKLOGS" --node --job job-node --tag nd --torn 2 "$T/node" "$T/pfs/node.dat" \
+    "$T/node-exp.dat"
+N=$(sed -n 's/^log //p' "$OUT" | head -n 1)
+[ "$(sed -n 's/^log //p' "$OUT" | sort -u | wc -l)" -eq 1 ] || fail "mklogs --node: not one pair"
+[ "$(ls "$T/node" | wc -l)" -eq 2 ] || fail "mklogs --node: not two files"
+run 0 "$BBLOG" ls "$T/node"
+has "$OUT" "$N[slot 2]: file=$T/pfs/node.dat job=job-node rank=2/4 epoch=1 state=torn"
+has "$OUT" "$N[slot 3]: file=$T/pfs/node.dat job=job-node rank=3/4"
+has "$OUT" "(4 processes): 4 logs"
+run 1 "$BBLOG" check "$N"
+has "$OUT" "$N[slot 0]: clean:"
+has "$OUT" "$N[slot 2]: torn:"
+run 0 "$BBLOG" dump "$N"
+has "$OUT" "node log pair of 4 slots"
+run 0 "$BBLOG" dump --slot 1 "$N"
+has "$OUT" "slot 1 of 4 of a node's log pair"
+has "$OUT" "rank 1 of 4"
+run 1 "$BBLOG" dump --slot 4 "$N"
+run 1 "$BBLOG" dump --slot x "$N"
+has "$ERR" "--slot wants a slot number"
+run 0 "$BBLOG" replay "$T/node"
+has "$OUT" "of 4 logs of job job-node (4 processes)"
+same "$T/pfs/node.dat" "$T/node-exp.dat"
 
 # ---- usage errors
 run 1 "$BBLOG"

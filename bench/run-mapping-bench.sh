@@ -17,7 +17,10 @@
 #        shared  one tmpfs for all nodes (up --shared-bb), bblog_shared_bb=true;
 #        pfs     bblog_dir on the cluster's GlusterFS volume, bblog_shared_bb=true: a burst
 #                buffer that all nodes share through a file server over the network, where
-#                each file created is a round trip to the server (as on DataWarp)
+#                each file created is a round trip to the server (as on DataWarp); with
+#                bblog_consistency=mpi, since the list of published writes that POSIX reads
+#                need is a shared mapping, which this FUSE mount refuses (ENODEV: every
+#                write would go straight to the PFS)
 # Environment: BBLOG_ENV_SCRIPT (default /var/cache/bblog/current/bin/bblog-env.sh).
 set -euo pipefail
 
@@ -39,9 +42,9 @@ while [ $# -gt 0 ]; do
     esac
 done
 case $bb in
-local) up_args= hints= ;;
-shared) up_args=--shared-bb hints=bblog_shared_bb=true ;;
-pfs) up_args= hints=bblog_shared_bb=true ;;
+local) up_args= env=() ;;
+shared) up_args=--shared-bb env=(BBLOG_SHARED_BB=true) ;;
+pfs) up_args= env=(BBLOG_SHARED_BB=true BBLOG_CONSISTENCY=mpi) ;;
 *) echo "run-mapping-bench: --bb local, shared or pfs, not $bb" >&2; exit 2 ;;
 esac
 # shellcheck source=/dev/null
@@ -51,7 +54,11 @@ for p in ior openclose scaling; do mpicc -O2 -o "$bin/$p" "$here/bench/$p.c"; do
 trap '"$cluster" down >/dev/null 2>&1 || true; rm -rf "$bin"' EXIT
 
 median() { printf '%s\n' "$@" | sort -g | sed -n "$((($# + 1) / 2))p"; }
-field() { python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(*(d[k] for k in sys.argv[2:]))' "$@"; }
+# field JSON KEY...: the values of KEYs in the JSON object.
+field() {
+    python3 -c 'import json, sys; d = json.loads(sys.argv[1]); print(*(d[k] for k in sys.argv[2:]))' \
+        "$@"
+}
 
 k=$((4 << 10))
 table="| shape | burst buffer | mapping | BB files per node | open ms | first write ms | close ms | open+write+close ms | IOR write s | IOR close (drain) s | IOR end-to-end s |
@@ -72,7 +79,7 @@ for shape in $shapes; do
     for ((r = 1; r <= reps; r++)); do
         for mapping in process node; do
             run() {
-                BBLOG_DIR=$bbdir BBLOG_MAPPING=$mapping ${hints:+BBLOG_SHARED_BB=true} \
+                env BBLOG_DIR="$bbdir" BBLOG_MAPPING=$mapping "${env[@]}" \
                     "$cluster" mpiexec -hosts "$hosts" -n "$np" "$@" | grep '^{'
             }
             if [ "$r" = 1 ]; then

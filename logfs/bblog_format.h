@@ -130,11 +130,13 @@
  * create_time_ns 0 and no sync, written alike by every process that joins, so that a reader
  * learns slots and lg from it. A slot's header has code k + 1. slots (1..4095) is the number of
  * processes of the node; lg (32..40) is bblog_node_lg(slots), which keeps the data file under
- * 16 TiB (ext4's limit). The files are sparse: a slot takes device space only for what its
- * process wrote. A slot that reads as zeros holds no log (its process never wrote, or removed
- * its log); marking a slot's log drained punches its records and payloads out (a hole reads
- * as zeros) instead of truncating the files; the last process to remove its log, finding every
- * slot empty, removes the two names.
+ * 16 TiB (ext4's limit). Meta bytes [4096, 4104) count the processes in the pair now (u64,
+ * changed under the pair's flock as they join and leave). The files are sparse: a slot takes
+ * device space only for what its process wrote. A slot that reads as zeros holds no log (its
+ * process never wrote, or removed its log); marking a slot's log drained punches its records
+ * and payloads out (a hole reads as zeros) instead of truncating the files; the last process to
+ * leave (the count back at 0) removes the two names; a process that died never leaves, so its
+ * log stays for replay.
  *
  * Replay order across the ranks of one file: by gen, then by rank, then by seq. gen never
  * decreases within a log, and every process counts the same collective calls, so a write made
@@ -212,6 +214,7 @@
 #define BBLOG_NODE_LG_MIN       32u
 #define BBLOG_NODE_LG_MAX       40u
 #define BBLOG_NODE_HEADER       UINT32_MAX     /* bblog_log_header.slot of the pair's header */
+#define BBLOG_NODE_USERS        4096u          /* meta byte of the count of processes in it */
 
 /* The data stride 2^lg of a pair of slots slots: the largest up to 2^40 that keeps the data
  * file under 16 TiB - 4 GiB. */

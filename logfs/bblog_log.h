@@ -28,7 +28,8 @@ struct bblog_log_params {
     size_t staging_size;        /* bytes per staging buffer; 0 = 4 MiB; rounded up to 4 KiB */
     unsigned staging_count;     /* staging buffers (in flight + filling); 0 = 4, minimum 2 */
     size_t straight_min;        /* appends of this many bytes or more go from the caller's
-                                 * buffer to the file when it has no O_DIRECT; 0 = 4 KiB */
+                                 * buffer to the file when it has no O_DIRECT; 0 = 4 KiB
+                                 * (1 MiB in a node's pair) */
     unsigned flags;             /* BBLOG_LOG_* */
     /* A slot of a node's log pair (bblog_format.h): slots > 0 processes share the files
      * dir/name.meta and dir/name.data, this one in slot slot (< slots). 0: files of its own. */

@@ -94,6 +94,10 @@
  * 1.4-1.6 against 1.2; at 2 KiB staging wins, 1.0-1.2 against 0.9-1.1). Then the crc-then-write
  * granularity on that path, as COPY_CHUNK above. */
 #define DEFAULT_STRAIGHT_MIN ((size_t) 4096)
+/* In a node's log pair each write to the data file takes the inode lock that the node's other
+ * processes wait on: appends below 1 MiB are staged there, so that the file sees one write per
+ * staging buffer instead of one per append. */
+#define PAIR_STRAIGHT_MIN ((size_t) 1 << 20)
 #define STRAIGHT_CHUNK ((size_t) 65536)
 
 enum stage_state { ST_FREE, ST_FILLING, ST_BUSY };
@@ -117,6 +121,8 @@ struct bblog_log {
      * own has bases 0 and no limits (UINT64_MAX). */
     uint64_t mbase, dbase, mlim, dlim;
     uint32_t slots, slot;
+    int joined;                 /* counted in the pair's processes: must leave it */
+    int own_slot;               /* found the slot free: it is this log's to empty */
     int direct, aio, aio_dead;  /* aio_dead: io_getevents failed, completions unknowable */
     io_context_t ctx;
     struct io_event *events;    /* nst entries */
@@ -1032,24 +1038,47 @@ static int slot_empty(struct bblog_log *log, uint32_t k)
     return done < sizeof m || bblog_get_le64(m) == 0;
 }
 
+/* The count of processes in the pair (bblog_format.h): read into *n (0 when never written), or
+ * written from n. 0 or an errno. */
+static int pair_users(struct bblog_log *log, uint64_t *n, int is_write)
+{
+    unsigned char b[8] = { 0 };
+    size_t done = 0;
+    int rc;
+
+    if (is_write)
+        bblog_put_le64(b, *n);
+    rc = bblog_io_full(log->fd_meta, b, sizeof b, BBLOG_NODE_USERS, is_write, &done);
+    if (rc == 0 && !is_write)
+        *n = done < sizeof b ? 0 : bblog_get_le64(b);
+    return rc;
+}
+
 /* Leaves a node pair: this slot's log is emptied (a zero header: no log), and the last
- * process out, finding every slot empty under the pair's lock, removes the two names. */
+ * process out (the count of processes in the pair back at 0, under the pair's lock, which is
+ * held for the count alone) removes the two names. A count that reads 0 (damage) removes
+ * nothing. */
 static int slot_leave(struct bblog_log *log)
 {
-    int rc = pair_lock(log, LOCK_EX), last = 1;
+    int rc, last = 0;
+    uint64_t n = 0;
 
-    if (rc == 0) {
+    rc = 0;
+    if (log->own_slot) {
         (void) fallocate(log->fd_rdata, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
                          (off_t) log->dbase, (off_t) log->dlim);
         rc = zero_range(log->fd_meta, log->mbase,
                         BBLOG_HEADER_SIZE + log->rec_written * BBLOG_RECORD_SIZE);
     }
-    for (uint32_t k = 0; rc == 0 && last && k < log->slots; k++) {
-        int e = slot_empty(log, k);
-
-        if (e < 0)
-            rc = -e;
-        last = e == 1;
+    if (rc == 0)
+        rc = pair_lock(log, LOCK_EX);
+    if (rc != 0)
+        return rc;
+    rc = pair_users(log, &n, 0);
+    if (rc == 0 && n > 0) {
+        n--;
+        last = n == 0;
+        rc = pair_users(log, &n, 1);
     }
     if (rc == 0 && last) {
         if (unlinkat(log->dirfd, log->meta_name, 0) != 0 && errno != ENOENT)
@@ -1074,7 +1103,7 @@ static int log_destroy(struct bblog_log *log, int unlink_meta, int unlink_data)
     /* Names first, descriptors after: the meta log's lock (bblog_log_live) is held until
      * the names are gone. */
     if (log->slots) {
-        if (unlink_meta && log->fd_meta >= 0 && log->fd_rdata >= 0)
+        if (unlink_meta && log->joined)
             rc = slot_leave(log);
     } else {
         if (unlink_meta && unlinkat(log->dirfd, log->meta_name, 0) != 0 && rc == 0)
@@ -1240,10 +1269,13 @@ static int same_file(struct bblog_log *log, int fd, const char *name)
 }
 
 /*
- * Joins a node's log pair (bblog_format.h) in slot p->slot: opens or creates the two files and,
- * under the pair's lock (against the last process out removing the names), checks that they
- * are still the files of those names, that the slot is free, writes the pair's header, and
- * takes the slot's lock (bblog_log_live). The caller writes the slot's header.
+ * Joins a node's log pair (bblog_format.h) in slot p->slot: opens or creates the meta file and,
+ * under the pair's lock (against the last process out removing the names), checks that it is
+ * still the file of that name and counts itself in; from then on the names stay. Then, with
+ * no lock held (the node's processes join at once), opens or creates the data file, checks
+ * that the slot is free, writes the pair's header (every process writes the same bytes, so
+ * that a pair whose slots hold logs has it whoever came first) and takes the slot's lock
+ * (bblog_log_live). The caller writes the slot's header.
  */
 static int slot_join(struct bblog_log *log, const struct bblog_log_params *p,
                      const struct bblog_log_header *pair)
@@ -1251,6 +1283,7 @@ static int slot_join(struct bblog_log *log, const struct bblog_log_params *p,
     const int oflags = O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC;
     unsigned char hbuf[BBLOG_HEADER_SIZE];
     struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_len = 1 };
+    uint64_t n = 0;
     int rc = EAGAIN;
 
     for (int tries = 0; rc == EAGAIN && tries < 100; tries++) {
@@ -1260,21 +1293,28 @@ static int slot_join(struct bblog_log *log, const struct bblog_log_params *p,
         if (log->fd_meta < 0)
             return errno;
         rc = pair_lock(log, LOCK_EX);
-        if (rc == 0)
-            rc = same_file(log, log->fd_meta, log->meta_name);
         if (rc != 0)
-            (void) pair_lock(log, LOCK_UN);
+            return rc;
+        rc = same_file(log, log->fd_meta, log->meta_name);
+        if (rc == 0)
+            rc = pair_users(log, &n, 0);
+        if (rc == 0) {
+            n++;
+            rc = pair_users(log, &n, 1);
+        }
+        (void) pair_lock(log, LOCK_UN);
     }
     if (rc != 0)
         return rc;
+    log->joined = 1;
     log->fd_rdata = openat(log->dirfd, log->data_name, oflags, 0600);
     if (log->fd_rdata < 0)
-        rc = errno;
-    if (rc == 0)
-        rc = same_file(log, log->fd_rdata, log->data_name);
+        return errno;
+    rc = same_file(log, log->fd_rdata, log->data_name);
     if (rc == 0) {
         int e = slot_empty(log, p->slot);
         rc = e < 0 ? -e : e == 0 ? EEXIST : 0;
+        log->own_slot = rc == 0;
     }
     if (rc == 0) {
         bblog_header_encode(pair, hbuf);
@@ -1283,7 +1323,6 @@ static int slot_join(struct bblog_log *log, const struct bblog_log_params *p,
     fl.l_start = (off_t) log->mbase;
     if (rc == 0 && fcntl(log->fd_meta, F_OFD_SETLK, &fl) != 0)
         rc = errno;
-    (void) pair_lock(log, LOCK_UN);
     return rc;
 }
 
@@ -1331,7 +1370,8 @@ int bblog_log_create(const struct bblog_log_params *p, struct bblog_log **out)
         log->dlim = (uint64_t) 1 << log->hdr.lg;
     }
     log->ssize = ssize;
-    log->straight_min = p->straight_min != 0 ? p->straight_min : DEFAULT_STRAIGHT_MIN;
+    log->straight_min = p->straight_min != 0 ? p->straight_min :
+        p->slots > 1 ? PAIR_STRAIGHT_MIN : DEFAULT_STRAIGHT_MIN;
     log->nst = nst;
     log->rcap = ssize / 4 / BBLOG_RECORD_SIZE;
     if (log->rcap < MIN_RECORD_BUF / BBLOG_RECORD_SIZE)
@@ -1427,6 +1467,6 @@ fail:
     /* A failed create leaves nothing behind: the names it created (O_EXCL, in this very
      * directory, so ours) are removed, and only those; a slot of a node's pair is left (the
      * pair's names removed if no other slot is in use). */
-    log_destroy(log, created_meta, created_data);
+    log_destroy(log, created_meta || log->joined, created_data);
     return rc;
 }

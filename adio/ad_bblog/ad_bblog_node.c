@@ -300,7 +300,8 @@ static struct ADIOI_BBLOG_node *node_new(ADIO_File fd, struct ADIOI_BBLOG_state 
     nd->displs = malloc(nd->size * sizeof(*nd->displs));
     nd->maps = calloc(nd->size, sizeof(*nd->maps));
     nd->map_len = calloc(nd->size, sizeof(*nd->map_len));
-    if (!nd->ranks || !nd->fds || !nd->bases || !nd->lfds || !nd->pairs || !nd->counts || !nd->displs ||
+    if (!nd->ranks || !nd->fds || !nd->bases || !nd->lfds || !nd->pairs || !nd->counts ||
+        !nd->displs ||
         !nd->maps || !nd->map_len) {
         free(nd->fds);
         free(nd->lfds);

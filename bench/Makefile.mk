@@ -20,5 +20,7 @@ EXTRA_DIST += bench/vpic_h5.c bench/run-phases.py
 # MPI's mpicc, runs it and fails on memory growth, descriptor leaks, logs left or wrong bytes.
 EXTRA_DIST += bench/soak.c bench/run-soak.sh
 # The scaling figures (doc/scaling.md): run-scaling.sh builds scaling.c with the bblog MPI's
-# mpicc and runs it on the emulated cluster; run-cluster-bench.sh the IOR-like cases there.
-EXTRA_DIST += bench/scaling.c bench/run-scaling.sh bench/run-cluster-bench.sh doc/scaling.md
+# mpicc and runs it on the emulated cluster; run-cluster-bench.sh the IOR-like cases there;
+# run-mapping-bench.sh one log pair per node against one per process.
+EXTRA_DIST += bench/scaling.c bench/run-scaling.sh bench/run-cluster-bench.sh doc/scaling.md \
+    bench/run-mapping-bench.sh

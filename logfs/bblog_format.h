@@ -131,12 +131,13 @@
  * learns slots and lg from it. A slot's header has code k + 1. slots (1..4095) is the number of
  * processes of the node; lg (32..40) is bblog_node_lg(slots), which keeps the data file under
  * 16 TiB (ext4's limit). Meta bytes [4096, 4104) count the processes in the pair now (u64,
- * changed under the pair's flock as they join and leave). The files are sparse: a slot takes
- * device space only for what its process wrote. A slot that reads as zeros holds no log (its
- * process never wrote, or removed its log); marking a slot's log drained punches its records
- * and payloads out (a hole reads as zeros) instead of truncating the files; the last process to
- * leave (the count back at 0) removes the two names; a process that died never leaves, so its
- * log stays for replay.
+ * changed under a record lock of those 8 bytes as they join and leave; each process holds a
+ * record lock of its slot's first byte while its log is open). The files are sparse: a slot
+ * takes device space only for what its process wrote. A slot that reads as zeros holds no log
+ * (its process never wrote, or removed its log); marking a slot's log drained punches its
+ * records and payloads out (a hole reads as zeros) instead of truncating the files; the last
+ * process to leave (the count back at 0) removes the two names; a process that died never
+ * leaves, so its log stays for replay.
  *
  * Replay order across the ranks of one file: by gen, then by rank, then by seq. gen never
  * decreases within a log, and every process counts the same collective calls, so a write made

@@ -1016,10 +1016,16 @@ const char *bblog_log_data_path(const struct bblog_log *log)
 }
 
 /* Takes (op LOCK_EX) or releases (LOCK_UN) a node pair's lock, held while a process joins or
- * leaves it, so that the last one out removes the names only when no one is joining. */
+ * leaves it, so that the last one out removes the names only when no one is joining: a
+ * record lock on the count of processes (bblog_format.h). Record locks only, for this and
+ * for the slots' (an flock of the whole file would conflict with them where a FUSE file
+ * system makes flock a record lock of the whole file). */
 static int pair_lock(struct bblog_log *log, int op)
 {
-    while (flock(log->fd_meta, op) != 0)
+    struct flock fl = { .l_type = op == LOCK_EX ? F_WRLCK : F_UNLCK, .l_whence = SEEK_SET,
+                        .l_start = BBLOG_NODE_USERS, .l_len = 8 };
+
+    while (fcntl(log->fd_meta, F_OFD_SETLKW, &fl) != 0)
         if (errno != EINTR)
             return errno;
     return 0;
@@ -1268,6 +1274,19 @@ static int same_file(struct bblog_log *log, int fd, const char *name)
     return S_ISREG(a.st_mode) && a.st_uid == geteuid() ? 0 : EPERM;
 }
 
+/* Opens or creates NAME of a node's pair in the log directory. Where two processes create it at
+ * once, some FUSE file systems (GlusterFS) fail one O_CREAT with EEXIST: it then opens what the
+ * other made. */
+static int open_pair_file(struct bblog_log *log, const char *name)
+{
+    const int oflags = O_RDWR | O_NOFOLLOW | O_CLOEXEC;
+    int fd = openat(log->dirfd, name, oflags | O_CREAT, 0600);
+
+    if (fd < 0 && errno == EEXIST)
+        fd = openat(log->dirfd, name, oflags);
+    return fd;
+}
+
 /*
  * Joins a node's log pair (bblog_format.h) in slot p->slot: opens or creates the meta file and,
  * under the pair's lock (against the last process out removing the names), checks that it is
@@ -1280,7 +1299,6 @@ static int same_file(struct bblog_log *log, int fd, const char *name)
 static int slot_join(struct bblog_log *log, const struct bblog_log_params *p,
                      const struct bblog_log_header *pair)
 {
-    const int oflags = O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC;
     unsigned char hbuf[BBLOG_HEADER_SIZE];
     struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_len = 1 };
     uint64_t n = 0;
@@ -1289,7 +1307,7 @@ static int slot_join(struct bblog_log *log, const struct bblog_log_params *p,
     for (int tries = 0; rc == EAGAIN && tries < 100; tries++) {
         if (log->fd_meta >= 0)
             close(log->fd_meta);
-        log->fd_meta = openat(log->dirfd, log->meta_name, oflags, 0600);
+        log->fd_meta = open_pair_file(log, log->meta_name);
         if (log->fd_meta < 0)
             return errno;
         rc = pair_lock(log, LOCK_EX);
@@ -1307,7 +1325,7 @@ static int slot_join(struct bblog_log *log, const struct bblog_log_params *p,
     if (rc != 0)
         return rc;
     log->joined = 1;
-    log->fd_rdata = openat(log->dirfd, log->data_name, oflags, 0600);
+    log->fd_rdata = open_pair_file(log, log->data_name);
     if (log->fd_rdata < 0)
         return errno;
     rc = same_file(log, log->fd_rdata, log->data_name);

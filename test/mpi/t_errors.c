@@ -47,7 +47,7 @@ static const struct bad bad_values[] = {
     {"bblog_max_size", "-1"},
     {"bblog_max_size", "1x"},
     {"bblog_max_size", "99999999999g"},
-    {"bblog_mapping", "node"},           /* not supported yet */
+    {"bblog_mapping", "Node"},
     {"bblog_mapping", "bogus"},
     {"bblog_drain", "bogus"},
     {"bblog_drain", "Reactive"},
@@ -69,6 +69,7 @@ static const struct bad good_values[] = {
     {"bblog_flush_buffer_size", "4k"},   {"bblog_flush_buffer_size", "4096"},
     {"bblog_flush_buffer_size", "1M"},   {"bblog_max_size", "0"},
     {"bblog_max_size", "256K"},          {"bblog_mapping", "process"},
+    {"bblog_mapping", "node"},
     {"bblog_drain", "on_demand"},        {"bblog_sync", "bb"},
     {"bblog_close", "pfs"},              {"bblog_keep_logs", "false"},
     {"bblog_drain", "reactive"},         {"bblog_drain", "proactive"},

@@ -811,28 +811,21 @@ done
 
 # Nodes of two ranks (BBLOG_DEBUG_NODE_SIZE=2, ad_bblog_node.c): the node exchange inside each
 # pseudo-node and ROMIO's two-phase exchange between them, as on a cluster; the whole table at
-# its largest rank count, and small drain buffers (many rounds).
+# its largest rank count, and small drain buffers (many rounds). Again with one log pair per
+# node (bblog_mapping=node): the node exchange reads the node's slots of one pair.
 for c in "${cases[@]}"; do
     read -r name prog ranks <<<"$c"
     set -- $ranks
     n=${!#}
     [ "$n" -ge 3 ] || continue
-    selected "$name[node2]" || continue
-    run_case "$name[node2]" "$prog" "$n" "" "noforce,env=BBLOG_DEBUG_NODE_SIZE=2"
+    selected "$name[node2]" &&
+        run_case "$name[node2]" "$prog" "$n" "" "noforce,env=BBLOG_DEBUG_NODE_SIZE=2"
+    selected "$name[lognode,node2]" &&
+        run_case "$name[lognode,node2]" "$prog" "$n" "bblog_mapping=node" \
+            "noforce,env=BBLOG_DEBUG_NODE_SIZE=2"
 done
 selected "t_strided[lognode,stats]" &&
     run_case "t_strided[lognode,stats]" t_strided 4 "bblog_mapping=node" stats=2:pairs
-# One log pair per node (bblog_mapping=node) on nodes of two ranks: the node exchange reads
-# the node's slots of one pair.
-for c in "${cases[@]}"; do
-    read -r name prog ranks <<<"$c"
-    set -- $ranks
-    n=${!#}
-    [ "$n" -ge 3 ] || continue
-    selected "$name[lognode,node2]" || continue
-    run_case "$name[lognode,node2]" "$prog" "$n" "bblog_mapping=node" \
-        "noforce,env=BBLOG_DEBUG_NODE_SIZE=2"
-done
 selected "t_bigdata[node2,flush64k]" &&
     run_case "t_bigdata[node2,flush64k]" t_bigdata 4 "$small" "noforce,env=BBLOG_DEBUG_NODE_SIZE=2"
 

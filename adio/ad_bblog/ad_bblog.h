@@ -318,8 +318,15 @@ void ADIOI_BBLOG_Note_hints(const struct ADIOI_BBLOG_state *st);
 void ADIOI_BBLOG_Publish_hints(ADIO_File fd, const struct ADIOI_BBLOG_hints *h);
 
 /* ad_bblog_inner.c */
+/* The inner driver of filename and the name it takes: a prefix's (bblog:lustre:/p), else the
+ * one statfs tells. Inner_prefix: the prefix's alone (*ops NULL where there is none); then
+ * Inner_by_magic with Inner_magic of the name, statfs of the file or of its directory. */
 int ADIOI_BBLOG_Inner_resolve(const char *filename, const char **inner_name, int *fstype,
                               ADIOI_Fns ** ops);
+int ADIOI_BBLOG_Inner_prefix(const char *filename, const char **inner_name, int *fstype,
+                             ADIOI_Fns ** ops);
+long ADIOI_BBLOG_Inner_magic(const char *path);
+int ADIOI_BBLOG_Inner_by_magic(const char *filename, long magic, int *fstype, ADIOI_Fns ** ops);
 void ADIOI_BBLOG_Inner_close(struct ADIOI_BBLOG_state *st, int *error_code);
 int ADIOI_BBLOG_Inner_ready(ADIO_File fd);     /* deferred open of inner, if needed */
 /* Reads [off, off+len) of the inner file; *got = bytes before its end. */

@@ -4,7 +4,11 @@
  * Which ROMIO driver serves it is decided here rather than by ADIO_ResolveFileType, because
  * under ROMIO_FSTYPE_FORCE=bblog: that function would answer "bblog" again. A prefix after
  * "bblog:" names the inner driver (bblog:lustre:/p); without one, the file system is told by
- * statfs of the file or its directory, as ROMIO does.
+ * statfs of the file or its directory, as ROMIO does. A collective open asks on rank 0 alone
+ * and shares the answer in its agreement (ad_bblog_open.c), as ROMIO's scalable file-system
+ * check does: a statfs of a file that does not exist yet is a lookup on the file system's
+ * servers (3-11 ms each on the GlusterFS stand-in, an MDS request on Lustre) that every
+ * process would otherwise make at every create.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -56,7 +60,7 @@ static const struct inner_fs inner_fs[] = {
 #define NINNER (sizeof(inner_fs) / sizeof(inner_fs[0]))
 
 /* statfs of the file, else of its directory (the file may not exist yet). */
-static long fs_magic(const char *path)
+long ADIOI_BBLOG_Inner_magic(const char *path)
 {
     struct statfs sb;
     char dir[PATH_MAX];
@@ -77,30 +81,35 @@ static long fs_magic(const char *path)
     return statfs(dir, &sb) == 0 ? (long) sb.f_type : 0;
 }
 
-int ADIOI_BBLOG_Inner_resolve(const char *filename, const char **inner_name, int *fstype,
-                              ADIOI_Fns ** ops)
+int ADIOI_BBLOG_Inner_prefix(const char *filename, const char **inner_name, int *fstype,
+                             ADIOI_Fns ** ops)
 {
     static const char myname[] = "ADIOI_BBLOG_INNER_RESOLVE";
     const char *colon = strchr(filename, ':');
     size_t i;
-    long magic;
 
-    /* Like MPI_File_open, a one-letter "prefix" is a drive letter, not a file system. */
-    if (colon && colon > filename + 1) {
-        for (i = 0; i < NINNER; i++) {
-            if (strncasecmp(filename, inner_fs[i].prefix, strlen(inner_fs[i].prefix)) == 0) {
-                *inner_name = colon + 1;
-                *fstype = inner_fs[i].fstype;
-                *ops = inner_fs[i].ops;
-                return MPI_SUCCESS;
-            }
-        }
-        return ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_IO,
-                               "bblog: %s names a file system that bblog cannot stack on "
-                               "(not built into this MPI, or bblog itself)", filename);
-    }
     *inner_name = filename;
-    magic = fs_magic(filename);
+    *ops = NULL;
+    /* Like MPI_File_open, a one-letter "prefix" is a drive letter, not a file system. */
+    if (!colon || colon <= filename + 1)
+        return MPI_SUCCESS;
+    for (i = 0; i < NINNER; i++) {
+        if (strncasecmp(filename, inner_fs[i].prefix, strlen(inner_fs[i].prefix)) == 0) {
+            *inner_name = colon + 1;
+            *fstype = inner_fs[i].fstype;
+            *ops = inner_fs[i].ops;
+            return MPI_SUCCESS;
+        }
+    }
+    return ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_IO,
+                           "bblog: %s names a file system that bblog cannot stack on "
+                           "(not built into this MPI, or bblog itself)", filename);
+}
+
+int ADIOI_BBLOG_Inner_by_magic(const char *filename, long magic, int *fstype, ADIOI_Fns ** ops)
+{
+    size_t i;
+
     for (i = 0; i < NINNER; i++) {
         if (inner_fs[i].magic && inner_fs[i].magic == magic) {
             *fstype = inner_fs[i].fstype;
@@ -109,13 +118,24 @@ int ADIOI_BBLOG_Inner_resolve(const char *filename, const char **inner_name, int
         }
     }
 #ifdef ROMIO_UFS
+    (void) filename;
     *fstype = ADIO_UFS;
     *ops = &ADIO_UFS_operations;
     return MPI_SUCCESS;
 #else
-    return ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_IO,
+    return ADIOI_BBLOG_Err("ADIOI_BBLOG_INNER_RESOLVE", __LINE__, MPI_ERR_IO,
                            "bblog: no inner driver for %s (ROMIO built without ufs)", filename);
 #endif
+}
+
+int ADIOI_BBLOG_Inner_resolve(const char *filename, const char **inner_name, int *fstype,
+                              ADIOI_Fns ** ops)
+{
+    int err = ADIOI_BBLOG_Inner_prefix(filename, inner_name, fstype, ops);
+
+    if (err != MPI_SUCCESS || *ops)
+        return err;
+    return ADIOI_BBLOG_Inner_by_magic(filename, ADIOI_BBLOG_Inner_magic(filename), fstype, ops);
 }
 
 int ADIOI_BBLOG_Abspath(const char *name, char *out, size_t n)

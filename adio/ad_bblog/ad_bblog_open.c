@@ -227,11 +227,12 @@ static int local_procs(ADIO_File fd, struct ADIOI_BBLOG_state *st)
  * which on an oversubscribed node is milliseconds): a MPI_MAX reduction that carries at once
  * whether any process failed, the minimum and maximum of each hint that decides which
  * collective calls a process makes (as max of v and of ~v), whether all processes run on one
- * host (the same way, with a hash of its name), and rank 0's log-name token (the others
- * contribute zeros). Every process returns the same verdict: its own error, "failed on
+ * host (the same way, with a hash of its name), and rank 0's log-name token and statfs
+ * type of the PFS file (*magic; the others contribute zeros). Every process returns the same verdict: its own error, "failed on
  * another process", or the hint that differs.
  */
-static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char *token)
+static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char *token,
+                      long *magic)
 {
     static const char myname[] = "ADIOI_BBLOG_OPENCOLL";
     static const char *const names[] = {
@@ -241,7 +242,8 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
         "bblog_high_water (0 or not)", "bblog_shared_bb", "bblog_mapping"
     };
     enum { NH = 12, FAILED = 0, HI = 1, LO = HI + NH, HOST = LO + NH, TOK = HOST + 2,
-        KEY = TOK + TOKEN_WORDS, ORIGIN = KEY + 2, WATCH = ORIGIN + 1, N = WATCH + 1 };
+        KEY = TOK + TOKEN_WORDS, ORIGIN = KEY + 2, WATCH = ORIGIN + 1, MAGIC = WATCH + 1,
+        N = MAGIC + 1 };
     unsigned long long in[N], out[N];
     long long h[NH] = { 0 };
     char host[MPI_MAX_PROCESSOR_NAME + 1];
@@ -281,6 +283,7 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
             in[FAILED] = 1;
         clock_gettime(CLOCK_REALTIME, &now);
         in[ORIGIN] = (unsigned long long) now.tv_sec * 1000000 + now.tv_nsec / 1000;
+        in[MAGIC] = (unsigned long long) *magic;
     }
     /* The smallest share of free burst-buffer space, as max of ~ (ad_bblog_cap.c). */
     in[WATCH] = st->hints_parsed ? ~(unsigned long long) ADIOI_BBLOG_Cap_free(st) : 0;
@@ -300,6 +303,7 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
     token[TOKEN_WORDS * sizeof(out[0]) - 1] = '\0';
     st->key[0] = out[KEY];
     st->key[1] = out[KEY + 1];
+    *magic = (long) out[MAGIC];
     /* Across nodes the write clock follows real time (ad_bblog_order.c). */
     st->clock_origin = st->one_node ? 0 : (int64_t) out[ORIGIN];
     return MPI_SUCCESS;
@@ -321,15 +325,21 @@ static void discard_state(ADIO_File fd, struct ADIOI_BBLOG_state *st)
     fd->fs_ptr = NULL;
 }
 
-/* The open's local part, before the processes agree: the inner file's driver, the hints, the
+/* The open's local part, before the processes agree: the inner file's driver where a prefix
+ * names it (else rank 0's statfs type of the file in *magic, shared by the agreement), the
+ * hints, the
  * absolute path, the burst buffer (checked before the PFS file is touched: an unusable
  * bblog_dir fails the open without creating the file) and the list of published writes.
  * Returns this process's MPI error code. */
 static int open_local(ADIO_File fd, struct ADIOI_BBLOG_state *st, const char **inner_name,
-                      int *fstype, ADIOI_Fns ** ops, char *token, size_t tlen)
+                      int *fstype, ADIOI_Fns ** ops, long *magic, char *token, size_t tlen)
 {
     static const char myname[] = "ADIOI_BBLOG_OPENCOLL";
-    int err = ADIOI_BBLOG_Inner_resolve(fd->filename, inner_name, fstype, ops);
+    int err = ADIOI_BBLOG_Inner_prefix(fd->filename, inner_name, fstype, ops);
+
+    *magic = 0;
+    if (err == MPI_SUCCESS && !*ops && st->rank == 0)
+        *magic = ADIOI_BBLOG_Inner_magic(*inner_name);
 
     if (err == MPI_SUCCESS && !st->passthrough) {
         err = ADIOI_BBLOG_Parse_hints(st->user_info, &st->hints);
@@ -533,6 +543,7 @@ void ADIOI_BBLOG_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_co
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
     const char *inner_name;
     int fstype, err;
+    long magic;
     ADIOI_Fns *ops;
     char token[TOKEN_WORDS * sizeof(unsigned long long)];
 
@@ -548,8 +559,10 @@ void ADIOI_BBLOG_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_co
      * default error handler does; the file's own error handler is not changed. */
     MPI_Comm_set_errhandler(fd->comm, MPI_ERRORS_ARE_FATAL);
 
-    err = open_local(fd, st, &inner_name, &fstype, &ops, token, sizeof(token));
-    *error_code = agree_open(fd, st, err, token);
+    err = open_local(fd, st, &inner_name, &fstype, &ops, &magic, token, sizeof(token));
+    *error_code = agree_open(fd, st, err, token, &magic);
+    if (*error_code == MPI_SUCCESS && !ops)
+        *error_code = ADIOI_BBLOG_Inner_by_magic(fd->filename, magic, &fstype, &ops);
     if (*error_code == MPI_SUCCESS && !st->passthrough)
         name_log(st, token);
     if (*error_code != MPI_SUCCESS) {

@@ -9,13 +9,19 @@
  * Each wrapper counts and calls the MPI's own PMPI_ function, found with dlsym(RTLD_NEXT).
  * A call on a communicator of one process (MPI_COMM_SELF or a duplicate) communicates with
  * no one and is not counted.
+ * It also counts the process's statfs calls on paths that begin with $BBCOUNT_PATH, where set
+ * (statfs=N in the line where N > 0): asking which file system holds a file is a request to
+ * the file system's servers when the file does not exist yet, which one process of an open
+ * makes for all of them (ad_bblog_inner.c).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
+#include <sys/vfs.h>
 
 #include <mpi.h>
 
@@ -64,7 +70,7 @@ enum { COLLECTIVES(ENUM) N_COLL_, P2P(ENUM) N_ALL_ };
 static const char *const names[] = { COLLECTIVES(NAME) "", P2P(NAME) };
 #undef NAME
 
-static long counts[N_ALL_];
+static long counts[N_ALL_], nstatfs;
 static int on;
 
 /* Whether a call on c reaches another process. */
@@ -106,6 +112,34 @@ COLLECTIVES(WRAP)
 P2P(WRAP)
 #undef WRAP
 
+static void count_statfs(const char *path)
+{
+    const char *under = getenv("BBCOUNT_PATH");
+
+    if (on && under && *under && path && strncmp(path, under, strlen(under)) == 0)
+        nstatfs++;
+}
+
+int statfs(const char *path, struct statfs *buf)
+{
+    static int (*f)(const char *, struct statfs *);
+
+    if (!f)
+        f = (int (*)(const char *, struct statfs *)) real("statfs");
+    count_statfs(path);
+    return f(path, buf);
+}
+
+int statfs64(const char *path, struct statfs64 *buf)
+{
+    static int (*f)(const char *, struct statfs64 *);
+
+    if (!f)
+        f = (int (*)(const char *, struct statfs64 *)) real("statfs64");
+    count_statfs(path);
+    return f(path, buf);
+}
+
 int MPI_Pcontrol(const int level, ...)
 {
     va_list ap;
@@ -118,6 +152,7 @@ int MPI_Pcontrol(const int level, ...)
     if (level == 1) {
         for (i = 0; i < N_ALL_; i++)
             counts[i] = 0;
+        nstatfs = 0;
         on = 1;
     } else if (level == 2) {
         va_start(ap, level);
@@ -134,6 +169,8 @@ int MPI_Pcontrol(const int level, ...)
         for (i = 0; i < N_ALL_; i++)
             if (i != N_COLL_ && counts[i] && len < (int) sizeof(line))
                 len += snprintf(line + len, sizeof(line) - len, " %s=%ld", names[i], counts[i]);
+        if (nstatfs && len < (int) sizeof(line))
+            len += snprintf(line + len, sizeof(line) - len, " statfs=%ld", nstatfs);
         if (len < (int) sizeof(line) - 1) {
             line[len++] = '\n';
             fflush(stdout);

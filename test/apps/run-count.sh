@@ -18,6 +18,10 @@
 # (the graft has ROMIO skip its own barrier for it)                                   5
 # and MPI_File_open, at most as many as through ufs: (each process opens the PFS file alone,
 # and the processes agree on the result once; ROMIO's collective open of it made six) ufs
+# and, in that open, no statfs of the PFS file or its directory by any process but rank 0
+# beyond ROMIO's own (MPI_File_open asks on every process before ROMIO_FSTYPE_FORCE applies:
+# the ufs: count): which file system holds the file is asked once, the answer shared by the
+# open's agreement
 # (Calls on a communicator of one process reach no one and are not counted: bbcount.c.)
 # Environment: as run-pnetcdf.sh (BBLOG_ENV_SCRIPT, PNETCDF_DIR, CI), and HDF5_CFLAGS,
 # HDF5_LIBS as run-apps.sh (default Debian's libhdf5-mpich-dev).
@@ -75,7 +79,8 @@ mkdir -p "$work/bb" "$work/out"
 for fs in ufs bblog; do
     for p in cnt_mpiio cnt_pnetcdf cnt_hdf5; do
         if ! BBLOG_DIR=$work/bb ROMIO_FSTYPE_FORCE=$fs: timeout 300 \
-            mpiexec -n 2 -env LD_PRELOAD "$work/libbbcount.so" "$work/$p" "$work/out/$p.$fs" \
+            mpiexec -n 2 -env LD_PRELOAD "$work/libbbcount.so" -env BBCOUNT_PATH "$work/out" \
+            "$work/$p" "$work/out/$p.$fs" \
             >"$work/$p.$fs.log" 2>&1; then
             echo "run-count: $p through $fs: failed" >&2
             tail -n 20 "$work/$p.$fs.log" >&2
@@ -91,16 +96,25 @@ limit = {"write_at_all": 0, "set_view+write_all": 0, "write_at": 0, "ncmpi_put_v
          "ncmpi_put_vara": 0, "H5Dwrite(collective)": 1, "H5Dwrite(independent)": 0,
          "sync": 4, "close": 5, "open": "ufs"}
 per = {}    # (label, fs) -> (calls per write, detail) of the process with the most
+bad = []
+statfs = {}
 for line in open(sys.argv[1]):
     f = line.split()
     fs, label, kv = f[0], f[1], dict(x.split("=", 1) for x in f[2:])
+    if label == "open":
+        statfs[(fs, int(kv["rank"]))] = int(kv.get("statfs", 0))
     n = int(kv["ncalls"])
     calls = (int(kv["coll"]) + int(kv["p2p"])) / n
     detail = " ".join("%s %g" % (k, int(v) / n) for k, v in kv.items()
                       if k not in ("rank", "ncalls", "coll", "p2p"))
     if calls >= per.get((label, fs), (-1, ""))[0]:
         per[(label, fs)] = (calls, detail)
-bad = []
+for (fs, r), n in sorted(statfs.items()):
+    print("open through %s: rank %d made %d statfs calls of the PFS file or its directory"
+          % (fs, r, n))
+    if fs == "bblog" and r != 0 and n > statfs.get(("ufs", r), 0):
+        bad.append("open through bblog: rank %d made %d statfs calls, ROMIO's own %d expected"
+                   % (r, n, statfs.get(("ufs", r), 0)))
 print("| write call | ufs: | bblog: | bblog limit |")
 print("|---|---|---|---|")
 for label, lim in limit.items():

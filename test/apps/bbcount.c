@@ -120,25 +120,19 @@ static void count_statfs(const char *path)
         nstatfs++;
 }
 
-int statfs(const char *path, struct statfs *buf)
-{
-    static int (*f)(const char *, struct statfs *);
-
-    if (!f)
-        f = (int (*)(const char *, struct statfs *)) real("statfs");
-    count_statfs(path);
-    return f(path, buf);
-}
-
-int statfs64(const char *path, struct statfs64 *buf)
-{
-    static int (*f)(const char *, struct statfs64 *);
-
-    if (!f)
-        f = (int (*)(const char *, struct statfs64 *)) real("statfs64");
-    count_statfs(path);
-    return f(path, buf);
-}
+/* statfs and statfs64 count, then call libc's. */
+#define STATFS_WRAP(name, type) \
+    int name(const char *path, type *buf) \
+    { \
+        static int (*f)(const char *, type *); \
+        if (!f) \
+            f = (int (*)(const char *, type *)) real(#name); \
+        count_statfs(path); \
+        return f(path, buf); \
+    }
+STATFS_WRAP(statfs, struct statfs)
+STATFS_WRAP(statfs64, struct statfs64)
+#undef STATFS_WRAP
 
 int MPI_Pcontrol(const int level, ...)
 {

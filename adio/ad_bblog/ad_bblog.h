@@ -326,6 +326,8 @@ int ADIOI_BBLOG_Inner_resolve(const char *filename, const char **inner_name, int
 int ADIOI_BBLOG_Inner_prefix(const char *filename, const char **inner_name, int *fstype,
                              ADIOI_Fns ** ops);
 long ADIOI_BBLOG_Inner_magic(const char *path);
+/* Rank 0's create pass of a ufs file before the open's agreement; 1 when the file exists. */
+int ADIOI_BBLOG_Inner_create(const char *path, int access_mode, int perm, long *magic);
 int ADIOI_BBLOG_Inner_by_magic(const char *filename, long magic, int *fstype, ADIOI_Fns ** ops);
 void ADIOI_BBLOG_Inner_close(struct ADIOI_BBLOG_state *st, int *error_code);
 int ADIOI_BBLOG_Inner_ready(ADIO_File fd);     /* deferred open of inner, if needed */

@@ -11,6 +11,7 @@
  * process would otherwise make at every create.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -59,15 +60,13 @@ static const struct inner_fs inner_fs[] = {
 };
 #define NINNER (sizeof(inner_fs) / sizeof(inner_fs[0]))
 
-/* statfs of the file, else of its directory (the file may not exist yet). */
-long ADIOI_BBLOG_Inner_magic(const char *path)
+/* statfs of the directory that holds path. */
+static long dir_magic(const char *path)
 {
     struct statfs sb;
     char dir[PATH_MAX];
     char *slash;
 
-    if (statfs(path, &sb) == 0)
-        return (long) sb.f_type;
     if (strlen(path) >= sizeof(dir))
         return 0;
     strcpy(dir, path);
@@ -79,6 +78,51 @@ long ADIOI_BBLOG_Inner_magic(const char *path)
     else
         *slash = '\0';
     return statfs(dir, &sb) == 0 ? (long) sb.f_type : 0;
+}
+
+/* statfs of the file, else of its directory (the file may not exist yet). */
+long ADIOI_BBLOG_Inner_magic(const char *path)
+{
+    struct statfs sb;
+
+    if (statfs(path, &sb) == 0)
+        return (long) sb.f_type;
+    return dir_magic(path);
+}
+
+/*
+ * The create pass of ROMIO's ufs driver, made by rank 0 of an open before the processes agree
+ * (ad_bblog_open.c): open with O_CREAT, with the mode ufs gives a new file, and close. When the
+ * file's driver is still to be told (no prefix, *magic not NULL), the directory is asked first
+ * and the file is created only where the directory is one ufs serves: a driver of its own
+ * (Lustre, GPFS) creates with its own calls (striping from the hints). *magic is then the
+ * file's own type, from fstatfs of the open descriptor (a file that existed may be a link to
+ * another file system), which costs no lookup. Returns 1 when the file exists now; 0 when it
+ * was not created (another driver, or the open failed: the inner open then makes its create
+ * pass and reports the error as ROMIO does), with *magic from Inner_magic.
+ */
+int ADIOI_BBLOG_Inner_create(const char *path, int access_mode, int perm, long *magic)
+{
+    struct statfs sb;
+    int fstype, f;
+    ADIOI_Fns *ops;
+
+    if (magic && (ADIOI_BBLOG_Inner_by_magic(path, dir_magic(path), &fstype, &ops) !=
+                  MPI_SUCCESS || fstype != ADIO_UFS)) {
+        *magic = ADIOI_BBLOG_Inner_magic(path);
+        return 0;
+    }
+    f = open(path, O_CREAT | ((access_mode & ADIO_RDWR) ? O_RDWR : O_WRONLY),
+             perm == ADIO_PERM_NULL ? 0666 : perm);
+    if (f < 0) {
+        if (magic)
+            *magic = ADIOI_BBLOG_Inner_magic(path);
+        return 0;
+    }
+    if (magic)
+        *magic = fstatfs(f, &sb) == 0 ? (long) sb.f_type : ADIOI_BBLOG_Inner_magic(path);
+    close(f);
+    return 1;
 }
 
 int ADIOI_BBLOG_Inner_prefix(const char *filename, const char **inner_name, int *fstype,

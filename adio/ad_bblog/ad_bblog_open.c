@@ -227,12 +227,13 @@ static int local_procs(ADIO_File fd, struct ADIOI_BBLOG_state *st)
  * which on an oversubscribed node is milliseconds): a MPI_MAX reduction that carries at once
  * whether any process failed, the minimum and maximum of each hint that decides which
  * collective calls a process makes (as max of v and of ~v), whether all processes run on one
- * host (the same way, with a hash of its name), and rank 0's log-name token and statfs
- * type of the PFS file (*magic; the others contribute zeros). Every process returns the same verdict: its own error, "failed on
+ * host (the same way, with a hash of its name), and rank 0's log-name token, statfs type of
+ * the PFS file (*magic) and whether it created the file (*created; the others contribute
+ * zeros). Every process returns the same verdict: its own error, "failed on
  * another process", or the hint that differs.
  */
 static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char *token,
-                      long *magic)
+                      long *magic, int *created)
 {
     static const char myname[] = "ADIOI_BBLOG_OPENCOLL";
     static const char *const names[] = {
@@ -243,7 +244,7 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
     };
     enum { NH = 12, FAILED = 0, HI = 1, LO = HI + NH, HOST = LO + NH, TOK = HOST + 2,
         KEY = TOK + TOKEN_WORDS, ORIGIN = KEY + 2, WATCH = ORIGIN + 1, MAGIC = WATCH + 1,
-        N = MAGIC + 1 };
+        CREATED = MAGIC + 1, N = CREATED + 1 };
     unsigned long long in[N], out[N];
     long long h[NH] = { 0 };
     char host[MPI_MAX_PROCESSOR_NAME + 1];
@@ -284,6 +285,7 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
         clock_gettime(CLOCK_REALTIME, &now);
         in[ORIGIN] = (unsigned long long) now.tv_sec * 1000000 + now.tv_nsec / 1000;
         in[MAGIC] = (unsigned long long) *magic;
+        in[CREATED] = (unsigned long long) *created;
     }
     /* The smallest share of free burst-buffer space, as max of ~ (ad_bblog_cap.c). */
     in[WATCH] = st->hints_parsed ? ~(unsigned long long) ADIOI_BBLOG_Cap_free(st) : 0;
@@ -304,6 +306,7 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
     st->key[0] = out[KEY];
     st->key[1] = out[KEY + 1];
     *magic = (long) out[MAGIC];
+    *created = (int) out[CREATED];
     /* Across nodes the write clock follows real time (ad_bblog_order.c). */
     st->clock_origin = st->one_node ? 0 : (int64_t) out[ORIGIN];
     return MPI_SUCCESS;
@@ -327,20 +330,21 @@ static void discard_state(ADIO_File fd, struct ADIOI_BBLOG_state *st)
 
 /* The open's local part, before the processes agree: the inner file's driver where a prefix
  * names it (else rank 0's statfs type of the file in *magic, shared by the agreement), the
- * hints, the
- * absolute path, the burst buffer (checked before the PFS file is touched: an unusable
- * bblog_dir fails the open without creating the file) and the list of published writes.
- * Returns this process's MPI error code. */
-static int open_local(ADIO_File fd, struct ADIOI_BBLOG_state *st, const char **inner_name,
-                      int *fstype, ADIOI_Fns ** ops, long *magic, char *token, size_t tlen)
+ * hints, the absolute path, the burst buffer (checked before the PFS file is touched: an
+ * unusable bblog_dir fails the open without creating the file) and the list of published
+ * writes. Last, rank 0 makes the create pass of a file on ufs (*created: the file exists), so
+ * that after the agreement every process opens it without O_CREAT, as under plain ROMIO: a
+ * create pass on each process (open with O_CREAT, close, open again) cost 10-20 ms more per
+ * open with 4 processes on the GlusterFS stand-in. Returns this process's MPI error code. */
+static int open_local(ADIO_File fd, struct ADIOI_BBLOG_state *st, int access_mode,
+                      const char **inner_name, int *fstype, ADIOI_Fns ** ops, long *magic,
+                      int *created, char *token, size_t tlen)
 {
     static const char myname[] = "ADIOI_BBLOG_OPENCOLL";
     int err = ADIOI_BBLOG_Inner_prefix(fd->filename, inner_name, fstype, ops);
 
     *magic = 0;
-    if (err == MPI_SUCCESS && !*ops && st->rank == 0)
-        *magic = ADIOI_BBLOG_Inner_magic(*inner_name);
-
+    *created = 0;
     if (err == MPI_SUCCESS && !st->passthrough) {
         err = ADIOI_BBLOG_Parse_hints(st->user_info, &st->hints);
         if (err == MPI_SUCCESS)
@@ -366,6 +370,14 @@ static int open_local(ADIO_File fd, struct ADIOI_BBLOG_state *st, const char **i
         ADIOI_BBLOG_Vis_open(st) != 0)
         err = ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_NO_MEM, "bblog: out of memory "
                               "opening %s", fd->filename);
+    if (err == MPI_SUCCESS && st->rank == 0) {
+        if ((access_mode & ADIO_CREATE) && !(access_mode & ADIO_EXCL) &&
+            (!*ops || *fstype == ADIO_UFS))
+            *created = ADIOI_BBLOG_Inner_create(*inner_name, access_mode, fd->perm,
+                                                *ops ? NULL : magic);
+        else if (!*ops)
+            *magic = ADIOI_BBLOG_Inner_magic(*inner_name);
+    }
     return err;
 }
 
@@ -474,12 +486,13 @@ static int any_host(const char *list)
 }
 
 /* The inner file, opened by ROMIO's own ADIO_Open on the PFS path (by each process alone
- * where that makes the same file: open_inner_alone); the outer file takes its descriptor,
- * file pointer and hints. Returns the MPI error code (collective). */
+ * where that makes the same file: open_inner_alone; without O_CREAT where rank 0 created it,
+ * open_local); the outer file takes its descriptor, file pointer and hints. Returns the MPI
+ * error code (collective). */
 static int open_inner(ADIO_File fd, struct ADIOI_BBLOG_state *st, const char *inner_name,
-                      int fstype, ADIOI_Fns * ops, int access_mode)
+                      int fstype, ADIOI_Fns * ops, int access_mode, int created)
 {
-    int inner_mode = access_mode & ~ADIO_DELETE_ON_CLOSE, err;
+    int inner_mode = access_mode & ~(ADIO_DELETE_ON_CLOSE | (created ? ADIO_CREATE : 0)), err;
 
     /* The inner file shares the outer file's communicator: a duplicate would cost a
      * collective call at every open (25-35 ms with 4 processes on 2 cores here), and bblog's
@@ -542,7 +555,7 @@ void ADIOI_BBLOG_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_co
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
     const char *inner_name;
-    int fstype, err;
+    int fstype, created, err;
     long magic;
     ADIOI_Fns *ops;
     char token[TOKEN_WORDS * sizeof(unsigned long long)];
@@ -559,8 +572,9 @@ void ADIOI_BBLOG_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_co
      * default error handler does; the file's own error handler is not changed. */
     MPI_Comm_set_errhandler(fd->comm, MPI_ERRORS_ARE_FATAL);
 
-    err = open_local(fd, st, &inner_name, &fstype, &ops, &magic, token, sizeof(token));
-    *error_code = agree_open(fd, st, err, token, &magic);
+    err = open_local(fd, st, access_mode, &inner_name, &fstype, &ops, &magic, &created, token,
+                     sizeof(token));
+    *error_code = agree_open(fd, st, err, token, &magic, &created);
     if (*error_code == MPI_SUCCESS && !ops)
         *error_code = ADIOI_BBLOG_Inner_by_magic(fd->filename, magic, &fstype, &ops);
     if (*error_code == MPI_SUCCESS && !st->passthrough)
@@ -573,7 +587,7 @@ void ADIOI_BBLOG_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_co
     if (st->hints.mapping_node && !st->passthrough && !(access_mode & ADIO_RDONLY))
         ADIOI_BBLOG_Node_slot(fd);
     open_reads(fd, st, access_mode);
-    *error_code = open_inner(fd, st, inner_name, fstype, ops, access_mode);
+    *error_code = open_inner(fd, st, inner_name, fstype, ops, access_mode, created);
     if (*error_code != MPI_SUCCESS) {
         discard_state(fd, st);
         return;

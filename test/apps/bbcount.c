@@ -12,10 +12,13 @@
  * It also counts the process's statfs calls on paths that begin with $BBCOUNT_PATH, where set
  * (statfs=N in the line where N > 0): asking which file system holds a file is a request to
  * the file system's servers when the file does not exist yet, which one process of an open
- * makes for all of them (ad_bblog_inner.c).
+ * makes for all of them (ad_bblog_inner.c). And it counts the opens with O_CREAT of such paths
+ * (creat=N): a create is a request to the metadata servers that ROMIO's create pass makes on
+ * one process of an open.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,7 +73,7 @@ enum { COLLECTIVES(ENUM) N_COLL_, P2P(ENUM) N_ALL_ };
 static const char *const names[] = { COLLECTIVES(NAME) "", P2P(NAME) };
 #undef NAME
 
-static long counts[N_ALL_], nstatfs;
+static long counts[N_ALL_], nstatfs, ncreat;
 static int on;
 
 /* Whether a call on c reaches another process. */
@@ -134,6 +137,39 @@ STATFS_WRAP(statfs, struct statfs)
 STATFS_WRAP(statfs64, struct statfs64)
 #undef STATFS_WRAP
 
+static void count_creat(const char *path, int flags)
+{
+    const char *under = getenv("BBCOUNT_PATH");
+
+    if (on && (flags & O_CREAT) && under && *under && path &&
+        strncmp(path, under, strlen(under)) == 0)
+        ncreat++;
+}
+
+/* open, open64, openat and openat64 count the creates, then call libc's with the mode where
+ * the flags take one. */
+#define OPEN_WRAP(name, params, args, path) \
+    int name params \
+    { \
+        static int (*f) params; \
+        mode_t mode = 0; \
+        va_list ap; \
+        if (!f) \
+            f = (int (*) params) real(#name); \
+        if (flags & (O_CREAT | O_TMPFILE)) { \
+            va_start(ap, flags); \
+            mode = va_arg(ap, mode_t); \
+            va_end(ap); \
+        } \
+        count_creat(path, flags); \
+        return f args; \
+    }
+OPEN_WRAP(open, (const char *p, int flags, ...), (p, flags, mode), p)
+OPEN_WRAP(open64, (const char *p, int flags, ...), (p, flags, mode), p)
+OPEN_WRAP(openat, (int dir, const char *p, int flags, ...), (dir, p, flags, mode), p)
+OPEN_WRAP(openat64, (int dir, const char *p, int flags, ...), (dir, p, flags, mode), p)
+#undef OPEN_WRAP
+
 int MPI_Pcontrol(const int level, ...)
 {
     va_list ap;
@@ -147,6 +183,7 @@ int MPI_Pcontrol(const int level, ...)
         for (i = 0; i < N_ALL_; i++)
             counts[i] = 0;
         nstatfs = 0;
+        ncreat = 0;
         on = 1;
     } else if (level == 2) {
         va_start(ap, level);
@@ -165,6 +202,8 @@ int MPI_Pcontrol(const int level, ...)
                 len += snprintf(line + len, sizeof(line) - len, " %s=%ld", names[i], counts[i]);
         if (nstatfs && len < (int) sizeof(line))
             len += snprintf(line + len, sizeof(line) - len, " statfs=%ld", nstatfs);
+        if (ncreat && len < (int) sizeof(line))
+            len += snprintf(line + len, sizeof(line) - len, " creat=%ld", ncreat);
         if (len < (int) sizeof(line) - 1) {
             line[len++] = '\n';
             fflush(stdout);

@@ -21,7 +21,8 @@
 # and, in that open, no statfs of the PFS file or its directory by any process but rank 0
 # beyond ROMIO's own (MPI_File_open asks on every process before ROMIO_FSTYPE_FORCE applies:
 # the ufs: count): which file system holds the file is asked once, the answer shared by the
-# open's agreement
+# open's agreement; and no open with O_CREAT of it by any process beyond ROMIO's own (its create
+# pass on rank 0: rank 0 creates the file before the agreement, the others open what exists)
 # (Calls on a communicator of one process reach no one and are not counted: bbcount.c.)
 # Environment: as run-pnetcdf.sh (BBLOG_ENV_SCRIPT, PNETCDF_DIR, CI), and HDF5_CFLAGS,
 # HDF5_LIBS as run-apps.sh (default Debian's libhdf5-mpich-dev).
@@ -97,12 +98,13 @@ limit = {"write_at_all": 0, "set_view+write_all": 0, "write_at": 0, "ncmpi_put_v
          "sync": 4, "close": 5, "open": "ufs"}
 per = {}    # (label, fs) -> (calls per write, detail) of the process with the most
 bad = []
-statfs = {}
+statfs, creat = {}, {}
 for line in open(sys.argv[1]):
     f = line.split()
     fs, label, kv = f[0], f[1], dict(x.split("=", 1) for x in f[2:])
     if label == "open":
         statfs[(fs, int(kv["rank"]))] = int(kv.get("statfs", 0))
+        creat[(fs, int(kv["rank"]))] = int(kv.get("creat", 0))
     n = int(kv["ncalls"])
     calls = (int(kv["coll"]) + int(kv["p2p"])) / n
     detail = " ".join("%s %g" % (k, int(v) / n) for k, v in kv.items()
@@ -115,6 +117,11 @@ for (fs, r), n in sorted(statfs.items()):
     if fs == "bblog" and r != 0 and n > statfs.get(("ufs", r), 0):
         bad.append("open through bblog: rank %d made %d statfs calls, ROMIO's own %d expected"
                    % (r, n, statfs.get(("ufs", r), 0)))
+for (fs, r), n in sorted(creat.items()):
+    print("open through %s: rank %d opened the PFS file with O_CREAT %d times" % (fs, r, n))
+    if fs == "bblog" and n > creat.get(("ufs", r), 0):
+        bad.append("open through bblog: rank %d opened the PFS file with O_CREAT %d times, "
+                   "ROMIO's own %d expected" % (r, n, creat.get(("ufs", r), 0)))
 print("| write call | ufs: | bblog: | bblog limit |")
 print("|---|---|---|---|")
 for label, lim in limit.items():

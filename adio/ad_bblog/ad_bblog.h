@@ -73,6 +73,8 @@ enum { ADIOI_BBLOG_LAST_NONE, ADIOI_BBLOG_LAST_DONE, ADIOI_BBLOG_LAST_VERIFIED,
     X(SUM, bytes_logged, "bytes_logged") \
     X(SUM, records, "records")                  /* LOG: records appended */ \
     X(MAX, drains, "drains")                    /* collective drains that moved data */ \
+    X(MAX, drains_again, "drains_again_through_mpi") /* after a process could not read its \
+                                                 * node's logs (drain.c, node_ready) */ \
     X(MAX, rounds, "rounds")                    /* drain rounds */ \
     X(SUM, extents_drained, "extents_drained")  /* index extents written (after coalescing) */ \
     X(SUM, bytes_drained, "bytes_drained") \
@@ -230,6 +232,8 @@ struct ADIOI_BBLOG_state {
     char vis_link[PATH_MAX + 300];      /* this handle's name of the process's list, or "" */
     int vis_hold;                       /* inside a write call: publish at its end */
     int vis_failed;                     /* no list: every write goes to the PFS file */
+    int node_off;                       /* a process could not read the node's logs in a
+                                         * drain: the drains go through MPI (drain.c) */
     uint64_t *clock;                    /* the node's write clock of this open, or NULL */
     int64_t clock_origin;               /* several nodes: rank 0's real time at open, in us */
     char clock_path[PATH_MAX + 300];
@@ -456,7 +460,9 @@ enum {
     ADIOI_BBLOG_NODE_NONE = 1,  /* no node state (allocation failed): no node exchange */
     ADIOI_BBLOG_NODE_LOG = 2,   /* a data log, flushed */
     ADIOI_BBLOG_NODE_LIST = 4,  /* a list file for the rounds */
-    ADIOI_BBLOG_NODE_CLAIM = 8  /* the node's chunk counter, made by its first process */
+    ADIOI_BBLOG_NODE_CLAIM = 8, /* the node's chunk counter, made by its first process */
+    ADIOI_BBLOG_NODE_UNSTAGED = 16      /* a data log that could not be flushed: no node
+                                         * exchange in this drain */
 };
 unsigned ADIOI_BBLOG_Node_stage(ADIO_File fd);
 int ADIOI_BBLOG_Node_prepare(ADIO_File fd, const unsigned char *flags);

@@ -114,6 +114,10 @@ int ADIOI_BBLOG_Inner_create(const char *path, int access_mode, int perm, long *
     }
     f = open(path, O_CREAT | ((access_mode & ADIO_RDWR) ? O_RDWR : O_WRONLY),
              perm == ADIO_PERM_NULL ? 0666 : perm);
+    /* A create that loses a race with another client's create of the same file fails with
+     * EEXIST on some FUSE file systems (GlusterFS): the file is there, open it. */
+    if (f < 0 && errno == EEXIST)
+        f = open(path, (access_mode & ADIO_RDWR) ? O_RDWR : O_WRONLY);
     if (f < 0) {
         if (magic)
             *magic = ADIOI_BBLOG_Inner_magic(path);

@@ -475,10 +475,12 @@ unsigned ADIOI_BBLOG_Node_stage(ADIO_File fd)
         return ADIOI_BBLOG_NODE_NONE;
     nd->stage_ok = 1;
     if (st->ls->log) {
-        if (bblog_log_flush(st->ls->log) == 0)
+        if (bblog_log_flush(st->ls->log) == 0) {
             flags |= ADIOI_BBLOG_NODE_LOG;
-        else
+        } else {
             nd->stage_ok = 0;
+            flags |= ADIOI_BBLOG_NODE_UNSTAGED;
+        }
     }
     /* This process's list file for the drain's rounds (BBLOG_DIR/bblog-UID/LOGNAME.list). */
     plen = strlen(st->logdir) + strlen(st->log_name) + 8;
@@ -508,9 +510,10 @@ unsigned ADIOI_BBLOG_Node_stage(ADIO_File fd)
  * (flags[fd rank]; NULL: that agreement failed), on every process of a handle that uses the
  * node exchange: opens the data logs and list files of the node's processes (until Node_end)
  * and maps the chunk counter. Makes no MPI call. Returns 1 when this process can read every
- * log; the caller agrees on the result across all processes before a round uses the node
- * exchange. (Missing list files only make the rounds exchange the lists through MPI, agreed
- * in Node_share.)
+ * log; across nodes the caller agrees on the result before a round uses the node exchange, on
+ * one node a process that cannot writes no chunk and the drain is made again (drain.c,
+ * node_ready). (Missing list files only make the rounds exchange the lists through MPI,
+ * agreed in Node_share.)
  */
 int ADIOI_BBLOG_Node_prepare(ADIO_File fd, const unsigned char *flags)
 {
@@ -518,6 +521,8 @@ int ADIOI_BBLOG_Node_prepare(ADIO_File fd, const unsigned char *flags)
     struct ADIOI_BBLOG_node *nd = st->node;
     int ok, i, claim, map;
 
+    if (nd)
+        nd->lists_ok = 0;
     if (!nd || !flags)
         return 0;
     ok = nd->stage_ok;
@@ -619,10 +624,6 @@ int ADIOI_BBLOG_Node_share(ADIO_File fd, const uint64_t *mine, int n, int whole,
     *share = NULL;
     *ns = 0;
     *own_kept = 0;
-    /* Every process mapped the counter and opened the list files in Node_prepare, before the
-     * drain's agreement. */
-    drop_name(&nd->claim_path);
-    drop_name(&nd->list_path);
     /* A new round of chunks: the counter restarts. Nobody claims in this round before the
      * exchange below, which the first process enters only after this store, and nobody
      * claims any more in the last round: a collective of the drain lies between them. */
@@ -639,6 +640,10 @@ int ADIOI_BBLOG_Node_share(ADIO_File fd, const uint64_t *mine, int n, int whole,
                                              (size_t) mine4 * sizeof(*mine), 0, 1, NULL) == 0);
     pair[2] = nd->claim > 0;
     MPI_Allgather(pair, 3, MPI_INT, nd->pairs, 3, MPI_INT, nd->comm);
+    /* Every process mapped the counter and opened the list files in Node_prepare, before it
+     * entered the exchange above: their names can go. */
+    drop_name(&nd->claim_path);
+    drop_name(&nd->list_path);
     nd->all_claim = 1;
     for (w = 0, total = 0; w < nd->size; w++) {
         nd->counts[w] = nd->pairs[3 * w];

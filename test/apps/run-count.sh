@@ -10,12 +10,13 @@
 #   I/O), none of bblog's                                                              1
 # and the collective calls of one MPI_File_sync of one small collective write, a drain of one
 # round on one node (ufs: none): the start's MPI_Allgather (which also says which logs the
-# node's processes can open: no exchange of their names), the node's agreement that each
-# could (MPI_Allreduce), the round's pieces (MPI_Allgather), the commit (MPI_Allreduce); no
-# MPI_Allreduce for the round's end                                                   4
+# node's processes can open: no exchange of their names), the round's pieces (MPI_Allgather),
+# the commit (MPI_Allreduce); no agreement that each process could open the node's logs (on
+# one node a process that could not says so at the commit) and no MPI_Allreduce for the
+# round's end                                                                         3
 # and of MPI_File_close after one more such write (ufs: ROMIO's MPI_Barrier): that drain and
 # the barrier before the logs are removed, after which the driver ends the shared file pointer
-# (the graft has ROMIO skip its own barrier for it)                                   5
+# (the graft has ROMIO skip its own barrier for it)                                   4
 # and MPI_File_open, at most as many as through ufs: (each process opens the PFS file alone,
 # and the processes agree on the result once; ROMIO's collective open of it made six) ufs
 # and, in that open, no statfs of the PFS file or its directory by any process but rank 0
@@ -95,7 +96,7 @@ python3 - "$work/counts" <<'PY'
 import sys
 limit = {"write_at_all": 0, "set_view+write_all": 0, "write_at": 0, "ncmpi_put_vara_all": 0,
          "ncmpi_put_vara": 0, "H5Dwrite(collective)": 1, "H5Dwrite(independent)": 0,
-         "sync": 4, "close": 5, "open": "ufs"}
+         "sync": 3, "close": 4, "open": "ufs"}
 per = {}    # (label, fs) -> (calls per write, detail) of the process with the most
 bad = []
 statfs, creat = {}, {}

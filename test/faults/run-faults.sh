@@ -255,7 +255,8 @@ inject() {
     local -a extra=("${@:12}")
     local -a envs=(BBLOG_SYNC="$sync" LD_PRELOAD="$work/bbfault.so" BBFAULT_OP="$op"
                    BBFAULT_PATH="$path" BBFAULT_ERR="$err" BBFAULT_SKIP="$skip"
-                   BBFAULT_TIMES="$times" BBFAULT_LOG="$work/$name/faults.log")
+                   BBFAULT_TIMES="$times" BBFAULT_LOG="$work/$name/faults.log"
+                   BBLOG_STATS="$work/$name.stats")
     selected "$name" || return 0
     [ "$rank" != all ] && envs+=(BBFAULT_RANK="$rank")
     envs+=("${extra[@]}")
@@ -266,6 +267,18 @@ inject() {
     fi
     if [ ! -s "$dir/faults.log" ]; then
         why="${why:+$why; }the fault was never injected (nothing tested)"
+    fi
+    # want_stat KEY: the job's statistics must count at least one of KEY (the path taken).
+    if [ -n "${want_stat:-}" ] && ! python3 - "$work/$name.stats" "$want_stat" <<'PY'
+import json, sys
+try:
+    objs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+except (OSError, ValueError):
+    objs = []
+sys.exit(0 if any(o.get(sys.argv[2], 0) > 0 for o in objs if "bblog_stats" in o) else 1)
+PY
+    then
+        why="${why:+$why; }no file's statistics count $want_stat"
     fi
     if [ -n "$errs" ]; then
         if [ "$expect" = absorb ]; then
@@ -315,9 +328,12 @@ nomap=BBLOG_DEBUG_NO_MAP=1
 inject drain-read-eio    report $large pread        .data EIO    0 1 1   pfs $nomap
 inject drain-read-eio-all report $large pread       .data EIO    0 0 1   pfs $nomap
 inject drain-read-short  absorb $large pread        .data short  0 0 all pfs $nomap
-# The drain's node exchange: one rank cannot open the other processes' logs, so the drain
-# takes the MPI path instead, and nobody sees an error.
+# The drain's node exchange: one rank cannot open the other processes' logs; it writes none of
+# its chunks and says so at the commit, the drain is made again through MPI
+# (drains_again_through_mpi in the statistics), and nobody sees an error.
+want_stat=drains_again_through_mpi
 inject node-open-eio     absorb $large open         .data EIO    0 1 1   pfs
+want_stat=
 # The piece lists of a round pass through list files on the burst buffer: one rank cannot open
 # the others' (the round's lists then go through MPI, nobody sees an error), or cannot read
 # one (that rank fails the drain on all ranks; the logs stay and replay completes the file).

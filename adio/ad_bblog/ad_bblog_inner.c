@@ -80,7 +80,15 @@ static long dir_magic(const char *path)
     return statfs(dir, &sb) == 0 ? (long) sb.f_type : 0;
 }
 
-/* statfs of the file, else of its directory (the file may not exist yet). */
+/* statfs of the file, else dir, its directory's type (the file may not exist yet). */
+static long file_magic(const char *path, long dir)
+{
+    struct statfs sb;
+
+    return statfs(path, &sb) == 0 ? (long) sb.f_type : dir;
+}
+
+/* statfs of the file, else of its directory. */
 long ADIOI_BBLOG_Inner_magic(const char *path)
 {
     struct statfs sb;
@@ -104,27 +112,24 @@ long ADIOI_BBLOG_Inner_magic(const char *path)
 int ADIOI_BBLOG_Inner_create(const char *path, int access_mode, int perm, long *magic)
 {
     struct statfs sb;
-    int fstype, f;
+    int fstype, f, rw = (access_mode & ADIO_RDWR) ? O_RDWR : O_WRONLY;
+    long dir = magic ? dir_magic(path) : 0;
     ADIOI_Fns *ops;
 
-    if (magic && (ADIOI_BBLOG_Inner_by_magic(path, dir_magic(path), &fstype, &ops) !=
-                  MPI_SUCCESS || fstype != ADIO_UFS)) {
-        *magic = ADIOI_BBLOG_Inner_magic(path);
+    if (magic && (ADIOI_BBLOG_Inner_by_magic(path, dir, &fstype, &ops) != MPI_SUCCESS ||
+                  fstype != ADIO_UFS)) {
+        *magic = file_magic(path, dir);
         return 0;
     }
-    f = open(path, O_CREAT | ((access_mode & ADIO_RDWR) ? O_RDWR : O_WRONLY),
-             perm == ADIO_PERM_NULL ? 0666 : perm);
+    f = open(path, O_CREAT | rw, perm == ADIO_PERM_NULL ? 0666 : perm);
     /* A create that loses a race with another client's create of the same file fails with
      * EEXIST on some FUSE file systems (GlusterFS): the file is there, open it. */
     if (f < 0 && errno == EEXIST)
-        f = open(path, (access_mode & ADIO_RDWR) ? O_RDWR : O_WRONLY);
-    if (f < 0) {
-        if (magic)
-            *magic = ADIOI_BBLOG_Inner_magic(path);
-        return 0;
-    }
+        f = open(path, rw);
     if (magic)
-        *magic = fstatfs(f, &sb) == 0 ? (long) sb.f_type : ADIOI_BBLOG_Inner_magic(path);
+        *magic = f >= 0 && fstatfs(f, &sb) == 0 ? (long) sb.f_type : file_magic(path, dir);
+    if (f < 0)
+        return 0;
     close(f);
     return 1;
 }

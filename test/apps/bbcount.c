@@ -115,12 +115,12 @@ COLLECTIVES(WRAP)
 P2P(WRAP)
 #undef WRAP
 
-static void count_statfs(const char *path)
+/* Whether counting is on and path lies under $BBCOUNT_PATH. */
+static int counted_path(const char *path)
 {
     const char *under = getenv("BBCOUNT_PATH");
 
-    if (on && under && *under && path && strncmp(path, under, strlen(under)) == 0)
-        nstatfs++;
+    return on && under && *under && path && strncmp(path, under, strlen(under)) == 0;
 }
 
 /* statfs and statfs64 count, then call libc's. */
@@ -130,21 +130,12 @@ static void count_statfs(const char *path)
         static int (*f)(const char *, type *); \
         if (!f) \
             f = (int (*)(const char *, type *)) real(#name); \
-        count_statfs(path); \
+        nstatfs += counted_path(path); \
         return f(path, buf); \
     }
 STATFS_WRAP(statfs, struct statfs)
 STATFS_WRAP(statfs64, struct statfs64)
 #undef STATFS_WRAP
-
-static void count_creat(const char *path, int flags)
-{
-    const char *under = getenv("BBCOUNT_PATH");
-
-    if (on && (flags & O_CREAT) && under && *under && path &&
-        strncmp(path, under, strlen(under)) == 0)
-        ncreat++;
-}
 
 /* open, open64, openat and openat64 count the creates, then call libc's with the mode where
  * the flags take one. */
@@ -161,7 +152,7 @@ static void count_creat(const char *path, int flags)
             mode = va_arg(ap, mode_t); \
             va_end(ap); \
         } \
-        count_creat(path, flags); \
+        ncreat += (flags & O_CREAT) && counted_path(path); \
         return f args; \
     }
 OPEN_WRAP(open, (const char *p, int flags, ...), (p, flags, mode), p)

@@ -82,6 +82,7 @@ enum { ADIOI_BBLOG_LAST_NONE, ADIOI_BBLOG_LAST_DONE, ADIOI_BBLOG_LAST_VERIFIED,
     X(SUM, bytes_from_peers, "bytes_from_peers") /* drained from other processes' logs */ \
     X(SUM, indep_writes, "indep_writes")        /* drain writes without a collective call */ \
     X(SUM, coll_writes, "coll_writes")          /* collective write calls on the inner file */ \
+    X(SUM, bytes_sieved, "bytes_sieved")        /* holes read and written back (drain.c) */ \
     X(SUM, bytes_through, "bytes_through")      /* straight to the PFS (fallback, atomic) */ \
     X(SUM, writes_through, "writes_through") \
     X(SUM, read_calls, "read_calls") \

@@ -167,7 +167,7 @@ fi
 programs="t_contig t_strided t_noncontig t_view t_overlap t_raw t_size t_atomic t_shared
           t_nonblock t_manyfiles t_delete t_empty t_bigdata t_hints t_errors t_collread t_capacity
           t_twofh t_xorder t_bgdrain t_selfsync t_selfgrow t_peerread t_subcomm t_merge
-          t_durable t_planspace t_phases"
+          t_durable t_planspace t_phases t_sieve"
 cflags="-std=gnu11 -O2 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
         -Wno-unused-parameter -Werror"
 
@@ -326,6 +326,8 @@ check_kept_logs() {
 # set_size with nothing logged, then one of its 24 collective writes); N:through / N:nothrough:
 # some bytes / no byte went straight to the PFS file (bytes_through; bblog_through_threshold);
 # N:pairs: every process's log was a slot of its node's log pair (bblog_mapping=node);
+# N:sieved / N:nosieve: some / no hole bytes were read and written back by a one-process
+# drain (bytes_sieved; data sieving, t_sieve);
 # N:phased: no process planned more than 10 times (t_phases: 6 phases of 40 collective writes;
 # with a point at each phase's end once their length is known 8, with phase-blind spacing 11).
 # Prints the problem, if any.
@@ -392,6 +394,13 @@ if want[1:] == ["alone"]:
         if o.get("drains", 0) > 0 and coll != 0:
             print("bblog_stats: %d collective write calls on the PFS file, expected none (the "
                   "drain's chunks written alone)" % coll)
+if want[1:] in (["sieved"], ["nosieve"]):
+    sieved = sum(o.get("bytes_sieved", 0) for o in objs)
+    if want[1:] == ["sieved"] and sieved <= 0:
+        print("bblog_stats: bytes_sieved 0: no one-process drain sieved the holes between "
+              "its pieces")
+    if want[1:] == ["nosieve"] and sieved != 0:
+        print("bblog_stats: bytes_sieved %d with romio_ds_write=disable, expected 0" % sieved)
 if want[1:] == ["pairs"]:
     for o in objs:
         if o.get("bytes_logged", 0) > 0 and o.get("logs_in_node_pairs") != o.get("nprocs"):
@@ -749,6 +758,7 @@ cases=(
     "t_xorder        t_xorder     1 2 3 4"
     "t_selfsync      t_selfsync   2 3 4"
     "t_selfgrow      t_selfgrow   1 2 4"
+    "t_sieve         t_sieve      1 2 4"
     "t_peerread      t_peerread   1 2 3 6"
     "t_subcomm       t_subcomm    1 2 4 6"
     "t_merge         t_merge      1 3 4"
@@ -989,6 +999,12 @@ selected "t_bgdrain[verify,proactive]" &&
 
 # One-process handles of a shared file drain at the same moment: none may resize the file.
 selected "t_selfgrow[notrunc]" && run_case "t_selfgrow[notrunc]" t_selfgrow 4 "" notrunc
+# PnetCDF's independent data mode: the SELF handles' drains read and write back the holes
+# between their blocks (data sieving, under byte-range locks), unless romio_ds_write=disable.
+# stats: 4 SELF handles, the WORLD one and the check's read-back.
+selected "t_sieve[stats]" && run_case "t_sieve[stats]" t_sieve 4 "" stats=6:sieved
+selected "t_sieve[nods,stats]" &&
+    run_case "t_sieve[nods,stats]" t_sieve 4 "romio_ds_write=disable" stats=6:nosieve
 
 # Error paths.
 if selected t_errors; then

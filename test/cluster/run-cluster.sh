@@ -77,7 +77,7 @@ export BBLOG_TOOL=${BBLOG_TOOL:-$PWD/tools/bblog}
 # writes from the node's mapped logs; it reads other processes' logs, with one rank a node
 # there are none).
 diff_cases=(t_contig t_strided t_noncontig t_overlap t_raw t_size t_atomic t_shared t_nonblock
-    t_manyfiles t_empty t_hints t_collread t_twofh t_xorder t_selfsync t_selfgrow
+    t_manyfiles t_empty t_hints t_collread t_twofh t_xorder t_selfsync t_selfgrow t_sieve
     t_merge t_durable t_peerread t_subcomm 't_bgdrain?proactive?' 't_strided?flush64k?'
     't_strided?nodempi?' 't_strided?proactive?' 't_strided?modebb?' 't_bigdata?flush64k?'
     't_merge?stats?' 't_strided?lognode?' 't_overlap?lognode?' 't_collread?lognode?'

@@ -373,13 +373,13 @@ static void map_own_log(struct ADIOI_BBLOG_state *st, struct round *r)
  * 10240 pieces of 1280 bytes a process, interleaved with the other processes'). One write per
  * piece is one request to the PFS each; plain ROMIO writes those puts with data sieving
  * (read a window, lay the pieces over it, write it back), under a byte-range lock. So does
- * this: under an fcntl write lock over each window of ROMIO's ind_wr_buffer_size, the pieces
- * no more than SIEVE_GAP apart go out as one read and one write of their span; a piece alone
- * is written alone, under the lock too. The lock keeps out the other processes'
- * one-process drains, which take it too; their collective drains cannot run meanwhile (they
- * need this process), and a write through (bblog_through_threshold) cannot fit in a hole
- * smaller than itself without overlapping these pieces. Bytes past the end of the file read
- * as zeros, as the file system would show them.
+ * this: under an fcntl write lock over each window of at most swin bytes, the pieces no more
+ * than SIEVE_GAP apart go out as one read and one write of their span, and a piece alone is
+ * written alone, under the lock too (another process's window may span it). The lock keeps
+ * out the other processes' one-process drains, which take it for every write; their
+ * collective drains cannot run meanwhile (they need this process), and a write through
+ * (bblog_through_threshold) cannot fit in a hole smaller than itself without overlapping
+ * these pieces. Bytes past the end of the file read as zeros, as the file system shows them.
  */
 #define SIEVE_GAP ((uint64_t) 64 << 10)
 
@@ -472,19 +472,20 @@ static int sieve_window(struct ADIOI_BBLOG_state *st, struct round *r, int fd,
     return rc;
 }
 
-/* Writes the batch (the mapped triples, or the buffer's pieces) sieved when some of its holes
- * are small, a window of at most swin bytes at a time, each under its own lock: the processes'
+/* Writes the batch (the mapped triples, or the buffer's pieces) a window of at most swin
+ * bytes at a time, each under its own lock, sieved where its holes are small: the processes'
  * drains of one region then follow each other window by window instead of one waiting for
  * another's whole batch (BTIO, 4 ranks: drains of 0.36 / 0.59 / 0.93 / 1.13 s with one lock
- * per batch). Returns 0 when it cannot (nothing to sieve, no lock, a file not open for
- * reading): the caller writes the pieces one by one; otherwise 1, *err the result and r->k
- * the runs of adjacent pieces. */
+ * per batch). Pieces far apart are written under the lock too: another process's window may
+ * span them, and a write between its read and its write back would be lost. Returns 0 when
+ * it cannot (no lock, a file not open for reading): the caller writes the pieces one by one;
+ * otherwise 1, *err the result and r->k the runs of adjacent pieces. */
 static int sieve_write(struct ADIOI_BBLOG_state *st, struct round *r, int *err)
 {
     const struct sieved *v;
     uint64_t pos = 0;
     size_t i, w, n, runs = 0;
-    int fd, rc = 0, near = 0;
+    int fd, rc = 0;
 
     r->nsv = 0;
     for (i = 0; r->sieve && rc == 0 && r->map && i < r->nmp; i++) {
@@ -498,11 +499,7 @@ static int sieve_write(struct ADIOI_BBLOG_state *st, struct round *r, int *err)
     }
     n = r->nsv;
     v = r->sv;
-    for (i = 1; i < n && !near; i++) {
-        uint64_t gap = v[i].off - (v[i - 1].off + v[i - 1].len);
-        near = gap > 0 && gap <= SIEVE_GAP;
-    }
-    if (rc != 0 || !near)
+    if (rc != 0 || n == 0)
         return 0;
     if (!r->sbuf && !(r->sbuf = ADIOI_Malloc(r->swin)))
         return 0;

@@ -336,6 +336,14 @@ int ADIOI_BBLOG_Inner_create(const char *path, int access_mode, int perm, long *
 int ADIOI_BBLOG_Inner_by_magic(const char *filename, long magic, int *fstype, ADIOI_Fns ** ops);
 void ADIOI_BBLOG_Inner_close(struct ADIOI_BBLOG_state *st, int *error_code);
 int ADIOI_BBLOG_Inner_ready(ADIO_File fd);     /* deferred open of inner, if needed */
+/* Data sieving of one-process drains (ad_bblog_drain.c): holes of at most this many bytes
+ * between a drain's pieces are read and written back. Inner_sieves: whether the drains of a
+ * handle's one-process handles may sieve (the process has the file open on several processes
+ * too, romio_ds_write is not disabled, the inner driver writes with pwrite); Inner_lock: an
+ * fcntl lock (F_WRLCK, waiting) or unlock (F_UNLCK) of a byte range, 0 or an errno. */
+#define ADIOI_BBLOG_SIEVE_GAP ((uint64_t) 64 << 10)
+int ADIOI_BBLOG_Inner_sieves(const struct ADIOI_BBLOG_state *st);
+int ADIOI_BBLOG_Inner_lock(int fd, short type, uint64_t off, uint64_t len);
 /* Reads [off, off+len) of the inner file; *got = bytes before its end. */
 int ADIOI_BBLOG_Read_inner(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, char *buf,
                            ADIO_Offset * got);

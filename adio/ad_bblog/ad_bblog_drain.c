@@ -374,14 +374,14 @@ static void map_own_log(struct ADIOI_BBLOG_state *st, struct round *r)
  * piece is one request to the PFS each; plain ROMIO writes those puts with data sieving
  * (read a window, lay the pieces over it, write it back), under a byte-range lock. So does
  * this: under an fcntl write lock over each window of at most swin bytes, the pieces no more
- * than SIEVE_GAP apart go out as one read and one write of their span, and a piece alone is
- * written alone, under the lock too (another process's window may span it). The lock keeps
- * out the other processes' one-process drains, which take it for every write; their
- * collective drains cannot run meanwhile (they need this process), and a write through
- * (bblog_through_threshold) cannot fit in a hole smaller than itself without overlapping
- * these pieces. Bytes past the end of the file read as zeros, as the file system shows them.
+ * than ADIOI_BBLOG_SIEVE_GAP (64 KiB) apart go out as one read and one write of their span,
+ * and a piece alone is written alone, under the lock too (another process's window may span
+ * it). The lock keeps out the other processes' one-process drains, which take it for every
+ * write, and their writes through of up to that size (ad_bblog_write.c); their collective
+ * drains cannot run meanwhile (they need this process), and a larger write through cannot fit
+ * in a hole without overlapping these pieces. Bytes past the end of the file read as zeros,
+ * as the file system shows them.
  */
-#define SIEVE_GAP ((uint64_t) 64 << 10)
 
 /* On one node a round's bytes are written in chunks of at most this many bytes. Measured on
  * the GlusterFS stand-in (IOR strided 64 KiB, 4 ranks x 64 MiB, 6 runs each): the
@@ -389,10 +389,9 @@ static void map_own_log(struct ADIOI_BBLOG_state *st, struct round *r)
  * ROMIO's own contiguous writes there are of 4 MiB too. */
 #define SOLO_CHUNK ((uint64_t) 4 << 20)
 
-/* Whether this drain sieves: a one-process handle, while a handle of the file on several
- * processes is open in this process; no background drain (its thread writes without the
- * lock); not verifying (it checks what each piece's write put there); romio_ds_write not
- * disabled; the inner driver writes with pwrite (as for map_own_log). */
+/* Whether this drain sieves: a one-process handle of a file that sieves (Inner_sieves); no
+ * background drain (its thread writes without the lock); not verifying (it checks what each
+ * piece's write put there). */
 static void sieve_setup(struct ADIOI_BBLOG_state *st, struct round *r)
 {
     uint64_t w = st->inner->hints->ind_wr_buffer_size > 0 ?
@@ -404,25 +403,7 @@ static void sieve_setup(struct ADIOI_BBLOG_state *st, struct round *r)
      * 0.80 s with ROMIO's 512 KiB, 0.75 with 2 MiB, 0.61 with 4 MiB; plain ROMIO's whole
      * run 0.74-0.78 s). */
     r->swin = (size_t) (w > SOLO_CHUNK ? w : SOLO_CHUNK);
-    r->sieve = st->nprocs == 1 && st->ls->multi && !st->ls->bg && !r->verify &&
-        st->inner->hints->ds_write != ADIOI_HINT_DISABLE &&
-        st->inner->fns->ADIOI_xxx_WriteContig == ADIOI_GEN_WriteContig;
-}
-
-static int range_lock(int fd, short type, uint64_t off, uint64_t len)
-{
-    struct flock fl;
-    int rc;
-
-    memset(&fl, 0, sizeof(fl));
-    fl.l_type = type;
-    fl.l_whence = SEEK_SET;
-    fl.l_start = (off_t) off;
-    fl.l_len = (off_t) len;
-    do
-        rc = fcntl(fd, type == F_UNLCK ? F_SETLK : F_SETLKW, &fl);
-    while (rc != 0 && errno == EINTR);
-    return rc == 0 ? 0 : errno;
+    r->sieve = st->nprocs == 1 && !st->ls->bg && !r->verify && ADIOI_BBLOG_Inner_sieves(st);
 }
 
 static int sieve_add(struct round *r, uint64_t off, uint64_t len, const char *p)
@@ -436,8 +417,8 @@ static int sieve_add(struct round *r, uint64_t off, uint64_t len, const char *p)
     return 0;
 }
 
-/* Writes v[0..n) under one lock over their range: the pieces no more than SIEVE_GAP apart as
- * one read and one write of their span, a piece alone as itself. *runs: adjacent pieces. */
+/* Writes v[0..n) under one lock over their range: the pieces no more than the sieve gap apart
+ * as one read and one write of their span, a piece alone as itself. *runs: adjacent pieces. */
 static int sieve_window(struct ADIOI_BBLOG_state *st, struct round *r, int fd,
                         const struct sieved *v, size_t n, size_t *runs)
 {
@@ -446,7 +427,7 @@ static int sieve_window(struct ADIOI_BBLOG_state *st, struct round *r, int fd,
 
     for (i = 0; i < n && rc == 0; i = j) {
         uint64_t a = v[i].off, b = a + v[i].len, data = v[i].len;
-        for (j = i + 1; j < n && v[j].off - b <= SIEVE_GAP; j++) {
+        for (j = i + 1; j < n && v[j].off - b <= ADIOI_BBLOG_SIEVE_GAP; j++) {
             *runs += v[j].off != b;
             b = v[j].off + v[j].len;
             data += v[j].len;
@@ -516,7 +497,7 @@ static int sieve_write(struct ADIOI_BBLOG_state *st, struct round *r, int *err)
         for (w = i + 1; w < n && v[w].off + v[w].len - lo <= r->swin; w++)
             ;
         hi = v[w - 1].off + v[w - 1].len;
-        if (range_lock(fd, F_WRLCK, lo, hi - lo) != 0) {
+        if (ADIOI_BBLOG_Inner_lock(fd, F_WRLCK, lo, hi - lo) != 0) {
             if (i == 0) {
                 r->sieve = 0;   /* no byte-range locks here: for the rest of the drain too */
                 return 0;
@@ -525,7 +506,7 @@ static int sieve_write(struct ADIOI_BBLOG_state *st, struct round *r, int *err)
             break;
         }
         rc = sieve_window(st, r, fd, v + i, w - i, &runs);
-        range_lock(fd, F_UNLCK, lo, hi - lo);
+        ADIOI_BBLOG_Inner_lock(fd, F_UNLCK, lo, hi - lo);
     }
     ADIOI_BBLOG_DIRTY(st->inner);
     st->inner->fp_sys_posn = -1;        /* as after any write of ROMIO's own */

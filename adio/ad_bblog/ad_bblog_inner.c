@@ -229,6 +229,29 @@ void ADIOI_BBLOG_Inner_close(struct ADIOI_BBLOG_state *st, int *error_code)
     MPIO_File_free(&st->inner);
 }
 
+int ADIOI_BBLOG_Inner_sieves(const struct ADIOI_BBLOG_state *st)
+{
+    return st->ls && st->ls->multi && st->inner != ADIO_FILE_NULL &&
+        st->inner->hints->ds_write != ADIOI_HINT_DISABLE &&
+        st->inner->fns->ADIOI_xxx_WriteContig == ADIOI_GEN_WriteContig;
+}
+
+int ADIOI_BBLOG_Inner_lock(int fd, short type, uint64_t off, uint64_t len)
+{
+    struct flock fl;
+    int rc;
+
+    memset(&fl, 0, sizeof(fl));
+    fl.l_type = type;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = (off_t) off;
+    fl.l_len = (off_t) len;
+    do
+        rc = fcntl(fd, type == F_UNLCK ? F_SETLK : F_SETLKW, &fl);
+    while (rc != 0 && errno == EINTR);
+    return rc == 0 ? 0 : errno;
+}
+
 int ADIOI_BBLOG_Inner_ready(ADIO_File fd)
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);

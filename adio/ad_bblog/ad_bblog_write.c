@@ -41,8 +41,14 @@ static int write_inner(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const voi
     const char *p = buf;
     ADIO_Status status;
     ADIO_Offset off0 = off, len0 = len;
-    int err = ADIOI_BBLOG_Inner_ready(fd);
+    int err = ADIOI_BBLOG_Inner_ready(fd), locked;
 
+    /* A write small enough to lie in a hole between another process's pieces, which that
+     * process's one-process drain may be reading and writing back (data sieving,
+     * ad_bblog_drain.c), waits for its lock: the full burst buffer's fallback, mostly. */
+    locked = err == MPI_SUCCESS && (uint64_t) len <= ADIOI_BBLOG_SIEVE_GAP &&
+        ADIOI_BBLOG_Inner_sieves(st) &&
+        ADIOI_BBLOG_Inner_lock(st->inner->fd_sys, F_WRLCK, (uint64_t) off, (uint64_t) len) == 0;
     while (err == MPI_SUCCESS && len > 0) {
         int n = len > (1 << 30) ? (1 << 30) : (int) len;
         ADIO_WriteContig(st->inner, (void *) p, n, MPI_BYTE, ADIO_EXPLICIT_OFFSET, off, &status,
@@ -52,6 +58,8 @@ static int write_inner(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const voi
         len -= n;
         st->st.bytes_through += n;
     }
+    if (locked)
+        ADIOI_BBLOG_Inner_lock(st->inner->fd_sys, F_UNLCK, (uint64_t) off0, (uint64_t) len0);
     st->st.writes_through++;
     st->through_unsynced = 1;
     wrote_through(st);

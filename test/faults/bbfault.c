@@ -2,9 +2,11 @@
  * An LD_PRELOAD fault injector for the I/O of bblog jobs (test/faults/run-faults.sh).
  *
  * It wraps pwrite, pwritev, pread, preadv, ftruncate (and their 64 variants), open (without O_CREAT),
- * io_submit, io_getevents and listen, and makes chosen calls on chosen files fail. Selection, all by environment
+ * io_submit, io_getevents, fcntl and listen, and makes chosen calls on chosen files fail. Selection, all by environment
  * variables:
  *   BBFAULT_OP     pwrite | pread | preadv | aio_submit | aio_complete | open | ftruncate |
+ *                  lock (a waiting fcntl lock, F_SETLKW, fails: ENOLCK unless BBFAULT_ERR
+ *                  says otherwise) |
  *                  listen: which call (listen: a socket's listen fails, EADDRINUSE unless
  *                  BBFAULT_ERR says otherwise; MPI_Init makes one first: BBFAULT_SKIP=1)
  *                  (ftruncate: a resize of the file, which fails; BBFAULT_ERR short is EIO
@@ -49,7 +51,7 @@
 #include <unistd.h>
 
 enum op { OP_NONE, OP_PWRITE, OP_PREAD, OP_PREADV, OP_AIO_SUBMIT, OP_AIO_COMPLETE, OP_OPEN,
-    OP_FTRUNCATE, OP_LISTEN };
+    OP_FTRUNCATE, OP_LISTEN, OP_LOCK };
 
 static struct {
     int ready;
@@ -90,9 +92,11 @@ static void setup(void)
         cfg.op = OP_FTRUNCATE;
     else if (strcmp(op, "listen") == 0)
         cfg.op = OP_LISTEN;
+    else if (strcmp(op, "lock") == 0)
+        cfg.op = OP_LOCK;
     else {
         fprintf(stderr, "bbfault: BBFAULT_OP=%s: not pwrite, pread, preadv, aio_submit, "
-                "aio_complete, open, ftruncate or listen\n", op);
+                "aio_complete, open, ftruncate, listen or lock\n", op);
         abort();
     }
     err = getenv("BBFAULT_ERR");
@@ -362,6 +366,43 @@ ssize_t pwritev(int fd, const struct iovec *iov, int n, off_t off)
 ssize_t pwritev64(int fd, const struct iovec *iov, int n, off_t off)
 {
     return do_rwv(OP_PWRITE, "pwritev64", fd, iov, n, off);
+}
+
+/* lock: a waiting fcntl lock (F_SETLKW) of the file fails, ENOLCK unless BBFAULT_ERR says
+ * otherwise, as where the file system has no byte-range locks. */
+static int do_fcntl(const char *name, int fd, int cmd, void *arg)
+{
+    typedef int (*fn)(int, int, ...);
+    fn real = (fn) next(name, NULL);
+
+    if (cmd == F_SETLKW && hit(OP_LOCK, fd, -1, "fcntl lock")) {
+        errno = cfg.err > 0 && getenv("BBFAULT_ERR") ? cfg.err : ENOLCK;
+        return -1;
+    }
+    return real(fd, cmd, arg);
+}
+
+/* The third argument is an int or a pointer; either travels in one register-sized slot. */
+int fcntl(int fd, int cmd, ...)
+{
+    va_list ap;
+    void *arg;
+
+    va_start(ap, cmd);
+    arg = va_arg(ap, void *);
+    va_end(ap);
+    return do_fcntl("fcntl", fd, cmd, arg);
+}
+
+int fcntl64(int fd, int cmd, ...)
+{
+    va_list ap;
+    void *arg;
+
+    va_start(ap, cmd);
+    arg = va_arg(ap, void *);
+    va_end(ap);
+    return do_fcntl("fcntl64", fd, cmd, arg);
 }
 
 int listen(int fd, int backlog)

@@ -524,7 +524,9 @@ reuse_ref() {
 # ftruncate of the output file fails, through test/faults/bbfault.c, and none may be tried),
 # noread (likewise every preadv of a data log, the drain's reads of the node's logs: a drain
 # that writes from the mapped logs reads none), nopread (every pread and preadv of a data log:
-# an independent drain writes from its own mapped log), noserver (every listen() after MPI_Init's
+# an independent drain writes from its own mapped log), nolock (every waiting fcntl lock of the
+# output file fails, as without byte-range locks: data sieving must then not be used, and some
+# lock must have been tried), noserver (every listen() after MPI_Init's
 # fails: no read server starts, so processes write straight to the PFS file, each rank warns
 # once per file, and the file and every read must still be right), sharedwarn (bblog_shared_bb
 # =true where each node has a burst buffer of its own: one warning in the job that the logs of
@@ -532,7 +534,7 @@ reuse_ref() {
 run_case() {
     local name=$1 prog=$2 n=$3 hints=$4 opts=${5:-}
     local dir=$work/$name.$n keep=0 stats= warn=0 syncnote= vg=0 nested=0 noforce=0 ref_ok=0
-    local noserver=0 sharedwarn=0
+    local noserver=0 sharedwarn=0 nolock=0
     local mode target
     local base why s
     local want got
@@ -560,6 +562,11 @@ run_case() {
         nopread)
             extra_env+=(LD_PRELOAD="$bin/bbfault.so" BBFAULT_OP=pread BBFAULT_TIMES=0
                         BBFAULT_PATH=.data BBFAULT_LOG="$dir/reads.log")
+            ;;
+        nolock)
+            nolock=1
+            extra_env+=(LD_PRELOAD="$bin/bbfault.so" BBFAULT_OP=lock BBFAULT_TIMES=0
+                        BBFAULT_PATH="$dir/" BBFAULT_LOG="$dir/locks.log")
             ;;
         noserver)
             noserver=1
@@ -620,6 +627,9 @@ here; bbfault made it fail): $(head -n 1 "$dir/truncs.log")"
             [ -s "$dir/reads.log" ] && extra="$extra the drain read the logs instead of writing \
 from their mappings (bbfault made the read fail): $(head -n 1 "$dir/reads.log")"
             rm -f "$dir/reads.log"
+            [ "$nolock" = 1 ] && [ ! -s "$dir/locks.log" ] &&
+                extra="$extra no byte-range lock of the file was tried (bbfault had nothing to fail)"
+            rm -f "$dir/locks.log"
             [ "$noserver" = 1 ] && ! grep -q 'no read server' "$leg_log" &&
                 extra="$extra no warning that the read servers could not start"
             [ -n "$extra" ] && why="${why:+$why; }$(echo $extra)"
@@ -1000,9 +1010,12 @@ selected "t_bgdrain[verify,proactive]" &&
 # One-process handles of a shared file drain at the same moment: none may resize the file.
 selected "t_selfgrow[notrunc]" && run_case "t_selfgrow[notrunc]" t_selfgrow 4 "" notrunc
 # PnetCDF's independent data mode: the SELF handles' drains read and write back the holes
-# between their blocks (data sieving, under byte-range locks), unless romio_ds_write=disable.
+# between their blocks (data sieving, under byte-range locks), unless romio_ds_write=disable or
+# the file system has no byte-range locks (nolock: every fcntl lock fails).
 # stats: 4 SELF handles, the WORLD one and the check's read-back.
 selected "t_sieve[stats]" && run_case "t_sieve[stats]" t_sieve 4 "" stats=6:sieved
+selected "t_sieve[nolock,stats]" &&
+    run_case "t_sieve[nolock,stats]" t_sieve 4 "" stats=6:nosieve,nolock
 selected "t_sieve[nods,stats]" &&
     run_case "t_sieve[nods,stats]" t_sieve 4 "romio_ds_write=disable" stats=6:nosieve
 

@@ -366,6 +366,12 @@ static void map_own_log(struct ADIOI_BBLOG_state *st, struct round *r)
     close(fd);
 }
 
+/* On one node a round's bytes are written in chunks of at most this many bytes. Measured on
+ * the GlusterFS stand-in (IOR strided 64 KiB, 4 ranks x 64 MiB, 6 runs each): the
+ * drain took 1.29 s (median) in chunks of 4 MiB, 1.33 s in 8 MiB, 1.45 s in 16 MiB; plain
+ * ROMIO's own contiguous writes there are of 4 MiB too. */
+#define SOLO_CHUNK ((uint64_t) 4 << 20)
+
 /*
  * Data sieving for the drain of a one-process handle of a file that the process also has open
  * on several processes: PnetCDF's independent data mode, whose MPI_COMM_SELF handle drains
@@ -382,12 +388,6 @@ static void map_own_log(struct ADIOI_BBLOG_state *st, struct round *r)
  * in a hole without overlapping these pieces. Bytes past the end of the file read as zeros,
  * as the file system shows them.
  */
-
-/* On one node a round's bytes are written in chunks of at most this many bytes. Measured on
- * the GlusterFS stand-in (IOR strided 64 KiB, 4 ranks x 64 MiB, 6 runs each): the
- * drain took 1.29 s (median) in chunks of 4 MiB, 1.33 s in 8 MiB, 1.45 s in 16 MiB; plain
- * ROMIO's own contiguous writes there are of 4 MiB too. */
-#define SOLO_CHUNK ((uint64_t) 4 << 20)
 
 /* Whether this drain sieves: a one-process handle of a file that sieves (Inner_sieves); no
  * background drain (its thread writes without the lock); not verifying (it checks what each

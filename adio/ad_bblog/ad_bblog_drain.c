@@ -402,6 +402,8 @@ static void sieve_setup(struct ADIOI_BBLOG_state *st, struct round *r)
      * (BTIO through PnetCDF in independent mode, 4 ranks, the GlusterFS stand-in: close
      * 0.80 s with ROMIO's 512 KiB, 0.75 with 2 MiB, 0.61 with 4 MiB; plain ROMIO's whole
      * run 0.74-0.78 s). */
+    if (w > r->budget)
+        w = r->budget;          /* a window of the drain's buffer at most */
     r->swin = (size_t) (w > SOLO_CHUNK ? w : SOLO_CHUNK);
     r->sieve = st->nprocs == 1 && !st->ls->bg && !r->verify && ADIOI_BBLOG_Inner_sieves(st);
 }
@@ -418,8 +420,9 @@ static int sieve_add(struct round *r, uint64_t off, uint64_t len, const char *p)
 }
 
 /* Writes v[0..n) under one lock over their range: the pieces no more than the sieve gap apart
- * as one read and one write of their span, a piece alone as itself. *runs: adjacent pieces. */
-static int sieve_window(struct ADIOI_BBLOG_state *st, struct round *r, int fd,
+ * as one read and one write of their span (if can_sieve), a piece alone as itself. *runs:
+ * adjacent pieces. */
+static int sieve_window(struct ADIOI_BBLOG_state *st, struct round *r, int fd, int can_sieve,
                         const struct sieved *v, size_t n, size_t *runs)
 {
     size_t i, j, k, got;
@@ -427,7 +430,7 @@ static int sieve_window(struct ADIOI_BBLOG_state *st, struct round *r, int fd,
 
     for (i = 0; i < n && rc == 0; i = j) {
         uint64_t a = v[i].off, b = a + v[i].len, data = v[i].len;
-        for (j = i + 1; j < n && v[j].off - b <= ADIOI_BBLOG_SIEVE_GAP; j++) {
+        for (j = i + 1; j < n && can_sieve && v[j].off - b <= ADIOI_BBLOG_SIEVE_GAP; j++) {
             *runs += v[j].off != b;
             b = v[j].off + v[j].len;
             data += v[j].len;
@@ -459,14 +462,14 @@ static int sieve_window(struct ADIOI_BBLOG_state *st, struct round *r, int fd,
  * another's whole batch (BTIO, 4 ranks: drains of 0.36 / 0.59 / 0.93 / 1.13 s with one lock
  * per batch). Pieces far apart are written under the lock too: another process's window may
  * span them, and a write between its read and its write back would be lost. Returns 0 when
- * it cannot (no lock, a file not open for reading): the caller writes the pieces one by one;
- * otherwise 1, *err the result and r->k the runs of adjacent pieces. */
+ * the file system takes no lock: the caller writes the pieces one by one; otherwise 1, *err
+ * the result and r->k the runs of adjacent pieces. */
 static int sieve_write(struct ADIOI_BBLOG_state *st, struct round *r, int *err)
 {
     const struct sieved *v;
     uint64_t pos = 0;
     size_t i, w, n, runs = 0;
-    int fd, rc = 0;
+    int fd, rc = 0, can_sieve;
 
     r->nsv = 0;
     for (i = 0; r->sieve && rc == 0 && r->map && i < r->nmp; i++) {
@@ -482,16 +485,15 @@ static int sieve_write(struct ADIOI_BBLOG_state *st, struct round *r, int *err)
     v = r->sv;
     if (rc != 0 || n == 0)
         return 0;
-    if (!r->sbuf && !(r->sbuf = ADIOI_Malloc(r->swin)))
-        return 0;
     *err = ADIOI_BBLOG_Inner_ready(r->fd);
     if (*err != MPI_SUCCESS)
         return 1;
     fd = st->inner->fd_sys;
-    if ((fcntl(fd, F_GETFL) & O_ACCMODE) != O_RDWR) {
-        r->sieve = 0;
-        return 0;
-    }
+    /* Without a window buffer, or a file open for writing only, the pieces are written one by
+     * one, still under the locks, which the other processes' windows need. */
+    if (!r->sbuf)
+        r->sbuf = ADIOI_Malloc(r->swin);
+    can_sieve = r->sbuf && (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDWR;
     for (i = 0; i < n && rc == 0; i = w) {
         uint64_t lo = v[i].off, hi;
         for (w = i + 1; w < n && v[w].off + v[w].len - lo <= r->swin; w++)
@@ -505,7 +507,7 @@ static int sieve_write(struct ADIOI_BBLOG_state *st, struct round *r, int *err)
             rc = ENOLCK;
             break;
         }
-        rc = sieve_window(st, r, fd, v + i, w - i, &runs);
+        rc = sieve_window(st, r, fd, can_sieve, v + i, w - i, &runs);
         ADIOI_BBLOG_Inner_lock(fd, F_UNLCK, lo, hi - lo);
     }
     ADIOI_BBLOG_DIRTY(st->inner);

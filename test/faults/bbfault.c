@@ -383,27 +383,19 @@ static int do_fcntl(const char *name, int fd, int cmd, void *arg)
 }
 
 /* The third argument is an int or a pointer; either travels in one register-sized slot. */
-int fcntl(int fd, int cmd, ...)
-{
-    va_list ap;
-    void *arg;
-
-    va_start(ap, cmd);
-    arg = va_arg(ap, void *);
-    va_end(ap);
-    return do_fcntl("fcntl", fd, cmd, arg);
-}
-
-int fcntl64(int fd, int cmd, ...)
-{
-    va_list ap;
-    void *arg;
-
-    va_start(ap, cmd);
-    arg = va_arg(ap, void *);
-    va_end(ap);
-    return do_fcntl("fcntl64", fd, cmd, arg);
-}
+#define FCNTL_WRAPPER(name)                                  \
+    int name(int fd, int cmd, ...)                           \
+    {                                                        \
+        va_list ap;                                          \
+        void *arg;                                           \
+                                                             \
+        va_start(ap, cmd);                                   \
+        arg = va_arg(ap, void *);                            \
+        va_end(ap);                                          \
+        return do_fcntl(#name, fd, cmd, arg);                \
+    }
+FCNTL_WRAPPER(fcntl)
+FCNTL_WRAPPER(fcntl64)
 
 int listen(int fd, int backlog)
 {

@@ -57,6 +57,7 @@ struct ADIOI_BBLOG_hints {
     int debug_node_size;                /* BBLOG_DEBUG_NODE_SIZE: nodes of N consecutive ranks */
     int debug_static_chunks;            /* BBLOG_DEBUG_STATIC_CHUNKS: no shared chunk counter */
     int debug_no_map;                   /* BBLOG_DEBUG_NO_MAP: the drain reads the logs */
+    int debug_close_alone;              /* BBLOG_DEBUG_CLOSE_ALONE: close=bb never drains */
 };
 
 /* How the last collective drain of a file ended (bblog_stats' last_drain). */
@@ -251,6 +252,9 @@ struct ADIOI_BBLOG_state {
 #define ADIOI_BBLOG_PLAN_EVERY 16
 #define ADIOI_BBLOG_PLAN_MAX_EVERY 4096
 #define ADIOI_BBLOG_PLAN_BYTES (4 * 1024 * 1024)
+/* bblog_close=bb drains at close what is left when its extents average less than this
+ * (ad_bblog_close.c): the background drain would write them one request each. */
+#define ADIOI_BBLOG_CLOSE_PIECE ((uint64_t) 64 << 10)
 /* Collective writes between the agreements of a small budget (ad_bblog_cap.c): once some
  * process is past its high-water mark, and at most before. */
 #define ADIOI_BBLOG_CAP_EVERY 64

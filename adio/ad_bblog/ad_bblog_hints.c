@@ -89,6 +89,7 @@ static const struct knob_def knob_defs[] = {
     {"BBLOG_DEBUG_NODE_SIZE", INT_MAX, offsetof(struct ADIOI_BBLOG_hints, debug_node_size)},
     {"BBLOG_DEBUG_STATIC_CHUNKS", 1, offsetof(struct ADIOI_BBLOG_hints, debug_static_chunks)},
     {"BBLOG_DEBUG_NO_MAP", 1, offsetof(struct ADIOI_BBLOG_hints, debug_no_map)},
+    {"BBLOG_DEBUG_CLOSE_ALONE", 1, offsetof(struct ADIOI_BBLOG_hints, debug_close_alone)},
 };
 #define NKNOBS (sizeof(knob_defs) / sizeof(knob_defs[0]))
 

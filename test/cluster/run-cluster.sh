@@ -81,7 +81,7 @@ diff_cases=(t_contig t_strided t_noncontig t_overlap t_raw t_size t_atomic t_sha
     t_merge t_durable t_peerread t_subcomm 't_bgdrain?proactive?' 't_strided?flush64k?'
     't_strided?nodempi?' 't_strided?proactive?' 't_strided?modebb?' 't_bigdata?flush64k?'
     't_merge?stats?' 't_strided?lognode?' 't_overlap?lognode?' 't_collread?lognode?'
-    't_peerread?lognode?' 't_bgdrain?lognodebb?')
+    't_peerread?lognode?' 't_bgdrain?lognodebb?' 't_closebb?modebb?')
 # ROMIO's programs but the 4 GiB ones (large_array, large_file: the single-node run has them).
 romio_programs="simple async async-multiple atomicity coll_test excl file_info misc shared_fp
     noncontig_coll2 ordered_fp split_coll psimple creat_excl perf i_noncontig noncontig

@@ -167,7 +167,7 @@ fi
 programs="t_contig t_strided t_noncontig t_view t_overlap t_raw t_size t_atomic t_shared
           t_nonblock t_manyfiles t_delete t_empty t_bigdata t_hints t_errors t_collread t_capacity
           t_twofh t_xorder t_bgdrain t_selfsync t_selfgrow t_peerread t_subcomm t_merge
-          t_durable t_planspace t_phases t_sieve"
+          t_durable t_planspace t_phases t_sieve t_closebb"
 cflags="-std=gnu11 -O2 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
         -Wno-unused-parameter -Werror"
 
@@ -328,6 +328,9 @@ check_kept_logs() {
 # N:pairs: every process's log was a slot of its node's log pair (bblog_mapping=node);
 # N:sieved / N:nosieve: some / no hole bytes were read and written back by a one-process
 # drain (bytes_sieved; data sieving, t_sieve);
+# N:closedrain / N:closealone: under bblog_close=bb the close of the first file (t_closebb: 4 KiB
+# pieces interleaved) drained collectively and that of the second (1 MiB per rank) did not /
+# neither did (bytes_drained of the first two objects; BBLOG_DEBUG_CLOSE_ALONE=1);
 # N:phased: no process planned more than 10 times (t_phases: 6 phases of 40 collective writes;
 # with a point at each phase's end once their length is known 8, with phase-blind spacing 11).
 # Prints the problem, if any.
@@ -431,6 +434,14 @@ if want[1:] == ["planned"]:
         if plans < 2:
             print("bblog_stats: rank %s planned %s times, expected 2 (a point among the "
                   "collective writes after the empty one)" % (rank, plans))
+if want[1:] in (["closedrain"], ["closealone"]):
+    got = [o.get("bytes_drained", 0) for o in objs[:2]]
+    if want[1:] == ["closedrain"] and (got[0] <= 0 or got[1] != 0):
+        print("bblog_stats: bytes_drained at the closes %s, expected the small pieces' close to "
+              "drain and the large extents' not (ad_bblog_close.c)" % got)
+    if want[1:] == ["closealone"] and got != [0, 0]:
+        print("bblog_stats: bytes_drained at the closes %s, expected none "
+              "(BBLOG_DEBUG_CLOSE_ALONE=1)" % got)
 through = sum(o.get("bytes_through", 0) for o in objs)
 if want[1:] == ["through"] and through <= 0:
     print("bblog_stats: bytes_through 0: no write went straight to the PFS file")
@@ -769,6 +780,7 @@ cases=(
     "t_selfsync      t_selfsync   2 3 4"
     "t_selfgrow      t_selfgrow   1 2 4"
     "t_sieve         t_sieve      1 2 4"
+    "t_closebb       t_closebb    2 4"
     "t_peerread      t_peerread   1 2 3 6"
     "t_subcomm       t_subcomm    1 2 4 6"
     "t_merge         t_merge      1 3 4"
@@ -795,8 +807,8 @@ bgmodes=(
     "nodempi    bblog_node_exchange=mpi"
     "reactive   bblog_drain=reactive"
     "proactive  bblog_drain=proactive;bblog_drain_interval=0.05;bblog_segment_size=64k"
-    "closebb    bblog_close=bb"
-    "bgclosebb  bblog_drain=proactive;bblog_close=bb"
+    "closebb    bblog_close=bb  env=BBLOG_DEBUG_CLOSE_ALONE=1"
+    "bgclosebb  bblog_drain=proactive;bblog_close=bb  env=BBLOG_DEBUG_CLOSE_ALONE=1"
     "modebb     bblog_mode=bb"
     "resyncbb   bblog_drain=reactive;bblog_sync=bb"
     "prsyncbb   bblog_drain=proactive;bblog_drain_interval=0.05;bblog_segment_size=64k;bblog_sync=bb"
@@ -804,7 +816,7 @@ bgmodes=(
     "lognodebb  bblog_mapping=node;bblog_mode=bb"
 )
 for m in "${bgmodes[@]}"; do
-    read -r mode hints <<<"$m"
+    read -r mode hints opts <<<"$m"
     if [ -n "$vg_all" ] && [ ${#patterns[@]} -eq 0 ] && [ "$mode" != proactive ]; then
         echo "NOTE MPITEST_VALGRIND=all: background mode $mode not run (name it in a pattern)"
         continue
@@ -824,7 +836,7 @@ for m in "${bgmodes[@]}"; do
             t_selfsync | t_bgdrain) ;; *) continue ;; esac ;;
         esac
         for n in "$@"; do
-            run_case "$name[$mode]" "$prog" "$n" "$hints" noforce
+            run_case "$name[$mode]" "$prog" "$n" "$hints" "noforce${opts:+,$opts}"
         done
     done
 done
@@ -1013,6 +1025,16 @@ selected "t_selfgrow[notrunc]" && run_case "t_selfgrow[notrunc]" t_selfgrow 4 ""
 # between their blocks (data sieving, under byte-range locks), unless romio_ds_write=disable or
 # the file system has no byte-range locks (nolock: every fcntl lock fails).
 # stats: 4 SELF handles, the WORLD one and the check's read-back.
+# bblog_close=bb: what is left at close in small interleaved pieces drains there, collectively;
+# large extents are left to the background drain (ad_bblog_close.c). BBLOG_DEBUG_CLOSE_ALONE=1:
+# everything is left to it (as the closebb and bgclosebb modes above run the whole table). With
+# bblog_drain=on_demand the thread writes nothing before close, so what is left does not depend
+# on how fast it was.
+selected "t_closebb[closebb,stats]" &&
+    run_case "t_closebb[closebb,stats]" t_closebb 4 "bblog_close=bb" stats=4:closedrain,noforce
+selected "t_closebb[closebb,alone,stats]" &&
+    run_case "t_closebb[closebb,alone,stats]" t_closebb 4 "bblog_close=bb" \
+        "stats=4:closealone,noforce,env=BBLOG_DEBUG_CLOSE_ALONE=1"
 selected "t_sieve[stats]" && run_case "t_sieve[stats]" t_sieve 4 "" stats=6:sieved
 selected "t_sieve[nolock,stats]" &&
     run_case "t_sieve[nolock,stats]" t_sieve 4 "" stats=6:nosieve,nolock

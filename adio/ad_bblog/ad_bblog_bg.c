@@ -109,6 +109,7 @@ struct ADIOI_BBLOG_bg {
     uint64_t bytes, writes, plans;
     uint64_t cap_bytes;         /* of bytes, written to make room (ad_bblog_cap.c) */
     uint64_t vbytes;            /* read back from the PFS file (bblog_verify) */
+    double plan_s;              /* seconds in planning points, the pause to the resume */
 };
 
 static double realtime(void)
@@ -886,9 +887,11 @@ int ADIOI_BBLOG_Bg_plan(ADIO_File fd)
     uint64_t *mine = NULL, bytes = 0;
     size_t n = 0, i;
     int rc, xrc;
+    double t0;
 
     if (!ls || !(bg = ls->bg) || st->nprocs <= 1)
         return 0;
+    t0 = ADIOI_BBLOG_Now();
     pthread_mutex_lock(&ls->lock);
     pause_locked(ls);
     /* What this process wrote since the last point: its appends, and its writes through. */
@@ -944,6 +947,7 @@ int ADIOI_BBLOG_Bg_plan(ADIO_File fd)
                 bblog_strerror(rc));
     }
     /* On failure the thread stays paused: Bg_resume after the next collective drain. */
+    bg->plan_s += ADIOI_BBLOG_Now() - t0;
     pthread_mutex_unlock(&ls->lock);
     ADIOI_BBLOG_Order_fini(&o);
     free(mine);
@@ -970,11 +974,12 @@ static void report(struct ADIOI_BBLOG_logstate *ls, int rank)
     seg = bblog_pace_segments(&bg->pace, &nseg);
     fprintf(out, "{\"bblog_bg\": 1, \"file\": \"%s\", \"rank\": %d, \"mode\": \"%s\", "
             "\"t0_unix\": %.6f, \"bytes\": %llu, \"writes\": %llu, \"plans\": %llu, "
+            "\"plan_s\": %.6f, "
             "\"capacity_bytes\": %llu, \"bytes_verified\": %llu, \"error\": %d, \"segments\": [",
             ls->pfs_path, rank,
             bg->hold ? "close_bb" : bg->pace.par.mode == BBLOG_PACE_PROACTIVE ? "proactive" :
             "reactive", bg->t0_real, (unsigned long long) bg->bytes,
-            (unsigned long long) bg->writes, (unsigned long long) bg->plans,
+            (unsigned long long) bg->writes, (unsigned long long) bg->plans, bg->plan_s,
             (unsigned long long) bg->cap_bytes, (unsigned long long) bg->vbytes, bg->err);
     for (i = 0; i < nseg; i++)
         fprintf(out, "%s[%.6f, %llu, %.6f]", i ? ", " : "", seg[i].start - bg->t0_mono,

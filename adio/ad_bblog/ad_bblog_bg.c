@@ -490,8 +490,12 @@ static void *bg_main(void *arg)
 
         if (!next_segment(ls, press, &act))
             continue;
-        paced = !press && (!bg->closing || (!bg->hold &&
-                                            bg->pace.par.mode == BBLOG_PACE_PROACTIVE));
+        /* Once someone waits for the end (hurry) nothing is paced, and the segments are not
+         * flushed one by one either: one fdatasync when the index is empty. 4 ranks, 32 MiB
+         * each in 1 MiB writes, bblog_mode=bb, 4 interleaved runs: whole job 1.19-1.22 s ->
+         * 1.08-1.15 (a collective drain at close: 1.03-1.12). */
+        paced = !press && !bg->hurry &&
+            (!bg->closing || (!bg->hold && bg->pace.par.mode == BBLOG_PACE_PROACTIVE));
         n = press ? pick_oldest(ls, act.bytes, &picks, &cap) :
             pick_segment(ls, act.bytes, &picks, &cap);
         if (n == 0) {

@@ -797,7 +797,9 @@ done
 # Background drains (ad_bblog_bg.c): the whole table again, at its middle rank count, in each
 # mode, plus t_bgdrain (writes while the drain runs) at 1-4 ranks. closebb: close returns with
 # the data on the burst buffer only; the runner compares files after the job (MPI_Finalize
-# waits for the drains); the programs' own re-opens wait for them too.
+# waits for the drains); the programs' own re-opens wait for them too. closebb and bgclosebb
+# leave everything to the drain after close, small pieces too (BBLOG_DEBUG_CLOSE_ALONE=1);
+# modebb and lognodebb take the close's rule (small leftovers drained at close).
 # nodempi is not a background mode: the drain's node exchange off (bblog_node_exchange=mpi), so
 # that ROMIO's two-phase exchange moves all the data, as on nodes whose processes cannot read
 # each other's logs. resyncbb and prsyncbb: syncs that only make the logs durable, so that

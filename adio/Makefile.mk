@@ -13,6 +13,7 @@ EXTRA_DIST += \
     adio/ad_bblog/ad_bblog_compat.h \
     adio/ad_bblog/ad_bblog_remote.h \
     adio/ad_bblog/ad_bblog.c \
+    adio/ad_bblog/ad_bblog_batch.c \
     adio/ad_bblog/ad_bblog_bg.c \
     adio/ad_bblog/ad_bblog_cap.c \
     adio/ad_bblog/ad_bblog_close.c \

@@ -11,6 +11,7 @@ noinst_HEADERS += adio/ad_bblog/ad_bblog.h adio/ad_bblog/ad_bblog_compat.h \
 
 romio_other_sources +=                  \
     adio/ad_bblog/ad_bblog.c            \
+    adio/ad_bblog/ad_bblog_batch.c      \
     adio/ad_bblog/ad_bblog_bg.c         \
     adio/ad_bblog/ad_bblog_cap.c        \
     adio/ad_bblog/ad_bblog_close.c      \

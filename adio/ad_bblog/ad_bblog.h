@@ -58,6 +58,7 @@ struct ADIOI_BBLOG_hints {
     int debug_static_chunks;            /* BBLOG_DEBUG_STATIC_CHUNKS: no shared chunk counter */
     int debug_no_map;                   /* BBLOG_DEBUG_NO_MAP: the drain reads the logs */
     int debug_close_alone;              /* BBLOG_DEBUG_CLOSE_ALONE: close=bb never drains */
+    int debug_no_batch;                 /* BBLOG_DEBUG_NO_BATCH: no node batches */
 };
 
 /* How the last collective drain of a file ended (bblog_stats' last_drain). */
@@ -210,6 +211,7 @@ struct ADIOI_BBLOG_state {
     int through_unsynced;               /* written through since the last sync */
     MPI_Datatype synced_filetype;       /* outer view last copied to inner */
     uint64_t view;                      /* MPI_File_set_view calls so far (ad_bblog_shfp.c) */
+    uint32_t points;                    /* planning points of this handle (batch numbers) */
     MPI_Datatype synced_etype;
     ADIO_Offset synced_disp;
     char logdir[PATH_MAX];              /* bblog_dir/bblog-UID */
@@ -252,8 +254,10 @@ struct ADIOI_BBLOG_state {
 #define ADIOI_BBLOG_PLAN_EVERY 16
 #define ADIOI_BBLOG_PLAN_MAX_EVERY 4096
 #define ADIOI_BBLOG_PLAN_BYTES (4 * 1024 * 1024)
-/* bblog_close=bb drains at close what is left when its extents average less than this
- * (ad_bblog_close.c): the background drain would write them one request each. */
+/* Pieces averaging less than this are small: the background drain would write them one
+ * request each. A planning point whose new pieces are small starts a node batch where it can
+ * (ad_bblog_batch.c); bblog_close=bb drains what is left at close when it is small and no
+ * batch can take it (ad_bblog_close.c). */
 #define ADIOI_BBLOG_CLOSE_PIECE ((uint64_t) 64 << 10)
 /* Collective writes between the agreements of a small budget (ad_bblog_cap.c): once some
  * process is past its high-water mark, and at most before. */
@@ -445,6 +449,8 @@ struct ADIOI_BBLOG_order {
     int agree;                          /* in: 1 to compare `key` across the processes */
     uint64_t key;                       /* in: this process's; out: the same on all, or
                                          * UINT64_MAX when processes gave different ones */
+    int nobatch;                        /* with agree, in: this process cannot take part in a
+                                         * node batch (ad_bblog_batch.c); out: some process */
 };
 typedef int (*ADIOI_BBLOG_keep_fn) (void *arg, uint64_t off, uint64_t len);
 int ADIOI_BBLOG_Order_init(ADIO_File fd, struct ADIOI_BBLOG_order *o);      /* 0 or ENOMEM */
@@ -498,6 +504,29 @@ void *ADIOI_BBLOG_Map_in_memory(int fd, size_t *len);
 int ADIOI_BBLOG_Node_size(const struct ADIOI_BBLOG_state *st);  /* processes on this node */
 void ADIOI_BBLOG_Node_slot(ADIO_File fd);   /* bblog_mapping=node, at open (collective) */
 void ADIOI_BBLOG_Node_rest(struct ADIOI_BBLOG_state *st);       /* after a round's chunks */
+
+/* ad_bblog_batch.c: node batches of the background drain (no MPI). Batch_open, before a
+ * planning point's exchange, makes this process's files of batch id (chunks of chunk bytes);
+ * Batch_publish, after it, writes its pieces (n (off, len, log offset, stamp) quadruples,
+ * malloc'ed, kept by the batch) and opens the others' lists; Batch_fail tells the others it
+ * cannot. Batch_ready: 1 when every list is there and the chunks are cut, 0 not yet, -1 the
+ * batch failed. Batch_left: whether a chunk is left to take (once ready); Batch_claim takes
+ * the next one nobody took, -1 none. Batch_write writes one
+ * (buf: a chunk) and marks it. Batch_done_walk calls fn for this process's published bytes
+ * inside chunks marked done. Batch_close removes this process's names and frees it. */
+struct ADIOI_BBLOG_batch;
+int ADIOI_BBLOG_Batch_open(const struct ADIOI_BBLOG_state *st, uint32_t id, uint64_t chunk,
+                           struct ADIOI_BBLOG_batch **out);
+int ADIOI_BBLOG_Batch_publish(struct ADIOI_BBLOG_batch *b, uint64_t *own, size_t n);
+void ADIOI_BBLOG_Batch_fail(struct ADIOI_BBLOG_batch *b);
+int ADIOI_BBLOG_Batch_ready(struct ADIOI_BBLOG_batch *b);
+int ADIOI_BBLOG_Batch_left(const struct ADIOI_BBLOG_batch *b);
+int64_t ADIOI_BBLOG_Batch_claim(struct ADIOI_BBLOG_batch *b);
+int ADIOI_BBLOG_Batch_write(struct ADIOI_BBLOG_batch *b, int64_t c, int pfs_fd, char *buf,
+                            uint64_t *bytes, uint64_t *writes);
+int ADIOI_BBLOG_Batch_finished(const struct ADIOI_BBLOG_batch *b);
+int ADIOI_BBLOG_Batch_done_walk(struct ADIOI_BBLOG_batch *b, ADIOI_BBLOG_run_fn fn, void *arg);
+void ADIOI_BBLOG_Batch_close(struct ADIOI_BBLOG_batch *b);
 
 /* ad_bblog_vis.c: what other processes logged, seen by this process's reads
  * (bblog_consistency=posix). Attach makes (or links) the process's list for this handle,
@@ -595,8 +624,14 @@ void ADIOI_BBLOG_Coll_begin(ADIO_File fd);
 void ADIOI_BBLOG_Coll_end(ADIO_File fd, int began, int may_wait);
 int ADIOI_BBLOG_Bg_start(ADIO_File fd);                 /* at open: MPI error code */
 int ADIOI_BBLOG_Bg_plan(ADIO_File fd);                  /* collective: 0 or ENOMEM */
+/* close with bblog_close=bb: the last planning point (collective); *batched: the node's
+ * threads write what is left as one batch (the same answer in every process). */
+int ADIOI_BBLOG_Bg_plan_close(ADIO_File fd, int *batched);
 int ADIOI_BBLOG_Bg_make_room(struct ADIOI_BBLOG_logstate *ls);
 void ADIOI_BBLOG_Bg_pause(struct ADIOI_BBLOG_logstate *ls);
+/* Before a drain of handle st: a node batch that another handle started (a one-process
+ * handle's drain, which the batch's other processes do not wait for) is finished first. */
+void ADIOI_BBLOG_Bg_settle(struct ADIOI_BBLOG_logstate *ls, const struct ADIOI_BBLOG_state *st);
 /* drained: a collective drain emptied every process's log */
 void ADIOI_BBLOG_Bg_resume(struct ADIOI_BBLOG_logstate *ls, int drained);
 void ADIOI_BBLOG_Bg_note_write(struct ADIOI_BBLOG_logstate *ls, uint64_t idx_bytes_before);

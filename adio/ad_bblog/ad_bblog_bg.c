@@ -110,6 +110,12 @@ struct ADIOI_BBLOG_bg {
     uint64_t cap_bytes;         /* of bytes, written to make room (ad_bblog_cap.c) */
     uint64_t vbytes;            /* read back from the PFS file (bblog_verify) */
     double plan_s;              /* seconds in planning points, the pause to the resume */
+    /* Node batches (ad_bblog_batch.c): the one this process takes part in, or NULL; whether
+     * the last planning point started one (the same in every process); close's last point. */
+    struct ADIOI_BBLOG_batch *batch;
+    const struct ADIOI_BBLOG_state *batch_st;  /* the handle whose planning point started it */
+    int batched, last_plan;
+    uint64_t batches, batch_chunks;
 };
 
 static double realtime(void)
@@ -472,6 +478,152 @@ static void segment_done(struct ADIOI_BBLOG_logstate *ls, const struct pick *pic
             ADIOI_BBLOG_Flushed(ls, w);
     }
 }
+/* ---- node batches (ad_bblog_batch.c) ---- */
+
+struct picks_arg {
+    struct pick *p;
+    size_t n, cap;
+};
+
+static int add_pick(void *arg, uint64_t off, uint64_t len, uint64_t log_off, uint64_t stamp)
+{
+    struct picks_arg *a = arg;
+
+    (void) stamp;
+    if (bblog_grow((void **) &a->p, &a->cap, a->n + 1, sizeof(*a->p)) != 0)
+        return ENOMEM;          /* the rest stays in the index: written twice, the same bytes */
+    a->p[a->n].off = off;
+    a->p[a->n].len = len;
+    a->p[a->n].log_off = log_off;
+    a->n++;
+    return 0;
+}
+
+/* Lock held, and no chunk of the batch in flight anywhere (every chunk finished, or every
+ * process's thread paused for a collective call that all have entered): this process forgets
+ * its bytes that chunks wrote, as after a segment of its own, and leaves the batch. */
+static void batch_end(struct ADIOI_BBLOG_logstate *ls)
+{
+    struct ADIOI_BBLOG_bg *bg = ls->bg;
+    struct picks_arg a = { NULL, 0, 0 };
+
+    if (!bg->batch)
+        return;
+    (void) ADIOI_BBLOG_Batch_done_walk(bg->batch, add_pick, &a);
+    ADIOI_BBLOG_Batch_close(bg->batch);
+    bg->batch = NULL;
+    if (a.n > 0)
+        segment_done(ls, a.p, a.n, 0, 0, 1, 0);        /* chunks are flushed when written */
+    free(a.p);
+}
+
+/* Lock held: a wait of 2 ms, or until the thread's condition is signalled: for another
+ * process's list or chunk, which needs no MPI call of anyone. */
+static void short_wait(struct ADIOI_BBLOG_logstate *ls)
+{
+    struct timespec ts;
+    double w = realtime() + 0.002;
+
+    ts.tv_sec = (time_t) w;
+    ts.tv_nsec = (long) ((w - (double) ts.tv_sec) * 1e9);
+    if (ts.tv_nsec >= 1000000000L)
+        ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+    pthread_cond_timedwait(&ls->bg->cond, &ls->lock, &ts);
+}
+
+/* Lock held, a batch on, the thread not paused. Returns 0 when a chunk is left to take, which
+ * the thread then writes when its pacing says (batch_chunk); else it does what needs no
+ * pacing and returns 1: a batch that failed (a process could not publish, or too many chunks)
+ * ends at once, and each process drains its own pieces again; one whose chunks are all
+ * finished ends, its bytes forgotten; otherwise another process's list or last chunk is still
+ * to come, which needs no MPI call of anyone: a short wait. */
+static int batch_idle(struct ADIOI_BBLOG_logstate *ls)
+{
+    struct ADIOI_BBLOG_bg *bg = ls->bg;
+    int ready = ADIOI_BBLOG_Batch_ready(bg->batch);
+
+    if (ready < 0) {
+        ADIOI_BBLOG_Batch_close(bg->batch);
+        bg->batch = NULL;
+        return 1;
+    }
+    if (ready > 0 && ADIOI_BBLOG_Batch_left(bg->batch))
+        return 0;
+    if (ready > 0 && ADIOI_BBLOG_Batch_finished(bg->batch)) {
+        batch_end(ls);
+        pthread_cond_broadcast(&bg->cond);
+        return 1;
+    }
+    short_wait(ls);
+    return 1;
+}
+
+/* Lock held: takes the next chunk of the batch nobody took, if any is left, and writes it
+ * (lock released, busy: a pause waits for the chunk). */
+static void batch_chunk(struct ADIOI_BBLOG_logstate *ls, int paced)
+{
+    struct ADIOI_BBLOG_bg *bg = ls->bg;
+    uint64_t bytes, writes;
+    int64_t c = ADIOI_BBLOG_Batch_claim(bg->batch);
+    int rc;
+
+    if (c < 0)
+        return;
+    bg->busy = 1;
+    pthread_mutex_unlock(&ls->lock);
+    rc = ADIOI_BBLOG_Batch_write(bg->batch, c, bg->pfs_fd, bg->buf, &bytes, &writes);
+    pthread_mutex_lock(&ls->lock);
+    bg->busy = 0;
+    bg->bytes += bytes;
+    bg->writes += writes;
+    bg->batch_chunks++;
+    if (rc != 0 && !bg->warned++)
+        fprintf(stderr, "bblog: warning: background drain of %s: %s; the data stays in the "
+                "logs for a later drain\n", ls->pfs_path, strerror(rc));
+    if (paced)
+        bblog_pace_on_drained(&bg->pace, ADIOI_BBLOG_Now(), bytes);
+    pthread_cond_broadcast(&bg->cond);
+}
+
+/* Lock held (application thread): finishes the batch from here, taking and writing chunks as
+ * the thread does (into a buffer of its own), waiting for those that others took, then ends
+ * it. Before a drain or planning point of another handle than the batch's: the batch's other
+ * processes do not wait for that one, and none of them may still be writing this process's
+ * older bytes when it writes newer ones. */
+static void batch_settle(struct ADIOI_BBLOG_logstate *ls)
+{
+    struct ADIOI_BBLOG_bg *bg = ls->bg;
+    char *buf = malloc(bg->bufsz);
+
+    while (bg->batch) {
+        struct ADIOI_BBLOG_batch *b = bg->batch;
+        int ready = ADIOI_BBLOG_Batch_ready(b);
+        uint64_t bytes, writes;
+        int64_t c;
+
+        if (ready < 0) {
+            ADIOI_BBLOG_Batch_close(b);
+            bg->batch = NULL;
+            break;
+        }
+        if (ready > 0 && ADIOI_BBLOG_Batch_finished(b)) {
+            batch_end(ls);
+            break;
+        }
+        /* The buffer first: a chunk taken must be written. Without one, the others write. */
+        if (ready > 0 && buf && (c = ADIOI_BBLOG_Batch_claim(b)) >= 0) {
+            pthread_mutex_unlock(&ls->lock);
+            (void) ADIOI_BBLOG_Batch_write(b, c, bg->pfs_fd, buf, &bytes, &writes);
+            pthread_mutex_lock(&ls->lock);
+            bg->bytes += bytes;
+            bg->writes += writes;
+            bg->batch_chunks++;
+            continue;
+        }
+        short_wait(ls);
+    }
+    free(buf);
+}
 
 /* The thread: picks a segment (the pacer's, or the oldest bytes when the log is out of room),
  * copies its bytes out of the log under the lock, writes them without it, and forgets them. */
@@ -488,6 +640,8 @@ static void *bg_main(void *arg)
         uint64_t bytes;
         int rc, paced, press = pressure(ls), flushed;
 
+        if (bg->batch && !bg->paused && batch_idle(ls))
+            continue;
         if (!next_segment(ls, press, &act))
             continue;
         /* Once someone waits for the end (hurry) nothing is paced, and the segments are not
@@ -496,6 +650,10 @@ static void *bg_main(void *arg)
          * 1.08-1.15 (a collective drain at close: 1.03-1.12). */
         paced = !press && !bg->hurry &&
             (!bg->closing || (!bg->hold && bg->pace.par.mode == BBLOG_PACE_PROACTIVE));
+        if (bg->batch) {        /* its own bytes are in it: nothing else until it ends */
+            batch_chunk(ls, paced);
+            continue;
+        }
         n = press ? pick_oldest(ls, act.bytes, &picks, &cap) :
             pick_segment(ls, act.bytes, &picks, &cap);
         if (n == 0) {
@@ -685,11 +843,24 @@ void ADIOI_BBLOG_Bg_pause(struct ADIOI_BBLOG_logstate *ls)
     pthread_mutex_unlock(&ls->lock);
 }
 
+void ADIOI_BBLOG_Bg_settle(struct ADIOI_BBLOG_logstate *ls, const struct ADIOI_BBLOG_state *st)
+{
+    if (!ls || !ls->bg)
+        return;
+    pthread_mutex_lock(&ls->lock);
+    if (ls->bg->batch && ls->bg->batch_st != st)
+        batch_settle(ls);
+    pthread_mutex_unlock(&ls->lock);
+}
+
 void ADIOI_BBLOG_Bg_resume(struct ADIOI_BBLOG_logstate *ls, int drained)
 {
     if (!ls || !ls->bg)
         return;
     pthread_mutex_lock(&ls->lock);
+    /* Every process paused its thread before the drain's collective calls: no chunk of a
+     * batch is in flight, and the drain wrote what the batch had not. */
+    batch_end(ls);
     if (drained) {
         /* A collective drain emptied every process's log: nothing older is left anywhere. */
         bblog_idx_clear(ls->bg->fence);
@@ -882,12 +1053,108 @@ static int drop_superseded(struct ADIOI_BBLOG_state *st, const struct ADIOI_BBLO
     return rc;
 }
 
+/* The spacing to the next planning point, from what every process knows alike after the
+ * exchange o (failed: it did not happen): the flag, the phases' key, and the bytes of all
+ * processes' pieces. */
+static void next_spacing(struct ADIOI_BBLOG_logstate *ls, const struct ADIOI_BBLOG_order *o,
+                         int failed, uint64_t bytes, int nprocs)
+{
+    struct ADIOI_BBLOG_bg *bg = ls->bg;
+
+    if (!failed && o->key != 0 && o->key != UINT64_MAX) {
+        /* Every process's phases began at the same collective calls, period calls apart: the
+         * next point ends a phase (or one ADIOI_BBLOG_PLAN_MAX_EVERY on), and the whole phase
+         * may drain during the computation that follows it. */
+        uint32_t start = (uint32_t) (o->key >> 32), period = (uint32_t) o->key;
+        uint32_t next = start + ((ls->colls - start) / period + 1) * period;
+        bg->plan_every = next - ls->colls;
+        if (bg->plan_every > ADIOI_BBLOG_PLAN_MAX_EVERY)
+            bg->plan_every = ADIOI_BBLOG_PLAN_MAX_EVERY;
+    } else if (failed || o->flag)
+        bg->plan_every = ADIOI_BBLOG_PLAN_EVERY;
+    else if (bytes > 0 && bytes < (uint64_t) ADIOI_BBLOG_PLAN_BYTES * (uint64_t) nprocs &&
+             bg->plan_every < ADIOI_BBLOG_PLAN_MAX_EVERY)
+        bg->plan_every *= 2;
+    bg->plan_at = ls->colls;
+}
+
+/* Whether this process may take part in a node batch at this point (ad_bblog_batch.c): from
+ * inputs every process of the open agreed on, so that only a failure makes the processes
+ * differ, which the exchange tells them. The file's one handle in this process (refs: it and
+ * the thread; the batch's number and its processes are the handle's), one node, the node
+ * exchange's logs of their own, no read-back; under bblog_drain=on_demand only at close (the
+ * thread waits for it). */
+static int batch_candidate(const struct ADIOI_BBLOG_state *st, const struct ADIOI_BBLOG_bg *bg)
+{
+    return st->ls->refs == 2 && st->one_node && st->hints.debug_node_size <= 0 && !st->slots &&
+        st->hints.node_exchange && !st->node_off && !st->hints.debug_no_batch && !bg->verify &&
+        (!bg->hold || bg->last_plan);
+}
+
+struct quads_arg {
+    uint64_t *q;
+    size_t n, cap;
+};
+
+static int add_quad(void *arg, uint64_t off, uint64_t len, uint64_t log_off, uint64_t stamp)
+{
+    struct quads_arg *a = arg;
+
+    if (bblog_grow((void **) &a->q, &a->cap, a->n + 1, 4 * sizeof(*a->q)) != 0)
+        return ENOMEM;
+    a->q[4 * a->n] = off;
+    a->q[4 * a->n + 1] = len;
+    a->q[4 * a->n + 2] = log_off;
+    a->q[4 * a->n + 3] = stamp;
+    a->n++;
+    return 0;
+}
+
+/* Lock held, at a planning point that starts batch b: every extent this process has logged
+ * (all eligible from this point on), with its stamps, goes into its list, its log's staged
+ * bytes into the data file the others read. 0 or an errno (the batch then fails for all). */
+static int batch_start(struct ADIOI_BBLOG_logstate *ls, struct ADIOI_BBLOG_batch *b)
+{
+    struct quads_arg a = { NULL, 0, 0 };
+    struct bblog_idx_iter it;
+    struct bblog_extent e;
+    int rc = ls->log && bblog_idx_count(ls->idx) > 0 ? bblog_log_flush(ls->log) : 0;
+
+    bblog_idx_iter_init(ls->idx, &it, 0, UINT64_MAX);
+    while (rc == 0 && bblog_idx_iter_next(&it, &e))
+        rc = ADIOI_BBLOG_Stamp_runs(ls, e.off, e.len, e.log_off, add_quad, &a);
+    if (rc != 0) {
+        free(a.q);
+        ADIOI_BBLOG_Batch_fail(b);
+        return rc;
+    }
+    return ADIOI_BBLOG_Batch_publish(b, a.q, a.n);
+}
+
+/* Lock held, after a planning point's exchange: batch b (opened by this process, NULL if
+ * not) becomes the thread's when the point starts one and this process planned (rc 0); one
+ * started that this process cannot publish fails for every process. */
+static void batch_begin(const struct ADIOI_BBLOG_state *st, struct ADIOI_BBLOG_logstate *ls,
+                        struct ADIOI_BBLOG_batch *b, int start, int rc)
+{
+    if (start && rc == 0 && batch_start(ls, b) == 0) {
+        ls->bg->batch = b;
+        ls->bg->batch_st = st;
+        ls->bg->batches++;
+        return;
+    }
+    if (start && rc != 0)
+        ADIOI_BBLOG_Batch_fail(b);      /* the others must not wait for this list */
+    ADIOI_BBLOG_Batch_close(b);
+}
+
 int ADIOI_BBLOG_Bg_plan(ADIO_File fd)
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
     struct ADIOI_BBLOG_logstate *ls = st->ls;
     struct ADIOI_BBLOG_bg *bg;
     struct ADIOI_BBLOG_order o;
+    struct ADIOI_BBLOG_batch *nb = NULL;
     uint64_t *mine = NULL, bytes = 0;
     size_t n = 0, i;
     int rc, xrc;
@@ -897,6 +1164,8 @@ int ADIOI_BBLOG_Bg_plan(ADIO_File fd)
         return 0;
     t0 = ADIOI_BBLOG_Now();
     pthread_mutex_lock(&ls->lock);
+    if (bg->batch && bg->batch_st != st)
+        batch_settle(ls);       /* another handle's processes need not be here */
     pause_locked(ls);
     /* What this process wrote since the last point: its appends, and its writes through. */
     rc = ADIOI_BBLOG_Order_init(fd, &o);
@@ -910,32 +1179,31 @@ int ADIOI_BBLOG_Bg_plan(ADIO_File fd)
     bg->plan_phases = bg->pace.nstarted;
     o.agree = 1;
     o.key = bg->phase_period ? (uint64_t) bg->phase_start << 32 | bg->phase_period : 0;
+    /* A node batch's files are made before the exchange, which says whether every process
+     * could (ad_bblog_batch.c); they are used only if this point starts one. */
+    o.nobatch = !batch_candidate(st, bg) ||
+        ADIOI_BBLOG_Batch_open(st, ++st->points, (uint64_t) bg->bufsz, &nb) != 0;
     /* Collective even after a failure here, so that every process learns of it. */
     xrc = o.counts ? ADIOI_BBLOG_Order_exchange(fd, &o, mine, (int) n, 1) : ENOMEM;
     rc = rc ? rc : xrc;
+    /* Every process paused its thread before it entered the exchange: no chunk of the last
+     * batch is in flight any more, and what the batch did not write its owners keep. */
+    batch_end(ls);
     /* The spacing to the next point, from what every process knows alike: the flag, and the
      * bytes of all pieces (this process's and the others'). */
     for (i = 0; xrc == 0 && i < n; i++)
         bytes += mine[3 * i + 1];
     for (i = 0; xrc == 0 && i < o.n; i++)
         bytes += o.pieces[3 * i + 1];
-    if (xrc == 0 && o.key != 0 && o.key != UINT64_MAX) {
-        /* Every process's phases began at the same collective calls, period calls apart: the
-         * next point ends a phase (or one ADIOI_BBLOG_PLAN_MAX_EVERY on), and the whole phase
-         * may drain during the computation that follows it. */
-        uint32_t start = (uint32_t) (o.key >> 32), period = (uint32_t) o.key;
-        uint32_t next = start + ((ls->colls - start) / period + 1) * period;
-        bg->plan_every = next - ls->colls;
-        if (bg->plan_every > ADIOI_BBLOG_PLAN_MAX_EVERY)
-            bg->plan_every = ADIOI_BBLOG_PLAN_MAX_EVERY;
-    } else if (xrc != 0 || o.flag)
-        bg->plan_every = ADIOI_BBLOG_PLAN_EVERY;
-    else if (bytes > 0 && bytes < (uint64_t) ADIOI_BBLOG_PLAN_BYTES * (uint64_t) st->nprocs &&
-             bg->plan_every < ADIOI_BBLOG_PLAN_MAX_EVERY)
-        bg->plan_every *= 2;
-    bg->plan_at = ls->colls;
+    next_spacing(ls, &o, xrc != 0, bytes, st->nprocs);
     if (rc == 0)
         rc = drop_superseded(st, &o);
+    /* A batch when every process can take part and the pieces since the last point (all
+     * processes' alike, so every process decides the same) are small; with none since, as the
+     * last point decided. */
+    bg->batched = xrc == 0 && !o.nobatch &&
+        (n + o.n > 0 ? bytes / (n + o.n) < ADIOI_BBLOG_CLOSE_PIECE : bg->batched);
+    batch_begin(st, ls, nb, bg->batched, rc);
     if (rc == 0) {
         bg->plan_log_end = ls->log_end;
         bg->plan_colls = ls->colls;
@@ -955,6 +1223,20 @@ int ADIOI_BBLOG_Bg_plan(ADIO_File fd)
     pthread_mutex_unlock(&ls->lock);
     ADIOI_BBLOG_Order_fini(&o);
     free(mine);
+    return rc;
+}
+
+int ADIOI_BBLOG_Bg_plan_close(ADIO_File fd, int *batched)
+{
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    int rc;
+
+    *batched = 0;
+    if (!st->ls || !st->ls->bg)
+        return ADIOI_BBLOG_Bg_plan(fd);
+    st->ls->bg->last_plan = 1;
+    rc = ADIOI_BBLOG_Bg_plan(fd);
+    *batched = st->nprocs > 1 && st->ls->bg->batched;
     return rc;
 }
 
@@ -978,12 +1260,13 @@ static void report(struct ADIOI_BBLOG_logstate *ls, int rank)
     seg = bblog_pace_segments(&bg->pace, &nseg);
     fprintf(out, "{\"bblog_bg\": 1, \"file\": \"%s\", \"rank\": %d, \"mode\": \"%s\", "
             "\"t0_unix\": %.6f, \"bytes\": %llu, \"writes\": %llu, \"plans\": %llu, "
-            "\"plan_s\": %.6f, "
+            "\"plan_s\": %.6f, \"batches\": %llu, \"batch_chunks\": %llu, "
             "\"capacity_bytes\": %llu, \"bytes_verified\": %llu, \"error\": %d, \"segments\": [",
             ls->pfs_path, rank,
             bg->hold ? "close_bb" : bg->pace.par.mode == BBLOG_PACE_PROACTIVE ? "proactive" :
             "reactive", bg->t0_real, (unsigned long long) bg->bytes,
             (unsigned long long) bg->writes, (unsigned long long) bg->plans, bg->plan_s,
+            (unsigned long long) bg->batches, (unsigned long long) bg->batch_chunks,
             (unsigned long long) bg->cap_bytes, (unsigned long long) bg->vbytes, bg->err);
     for (i = 0; i < nseg; i++)
         fprintf(out, "%s[%.6f, %llu, %.6f]", i ? ", " : "", seg[i].start - bg->t0_mono,
@@ -1015,6 +1298,7 @@ static void free_bg(struct ADIOI_BBLOG_logstate *ls)
 {
     struct ADIOI_BBLOG_bg *bg = ls->bg;
 
+    ADIOI_BBLOG_Batch_close(bg->batch);
     if (bg->pfs_fd >= 0)
         close(bg->pfs_fd);
     bblog_idx_destroy(bg->fence);

@@ -50,21 +50,23 @@ static int write_keeps(struct ADIOI_BBLOG_logstate *ls)
  * (below), and all then drained collectively (err: the result). No process starts finishing
  * alone before all have written their keep records (the reduction below).
  *
- * The background drain writes each extent that does not continue another with its own PFS
- * request and cannot aggregate across processes; small extents interleaved with other
- * processes' (IOR strided 4 KiB) go out at a few MB/s per process, where this collective
- * drain writes them through the node exchange and two-phase at the PFS's speed. Left to the
- * thread, MPI_Finalize waited 5-6 s for 16 MiB per process of 4 KiB pieces at 4 ranks, which
- * the drain here writes in about 0.4 s. So when the extents left (over all processes) average
- * less than ADIOI_BBLOG_CLOSE_PIECE, close drains them now, as bblog_close=pfs would; larger
- * ones the thread writes at the PFS's speed after close (BBLOG_DEBUG_CLOSE_ALONE=1: always),
- * where computation after close can hide them. One phase of 8 MiB per rank, 4 ranks, strided:
+ * Each process's background drain writes each extent that does not continue another with its
+ * own PFS request; small extents interleaved with other processes' (IOR strided 4 KiB) go out
+ * at a few MB/s per process, where this collective drain writes them through the node exchange
+ * and two-phase at the PFS's speed. Left to the threads one by one, MPI_Finalize waited 5-6 s
+ * for 16 MiB per process of 4 KiB pieces at 4 ranks, which the drain here writes in about
+ * 0.4 s. On one node the last point hands small pieces to a node batch instead, which the
+ * threads write in large chunks from the node's logs after close (ad_bblog_batch.c). Where no
+ * batch can take them and the extents left (over all processes) average less than
+ * ADIOI_BBLOG_CLOSE_PIECE, close drains them now, as bblog_close=pfs would; larger ones the
+ * thread writes at the PFS's speed after close (BBLOG_DEBUG_CLOSE_ALONE=1: always), where
+ * computation after close can hide them. One phase of 8 MiB per rank, 4 ranks, strided:
  * 16 KiB pieces, whole job 1.13-1.23 s left to the thread, 0.61-0.67 drained here, the close's
  * wait alike; 64 KiB pieces 0.81-0.84 against 0.64-0.75, but the close 0.03-0.19 s longer. */
 static int close_to_bb(ADIO_File fd, struct ADIOI_BBLOG_state *st, int *err)
 {
     uint64_t mine[3] = { 0, 0, 0 }, all[3];
-    int rc;
+    int rc, batched;
 
     /* Counted before the plan makes the pieces since the last point eligible: after it, the
      * resumed thread may already be writing them. */
@@ -72,14 +74,14 @@ static int close_to_bb(ADIO_File fd, struct ADIOI_BBLOG_state *st, int *err)
     mine[1] = bblog_idx_bytes(st->ls->idx);
     mine[2] = bblog_idx_count(st->ls->idx);
     ADIOI_BBLOG_Unlock(st->ls);
-    mine[0] = ADIOI_BBLOG_Bg_plan(fd) != 0;
+    mine[0] = ADIOI_BBLOG_Bg_plan_close(fd, &batched) != 0;
     ADIOI_BBLOG_Bg_mark(st->ls);
     ADIOI_BBLOG_Lock(st->ls);
     rc = st->ls->log ? write_keeps(st->ls) : 0;
     ADIOI_BBLOG_Unlock(st->ls);
     mine[0] |= rc != 0;
     MPI_Allreduce(mine, all, 3, MPI_UINT64_T, MPI_SUM, fd->comm);
-    if (all[0] != 0 || (!st->hints.debug_close_alone && all[2] > 0 &&
+    if (all[0] != 0 || (!st->hints.debug_close_alone && !batched && all[2] > 0 &&
                         all[1] / all[2] < ADIOI_BBLOG_CLOSE_PIECE)) {
         *err = ADIOI_BBLOG_Drain(fd, 0);
         return 0;

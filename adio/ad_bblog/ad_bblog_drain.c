@@ -1535,6 +1535,7 @@ int ADIOI_BBLOG_Drain(ADIO_File fd, int sync_inner)
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
     int err, emptied = 0;
 
+    ADIOI_BBLOG_Bg_settle(st->ls, st);
     ADIOI_BBLOG_Bg_pause(st->ls);
     err = drain(fd, sync_inner, &emptied);
     ADIOI_BBLOG_Bg_resume(st->ls, emptied);

@@ -313,14 +313,15 @@ int ADIOI_BBLOG_Order_init(ADIO_File fd, struct ADIOI_BBLOG_order *o)
  * o->counts, in words), with room for as many triples in o->pieces and o->reach. Collective;
  * when any process failed (`failed` on one of them, or an allocation here) every process
  * returns ENOMEM. o->flag becomes whether any process set it, in the same reduction, and with
- * o->agree so does o->key whether all processes gave the same (UINT64_MAX if not). */
+ * o->agree so does o->key whether all processes gave the same (UINT64_MAX if not), and
+ * o->nobatch whether any process set it. */
 static int gather(ADIO_File fd, struct ADIOI_BBLOG_order *o, const uint64_t *mine, int n,
                   int width, int failed, uint64_t **all)
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
     int *counts = o->counts, *displs = o->counts + st->nprocs;
     int total = 0, i;
-    uint64_t in[3], res[3];
+    uint64_t in[4], res[4];
 
     n = failed ? 0 : n * width;
     MPI_Allgather(&n, 1, MPI_INT, counts, 1, MPI_INT, fd->comm);
@@ -340,10 +341,13 @@ static int gather(ADIO_File fd, struct ADIOI_BBLOG_order *o, const uint64_t *min
     in[0] = failed ? 2 : o->flag != 0;
     in[1] = o->key;
     in[2] = UINT64_MAX - o->key;
-    MPI_Allreduce(in, res, o->agree ? 3 : 1, MPI_UINT64_T, MPI_MAX, fd->comm);
+    in[3] = o->nobatch != 0;
+    MPI_Allreduce(in, res, o->agree ? 4 : 1, MPI_UINT64_T, MPI_MAX, fd->comm);
     o->flag = res[0] == 1;
-    if (o->agree)
+    if (o->agree) {
         o->key = res[1] == UINT64_MAX - res[2] ? res[1] : UINT64_MAX;
+        o->nobatch = res[3] != 0;
+    }
     o->agree = 0;               /* the second gather of an exchange compares nothing */
     if (res[0] == 2) {
         free(*all);

@@ -330,7 +330,10 @@ check_kept_logs() {
 # drain (bytes_sieved; data sieving, t_sieve);
 # N:closedrain / N:closealone: under bblog_close=bb the close of the first file (t_closebb: 4 KiB
 # pieces interleaved) drained collectively and that of the second (1 MiB per rank) did not /
-# neither did (bytes_drained of the first two objects; BBLOG_DEBUG_CLOSE_ALONE=1);
+# neither did (bytes_drained of the first two objects; BBLOG_DEBUG_NO_BATCH=1 /
+# BBLOG_DEBUG_CLOSE_ALONE=1); N:closebatch: neither close drained, and the drain threads wrote
+# the first file's small pieces as a node batch (batch_chunks of its bblog_bg lines) and the
+# second file's large extents each on its own (ad_bblog_batch.c);
 # N:phased: no process planned more than 10 times (t_phases: 6 phases of 40 collective writes;
 # with a point at each phase's end once their length is known 8, with phase-blind spacing 11).
 # Prints the problem, if any.
@@ -434,8 +437,15 @@ if want[1:] == ["planned"]:
         if plans < 2:
             print("bblog_stats: rank %s planned %s times, expected 2 (a point among the "
                   "collective writes after the empty one)" % (rank, plans))
-if want[1:] in (["closedrain"], ["closealone"]):
+if want[1:] in (["closedrain"], ["closealone"], ["closebatch"]):
     got = [o.get("bytes_drained", 0) for o in objs[:2]]
+    if want[1:] == ["closebatch"]:
+        chunks = [sum(o.get("batch_chunks", 0) for o in bgobjs
+                      if str(o.get("file", "")).endswith(".big") == big) for big in (False, True)]
+        if got != [0, 0] or chunks[0] <= 0 or chunks[1] != 0:
+            print("bblog_stats: bytes_drained at the closes %s, batch chunks of the drains "
+                  "after them %s: expected no drain at close, the small pieces in a node "
+                  "batch and the large extents not (ad_bblog_batch.c)" % (got, chunks))
     if want[1:] == ["closedrain"] and (got[0] <= 0 or got[1] != 0):
         print("bblog_stats: bytes_drained at the closes %s, expected the small pieces' close to "
               "drain and the large extents' not (ad_bblog_close.c)" % got)
@@ -799,7 +809,11 @@ done
 # the data on the burst buffer only; the runner compares files after the job (MPI_Finalize
 # waits for the drains); the programs' own re-opens wait for them too. closebb and bgclosebb
 # leave everything to the drain after close, small pieces too (BBLOG_DEBUG_CLOSE_ALONE=1);
-# modebb and lognodebb take the close's rule (small leftovers drained at close).
+# modebb and lognodebb take the close's rule (small leftovers drained at close where no node
+# batch takes them). Where pieces are small, the one-node modes drain them in node batches
+# (ad_bblog_batch.c) but bgclosebb (BBLOG_DEBUG_NO_BATCH=1: each process's thread writes its
+# own pieces), nodempi, lognode and lognodebb (no batch without the node exchange's logs of
+# their own).
 # nodempi is not a background mode: the drain's node exchange off (bblog_node_exchange=mpi), so
 # that ROMIO's two-phase exchange moves all the data, as on nodes whose processes cannot read
 # each other's logs. resyncbb and prsyncbb: syncs that only make the logs durable, so that
@@ -810,7 +824,7 @@ bgmodes=(
     "reactive   bblog_drain=reactive"
     "proactive  bblog_drain=proactive;bblog_drain_interval=0.05;bblog_segment_size=64k"
     "closebb    bblog_close=bb  env=BBLOG_DEBUG_CLOSE_ALONE=1"
-    "bgclosebb  bblog_drain=proactive;bblog_close=bb  env=BBLOG_DEBUG_CLOSE_ALONE=1"
+    "bgclosebb  bblog_drain=proactive;bblog_close=bb  env=BBLOG_DEBUG_CLOSE_ALONE=1,env=BBLOG_DEBUG_NO_BATCH=1"
     "modebb     bblog_mode=bb"
     "resyncbb   bblog_drain=reactive;bblog_sync=bb"
     "prsyncbb   bblog_drain=proactive;bblog_drain_interval=0.05;bblog_segment_size=64k;bblog_sync=bb"
@@ -1027,13 +1041,17 @@ selected "t_selfgrow[notrunc]" && run_case "t_selfgrow[notrunc]" t_selfgrow 4 ""
 # between their blocks (data sieving, under byte-range locks), unless romio_ds_write=disable or
 # the file system has no byte-range locks (nolock: every fcntl lock fails).
 # stats: 4 SELF handles, the WORLD one and the check's read-back.
-# bblog_close=bb: what is left at close in small interleaved pieces drains there, collectively;
-# large extents are left to the background drain (ad_bblog_close.c). BBLOG_DEBUG_CLOSE_ALONE=1:
-# everything is left to it (as the closebb and bgclosebb modes above run the whole table). With
-# bblog_drain=on_demand the thread writes nothing before close, so what is left does not depend
-# on how fast it was.
+# bblog_close=bb: what is left at close in small interleaved pieces goes to the drain threads as
+# a node batch (ad_bblog_batch.c); where no batch can take it (BBLOG_DEBUG_NO_BATCH=1) the close
+# drains it collectively; large extents are left to the background drain (ad_bblog_close.c).
+# BBLOG_DEBUG_CLOSE_ALONE=1: the close never drains (as the closebb and bgclosebb modes above
+# run the whole table). With bblog_drain=on_demand the thread writes nothing before close, so
+# what is left does not depend on how fast it was.
 selected "t_closebb[closebb,stats]" &&
-    run_case "t_closebb[closebb,stats]" t_closebb 4 "bblog_close=bb" stats=4:closedrain,noforce
+    run_case "t_closebb[closebb,stats]" t_closebb 4 "bblog_close=bb" stats=4:closebatch,noforce
+selected "t_closebb[closebb,nobatch,stats]" &&
+    run_case "t_closebb[closebb,nobatch,stats]" t_closebb 4 "bblog_close=bb" \
+        "stats=4:closedrain,noforce,env=BBLOG_DEBUG_NO_BATCH=1"
 selected "t_closebb[closebb,alone,stats]" &&
     run_case "t_closebb[closebb,alone,stats]" t_closebb 4 "bblog_close=bb" \
         "stats=4:closealone,noforce,env=BBLOG_DEBUG_CLOSE_ALONE=1"

@@ -1,0 +1,388 @@
+/*
+ * Node batches of the background drain (ad_bblog_bg.c; DESIGN.md section 6).
+ *
+ * Each process's drain thread writes its own log. Where the processes' pieces are small and
+ * interleaved in the file (IOR strided 4 KiB), that is one PFS request per piece, a few MB/s
+ * per process on the GlusterFS stand-in, where the collective drain writes the same bytes at
+ * the PFS's speed by reading the node's logs (ad_bblog_node.c). A batch does the same in the
+ * background: at a planning point every process of the node publishes the extents it has
+ * logged (file offset, length, log offset, stamp) in a list file on the burst buffer, and the
+ * threads take chunks of the node's bytes in turn from a counter in a shared mapping, each
+ * chunk a file range with about a drain buffer of data, read from whichever logs hold it and
+ * written with one request per run of adjacent bytes. A chunk written is flushed (fdatasync)
+ * and marked done in the mapping; the owners of its bytes forget them (the bytes that still
+ * map to the published log offsets: an owner's newer write over them stays) when the batch is
+ * over: every chunk finished, or the next planning point or collective drain, whose collective
+ * calls come after every thread has paused, so that no chunk of the batch is in flight then.
+ *
+ * Files, in the burst-buffer directory, named after the open's token and the batch's number
+ * (its planning point's, counted alike in every process):
+ * TOKEN.bN the mapping (struct batch_map), TOKEN.rRANK.bN each process's list. Every process
+ * creates both before the planning point's exchange, opens the others' lists after it, and
+ * removes its own names when it ends the batch, which is after every process opened them.
+ *
+ * One node, logs of their own (not bblog_mapping=node's pairs), no MPI call here.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ad_bblog.h"
+#include "adioi.h"
+#include "bblog_io.h"
+#include "bblog_plan.h"
+
+#define CHUNKS_MAX 65536
+#define FIN_DONE 1
+#define FIN_FAILED 2
+
+struct batch_map {
+    uint64_t claim;             /* the next chunk to take */
+    uint32_t published;         /* processes whose list is written */
+    uint32_t failed;            /* processes that could not write theirs */
+    uint32_t finished;          /* chunks written or failed */
+    uint32_t pad;
+    unsigned char fin[CHUNKS_MAX];      /* per chunk: 0, FIN_DONE or FIN_FAILED */
+};
+
+struct ADIOI_BBLOG_batch {
+    int nproc, me;
+    int loaded;                 /* 0: lists not read yet; 1: chunks cut; -1: abandoned */
+    struct batch_map *m;
+    char *prefix;               /* DIR/TOKEN */
+    char *map_path, *list_path; /* this process's names, until Batch_close */
+    uint32_t id;
+    uint64_t chunk;             /* bytes of data per chunk (the same in every process) */
+    int list_fd;
+    int *lfds, *dfds;           /* every process's list, data log (opened when first read) */
+    uint64_t *own;              /* this process's published pieces, (off, len, log_off, stamp) */
+    size_t nown;
+    struct bblog_npiece *p;     /* the node's kept bytes in file order, cut at chunk ends */
+    size_t np, *cstart;         /* chunk c: p[cstart[c]] .. p[cstart[c + 1] - 1] */
+    uint64_t nchunks;
+};
+
+static char *name_of(const char *prefix, int rank, uint32_t id)
+{
+    size_t len = strlen(prefix) + 40;
+    char *s = malloc(len);
+
+    if (s && rank < 0)
+        snprintf(s, len, "%s.b%u", prefix, id);
+    else if (s)
+        snprintf(s, len, "%s.r%d.b%u", prefix, rank, id);
+    return s;
+}
+
+int ADIOI_BBLOG_Batch_open(const struct ADIOI_BBLOG_state *st, uint32_t id, uint64_t chunk,
+                           struct ADIOI_BBLOG_batch **out)
+{
+    struct ADIOI_BBLOG_batch *b = calloc(1, sizeof(*b));
+    const char *dot = strrchr(st->log_name, '.');       /* log_name is TOKEN.rRANK */
+    size_t plen;
+    void *m = MAP_FAILED;
+    int fd, i, rc = 0;
+
+    *out = NULL;
+    if (!b || !dot)
+        goto fail;
+    b->nproc = st->nprocs;
+    b->me = st->rank;
+    b->id = id;
+    b->chunk = chunk > 0 ? chunk : 1;
+    b->list_fd = -1;
+    plen = strlen(st->logdir) + (size_t) (dot - st->log_name) + 2;
+    b->prefix = malloc(plen);
+    b->lfds = malloc((size_t) b->nproc * sizeof(*b->lfds));
+    b->dfds = malloc((size_t) b->nproc * sizeof(*b->dfds));
+    if (!b->prefix || !b->lfds || !b->dfds)
+        goto fail;
+    snprintf(b->prefix, plen, "%s/%.*s", st->logdir, (int) (dot - st->log_name), st->log_name);
+    for (i = 0; i < b->nproc; i++)
+        b->lfds[i] = b->dfds[i] = -1;
+    if (!(b->map_path = name_of(b->prefix, -1, id)) ||
+        !(b->list_path = name_of(b->prefix, b->me, id)))
+        goto fail;
+    /* Every process makes or opens the mapping: allocated, so that no store into it can fault
+     * on a full device; allocating never changes the bytes another process stored. */
+    fd = open(b->map_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd >= 0) {
+        if (posix_fallocate(fd, 0, sizeof(struct batch_map)) == 0)
+            m = mmap(NULL, sizeof(struct batch_map), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        close(fd);
+    }
+    if (m == MAP_FAILED)
+        goto fail;
+    b->m = m;
+    b->list_fd = open(b->list_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (b->list_fd < 0)
+        goto fail;
+    *out = b;
+    return 0;
+  fail:
+    rc = errno ? errno : ENOMEM;
+    ADIOI_BBLOG_Batch_close(b);
+    return rc;
+}
+
+/* After the exchange: every process has made its list file. Opens them, writes this process's
+ * n pieces (quadruples) to its own and tells the others; on any failure the batch fails for
+ * all (each then drains its own pieces). Returns 0 or an errno. */
+int ADIOI_BBLOG_Batch_publish(struct ADIOI_BBLOG_batch *b, uint64_t *own, size_t n)
+{
+    int i, rc = 0;
+
+    b->own = own;
+    b->nown = n;
+    for (i = 0; i < b->nproc && rc == 0; i++) {
+        char *path;
+        if (i == b->me)
+            continue;
+        if (!(path = name_of(b->prefix, i, b->id)))
+            rc = ENOMEM;
+        else if ((b->lfds[i] = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+            rc = errno;
+        free(path);
+    }
+    if (rc == 0 && n > 0)
+        rc = bblog_io_full(b->list_fd, own, n * 4 * sizeof(*own), 0, 1, NULL);
+    __atomic_add_fetch(rc == 0 ? &b->m->published : &b->m->failed, 1, __ATOMIC_SEQ_CST);
+    return rc;
+}
+
+/* This process cannot take part (it opened the batch but could not plan): the others give up
+ * the batch too. */
+void ADIOI_BBLOG_Batch_fail(struct ADIOI_BBLOG_batch *b)
+{
+    __atomic_add_fetch(&b->m->failed, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Reads every list and cuts the node's kept bytes into chunks of at most chunk bytes: the same
+ * cut in every process, which read the same lists. */
+static int load(struct ADIOI_BBLOG_batch *b)
+{
+    uint64_t chunk = b->chunk;
+    struct bblog_npiece *all = NULL, *kept = NULL;
+    size_t n = 0, cap = 0, nk = 0, i, cc = 0;
+    uint64_t total, own_kept, fill = 0;
+    int w, rc = 0;
+
+    for (w = 0; w < b->nproc && rc == 0; w++) {
+        uint64_t *q = b->own;
+        size_t k = b->nown, j;
+        struct stat sb;
+        if (w != b->me) {
+            if (fstat(b->lfds[w], &sb) != 0)
+                return errno;
+            k = (size_t) sb.st_size / (4 * sizeof(*q));
+            if (k > 0 && !(q = malloc(k * 4 * sizeof(*q))))
+                return ENOMEM;
+            if (k > 0 && (rc = bblog_io_full(b->lfds[w], q, k * 4 * sizeof(*q), 0, 0, NULL)))
+                k = 0;
+        }
+        if (rc == 0 && bblog_grow((void **) &all, &cap, n + k + 1, sizeof(*all)) != 0)
+            rc = ENOMEM;
+        for (j = 0; rc == 0 && j < k; j++, n++) {
+            all[n].off = q[4 * j];
+            all[n].len = q[4 * j + 1];
+            all[n].src = q[4 * j + 2];
+            all[n].stamp = q[4 * j + 3];
+            all[n].who = w;
+        }
+        if (q != b->own)
+            free(q);
+    }
+    if (rc == 0)
+        rc = bblog_share_cut(all, n, 0, 0, &kept, &nk, &total, &own_kept);
+    free(all);
+    if (rc != 0)
+        return rc;
+    /* Chunk ends: every `chunk` bytes of data, a piece split where one falls inside it. */
+    cap = 0;
+    for (i = 0; i < nk && rc == 0; i++) {
+        uint64_t off = kept[i].off, len = kept[i].len, src = kept[i].src;
+        while (len > 0 && rc == 0) {
+            uint64_t k = chunk - fill < len ? chunk - fill : len;
+            if (fill == 0) {
+                if (b->nchunks == CHUNKS_MAX || bblog_grow((void **) &b->cstart, &cc,
+                                                           b->nchunks + 2,
+                                                           sizeof(*b->cstart)) != 0) {
+                    rc = ENOSPC;
+                    break;
+                }
+                b->cstart[b->nchunks++] = b->np;
+            }
+            if (bblog_grow((void **) &b->p, &cap, b->np + 1, sizeof(*b->p)) != 0) {
+                rc = ENOMEM;
+                break;
+            }
+            b->p[b->np] = kept[i];
+            b->p[b->np].off = off;
+            b->p[b->np].len = k;
+            b->p[b->np].src = src;
+            b->np++;
+            off += k, src += k, len -= k;
+            fill = fill + k == chunk ? 0 : fill + k;
+        }
+    }
+    free(kept);
+    if (rc == 0 && b->nchunks > 0)
+        b->cstart[b->nchunks] = b->np;
+    return rc;
+}
+
+int ADIOI_BBLOG_Batch_ready(struct ADIOI_BBLOG_batch *b)
+{
+    uint32_t pub, failed;
+
+    if (b->loaded)
+        return b->loaded;
+    pub = __atomic_load_n(&b->m->published, __ATOMIC_ACQUIRE);
+    failed = __atomic_load_n(&b->m->failed, __ATOMIC_ACQUIRE);
+    if (pub + failed < (uint32_t) b->nproc)
+        return 0;
+    b->loaded = failed == 0 && load(b) == 0 ? 1 : -1;
+    return b->loaded;
+}
+
+int ADIOI_BBLOG_Batch_left(const struct ADIOI_BBLOG_batch *b)
+{
+    return b->loaded == 1 && __atomic_load_n(&b->m->claim, __ATOMIC_RELAXED) < b->nchunks;
+}
+
+int64_t ADIOI_BBLOG_Batch_claim(struct ADIOI_BBLOG_batch *b)
+{
+    uint64_t c;
+
+    if (b->loaded != 1 || __atomic_load_n(&b->m->claim, __ATOMIC_RELAXED) >= b->nchunks)
+        return -1;
+    c = __atomic_fetch_add(&b->m->claim, 1, __ATOMIC_SEQ_CST);
+    return c < b->nchunks ? (int64_t) c : -1;
+}
+
+/* The data log of process w, opened at its first read (its pieces are published, so it
+ * exists, and every byte of them was written to it before: Bg_plan flushes the log). */
+static int data_fd(struct ADIOI_BBLOG_batch *b, int w)
+{
+    if (b->dfds[w] < 0) {
+        size_t len = strlen(b->prefix) + 32;
+        char *path = malloc(len);
+        if (!path)
+            return -1;
+        snprintf(path, len, "%s.r%d.data", b->prefix, w);
+        b->dfds[w] = open(path, O_RDONLY | O_CLOEXEC);
+        free(path);
+    }
+    return b->dfds[w];
+}
+
+/* Writes chunk c: its pieces read into buf (at least a chunk), each run of adjacent bytes
+ * written with one request, the file flushed, the chunk marked. *bytes, *writes: what it
+ * wrote. Returns 0 or an errno (the chunk is then marked failed: its owners keep its bytes). */
+int ADIOI_BBLOG_Batch_write(struct ADIOI_BBLOG_batch *b, int64_t c, int pfs_fd, char *buf,
+                            uint64_t *bytes, uint64_t *writes)
+{
+    size_t i, j, lo = b->cstart[c], hi = b->cstart[c + 1];
+    uint64_t at = 0;
+    int rc = 0, fd;
+
+    *bytes = *writes = 0;
+    for (i = lo; i < hi && rc == 0; i = j) {
+        /* Pieces that follow each other in one log: one read. */
+        uint64_t len = b->p[i].len;
+        for (j = i + 1; j < hi && b->p[j].who == b->p[i].who &&
+             b->p[j].src == b->p[j - 1].src + b->p[j - 1].len; j++)
+            len += b->p[j].len;
+        if ((fd = data_fd(b, b->p[i].who)) < 0)
+            rc = errno ? errno : EBADF;
+        else
+            rc = bblog_io_full(fd, buf + at, (size_t) len, b->p[i].src, 0, NULL);
+        at += len;
+    }
+    for (i = lo, at = 0; i < hi && rc == 0; i = j) {
+        uint64_t len = b->p[i].len;
+        for (j = i + 1; j < hi && b->p[j].off == b->p[j - 1].off + b->p[j - 1].len; j++)
+            len += b->p[j].len;
+        rc = bblog_io_full(pfs_fd, buf + at, (size_t) len, b->p[i].off, 1, NULL);
+        at += len;
+        *bytes += len;
+        (*writes)++;
+    }
+    /* Durable before its owners forget it and may give its log space back. */
+    if (rc == 0 && fdatasync(pfs_fd) != 0)
+        rc = errno;
+    __atomic_store_n(&b->m->fin[c], rc == 0 ? FIN_DONE : FIN_FAILED, __ATOMIC_RELEASE);
+    __atomic_add_fetch(&b->m->finished, 1, __ATOMIC_SEQ_CST);
+    return rc;
+}
+
+int ADIOI_BBLOG_Batch_finished(const struct ADIOI_BBLOG_batch *b)
+{
+    return b->loaded == 1 &&
+        __atomic_load_n(&b->m->finished, __ATOMIC_ACQUIRE) >= (uint32_t) b->nchunks;
+}
+
+/* Calls fn for each part of this process's published pieces inside a chunk marked done (with
+ * the log offset it was published at). Chunks are disjoint file ranges in file order, and so
+ * are the pieces (the index's extents). A batch never loaded had no chunk taken. */
+int ADIOI_BBLOG_Batch_done_walk(struct ADIOI_BBLOG_batch *b, ADIOI_BBLOG_run_fn fn, void *arg)
+{
+    size_t i = 0;
+    uint64_t c = 0;
+    int rc = 0;
+
+    if (b->loaded == 0 && __atomic_load_n(&b->m->claim, __ATOMIC_ACQUIRE) > 0)
+        (void) ADIOI_BBLOG_Batch_ready(b);   /* a chunk was taken: every list is there */
+    if (b->loaded != 1)
+        return 0;
+    while (i < b->nown && c < b->nchunks && rc == 0) {
+        const struct bblog_npiece *first = &b->p[b->cstart[c]],
+            *last = &b->p[b->cstart[c + 1] - 1];
+        uint64_t clo = first->off, chi = last->off + last->len;
+        uint64_t off = b->own[4 * i], end = off + b->own[4 * i + 1];
+        uint64_t lo = off > clo ? off : clo, hi = end < chi ? end : chi;
+        if (lo < hi && __atomic_load_n(&b->m->fin[c], __ATOMIC_ACQUIRE) == FIN_DONE)
+            rc = fn(arg, lo, hi - lo, b->own[4 * i + 2] + (lo - off), b->own[4 * i + 3]);
+        if (end <= chi)
+            i++;
+        else
+            c++;
+    }
+    return rc;
+}
+
+void ADIOI_BBLOG_Batch_close(struct ADIOI_BBLOG_batch *b)
+{
+    int i;
+
+    if (!b)
+        return;
+    if (b->m)
+        munmap(b->m, sizeof(struct batch_map));
+    if (b->list_fd >= 0)
+        close(b->list_fd);
+    for (i = 0; b->lfds && i < b->nproc; i++) {
+        if (b->lfds[i] >= 0)
+            close(b->lfds[i]);
+        if (b->dfds[i] >= 0)
+            close(b->dfds[i]);
+    }
+    if (b->list_path)
+        unlink(b->list_path);
+    if (b->map_path)
+        unlink(b->map_path);
+    free(b->list_path);
+    free(b->map_path);
+    free(b->prefix);
+    free(b->lfds);
+    free(b->dfds);
+    free(b->own);
+    free(b->p);
+    free(b->cstart);
+    free(b);
+}

@@ -507,7 +507,8 @@ void ADIOI_BBLOG_Node_rest(struct ADIOI_BBLOG_state *st);       /* after a round
 
 /* ad_bblog_batch.c: node batches of the background drain (no MPI). Batch_open, before a
  * planning point's exchange, makes this process's files of batch id (chunks of chunk bytes);
- * Batch_publish, after it, writes its pieces (n (off, len, log offset, stamp) quadruples,
+ * Batch_shared, after it, says whether every process made the same (the same answer in all);
+ * Batch_publish, writes its pieces (n (off, len, log offset, stamp) quadruples,
  * malloc'ed, kept by the batch) and opens the others' lists; Batch_fail tells the others it
  * cannot. Batch_ready: 1 when every list is there and the chunks are cut, 0 not yet, -1 the
  * batch failed. Batch_left: whether a chunk is left to take (once ready); Batch_claim takes
@@ -517,6 +518,7 @@ void ADIOI_BBLOG_Node_rest(struct ADIOI_BBLOG_state *st);       /* after a round
 struct ADIOI_BBLOG_batch;
 int ADIOI_BBLOG_Batch_open(const struct ADIOI_BBLOG_state *st, uint32_t id, uint64_t chunk,
                            struct ADIOI_BBLOG_batch **out);
+int ADIOI_BBLOG_Batch_shared(const struct ADIOI_BBLOG_batch *b);
 int ADIOI_BBLOG_Batch_publish(struct ADIOI_BBLOG_batch *b, uint64_t *own, size_t n);
 void ADIOI_BBLOG_Batch_fail(struct ADIOI_BBLOG_batch *b);
 int ADIOI_BBLOG_Batch_ready(struct ADIOI_BBLOG_batch *b);

@@ -43,16 +43,20 @@
 
 struct batch_map {
     uint64_t claim;             /* the next chunk to take */
+    uint32_t joined;            /* processes that mapped it (before the planning point's
+                                 * exchange): all of them unless their bblog_dir differ */
     uint32_t published;         /* processes whose list is written */
     uint32_t failed;            /* processes that could not write theirs */
     uint32_t finished;          /* chunks written or failed */
-    uint32_t pad;
+    uint32_t unloadable;        /* processes that could not read the lists (no memory) */
+    uint64_t nchunks1;          /* 1 + the chunks, once a process cut them; 0 before */
     unsigned char fin[CHUNKS_MAX];      /* per chunk: 0, FIN_DONE or FIN_FAILED */
 };
 
 struct ADIOI_BBLOG_batch {
     int nproc, me;
-    int loaded;                 /* 0: lists not read yet; 1: chunks cut; -1: abandoned */
+    int loaded;                 /* 0: lists not read yet; 1: chunks cut; -1: the batch failed;
+                                 * -2: this process could not cut them */
     struct batch_map *m;
     char *prefix;               /* DIR/TOKEN */
     char *map_path, *list_path; /* this process's names, until Batch_close */
@@ -119,6 +123,7 @@ int ADIOI_BBLOG_Batch_open(const struct ADIOI_BBLOG_state *st, uint32_t id, uint
     if (m == MAP_FAILED)
         goto fail;
     b->m = m;
+    __atomic_add_fetch(&b->m->joined, 1, __ATOMIC_SEQ_CST);
     b->list_fd = open(b->list_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (b->list_fd < 0)
         goto fail;
@@ -128,6 +133,15 @@ int ADIOI_BBLOG_Batch_open(const struct ADIOI_BBLOG_state *st, uint32_t id, uint
     rc = errno ? errno : ENOMEM;
     ADIOI_BBLOG_Batch_close(b);
     return rc;
+}
+
+/* After the exchange, which every process entered after Batch_open: whether they all mapped
+ * this file. Processes of the node with different bblog_dir values each map their own, and
+ * then none counts them all: every process gets the same answer, and the point starts no
+ * batch (whose lists they could not open: it would fail for all) and says so to the close. */
+int ADIOI_BBLOG_Batch_shared(const struct ADIOI_BBLOG_batch *b)
+{
+    return __atomic_load_n(&b->m->joined, __ATOMIC_ACQUIRE) == (uint32_t) b->nproc;
 }
 
 /* After the exchange: every process has made its list file. Opens them, writes this process's
@@ -177,11 +191,15 @@ static int load(struct ADIOI_BBLOG_batch *b)
         size_t k = b->nown, j;
         struct stat sb;
         if (w != b->me) {
-            if (fstat(b->lfds[w], &sb) != 0)
-                return errno;
+            if (fstat(b->lfds[w], &sb) != 0) {
+                rc = errno;
+                break;
+            }
             k = (size_t) sb.st_size / (4 * sizeof(*q));
-            if (k > 0 && !(q = malloc(k * 4 * sizeof(*q))))
-                return ENOMEM;
+            if (k > 0 && !(q = malloc(k * 4 * sizeof(*q)))) {
+                rc = ENOMEM;
+                break;
+            }
             if (k > 0 && (rc = bblog_io_full(b->lfds[w], q, k * 4 * sizeof(*q), 0, 0, NULL)))
                 k = 0;
         }
@@ -197,7 +215,7 @@ static int load(struct ADIOI_BBLOG_batch *b)
         if (q != b->own)
             free(q);
     }
-    if (rc == 0)
+    if (rc == 0 && n > 0)
         rc = bblog_share_cut(all, n, 0, 0, &kept, &nk, &total, &own_kept);
     free(all);
     if (rc != 0)
@@ -236,18 +254,43 @@ static int load(struct ADIOI_BBLOG_batch *b)
     return rc;
 }
 
+/*
+ * Every process cuts the same chunks, so a cut that cannot be made anywhere (more than
+ * CHUNKS_MAX) fails the batch for all alike. A process that cannot read the lists (no memory)
+ * must still not write its own pieces before the batch is over, which others may be writing:
+ * it waits, unable to tell its bytes of done chunks, until the chunks are all finished
+ * (nchunks1 tells how many once another process cut them), or until every process is as
+ * unable as it is, and then drains all its pieces again (the same bytes written twice).
+ */
 int ADIOI_BBLOG_Batch_ready(struct ADIOI_BBLOG_batch *b)
 {
     uint32_t pub, failed;
+    uint64_t n1;
+    int rc;
 
+    if (b->loaded == -2) {
+        n1 = __atomic_load_n(&b->m->nchunks1, __ATOMIC_ACQUIRE);
+        if ((n1 > 0 && __atomic_load_n(&b->m->finished, __ATOMIC_ACQUIRE) >= n1 - 1) ||
+            __atomic_load_n(&b->m->unloadable, __ATOMIC_ACQUIRE) == (uint32_t) b->nproc)
+            b->loaded = -1;
+    }
     if (b->loaded)
         return b->loaded;
     pub = __atomic_load_n(&b->m->published, __ATOMIC_ACQUIRE);
     failed = __atomic_load_n(&b->m->failed, __ATOMIC_ACQUIRE);
     if (pub + failed < (uint32_t) b->nproc)
         return 0;
-    b->loaded = failed == 0 && load(b) == 0 ? 1 : -1;
-    return b->loaded;
+    if (failed > 0)
+        return b->loaded = -1;
+    rc = load(b);
+    if (rc == 0) {
+        __atomic_store_n(&b->m->nchunks1, b->nchunks + 1, __ATOMIC_RELEASE);
+        return b->loaded = 1;
+    }
+    if (rc == ENOSPC)
+        return b->loaded = -1;
+    __atomic_add_fetch(&b->m->unloadable, 1, __ATOMIC_SEQ_CST);
+    return b->loaded = -2;
 }
 
 int ADIOI_BBLOG_Batch_left(const struct ADIOI_BBLOG_batch *b)

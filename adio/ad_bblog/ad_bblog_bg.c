@@ -536,13 +536,14 @@ static void short_wait(struct ADIOI_BBLOG_logstate *ls)
  * pacing and returns 1: a batch that failed (a process could not publish, or too many chunks)
  * ends at once, and each process drains its own pieces again; one whose chunks are all
  * finished ends, its bytes forgotten; otherwise another process's list or last chunk is still
- * to come, which needs no MPI call of anyone: a short wait. */
+ * to come (or this process could not cut the chunks and waits for the others' to finish),
+ * which needs no MPI call of anyone: a short wait. */
 static int batch_idle(struct ADIOI_BBLOG_logstate *ls)
 {
     struct ADIOI_BBLOG_bg *bg = ls->bg;
     int ready = ADIOI_BBLOG_Batch_ready(bg->batch);
 
-    if (ready < 0) {
+    if (ready == -1) {
         ADIOI_BBLOG_Batch_close(bg->batch);
         bg->batch = NULL;
         return 1;
@@ -601,7 +602,7 @@ static void batch_settle(struct ADIOI_BBLOG_logstate *ls)
         uint64_t bytes, writes;
         int64_t c;
 
-        if (ready < 0) {
+        if (ready == -1) {
             ADIOI_BBLOG_Batch_close(b);
             bg->batch = NULL;
             break;
@@ -1201,7 +1202,7 @@ int ADIOI_BBLOG_Bg_plan(ADIO_File fd)
     /* A batch when every process can take part and the pieces since the last point (all
      * processes' alike, so every process decides the same) are small; with none since, as the
      * last point decided. */
-    bg->batched = xrc == 0 && !o.nobatch &&
+    bg->batched = xrc == 0 && !o.nobatch && ADIOI_BBLOG_Batch_shared(nb) &&
         (n + o.n > 0 ? bytes / (n + o.n) < ADIOI_BBLOG_CLOSE_PIECE : bg->batched);
     batch_begin(st, ls, nb, bg->batched, rc);
     if (rc == 0) {

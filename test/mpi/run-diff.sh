@@ -167,7 +167,7 @@ fi
 programs="t_contig t_strided t_noncontig t_view t_overlap t_raw t_size t_atomic t_shared
           t_nonblock t_manyfiles t_delete t_empty t_bigdata t_hints t_errors t_collread t_capacity
           t_twofh t_xorder t_bgdrain t_selfsync t_selfgrow t_peerread t_subcomm t_merge
-          t_durable t_planspace t_phases t_sieve t_closebb"
+          t_durable t_planspace t_phases t_sieve t_closebb t_batchfh"
 cflags="-std=gnu11 -O2 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
         -Wno-unused-parameter -Werror"
 
@@ -791,6 +791,7 @@ cases=(
     "t_selfgrow      t_selfgrow   1 2 4"
     "t_sieve         t_sieve      1 2 4"
     "t_closebb       t_closebb    2 4"
+    "t_batchfh       t_batchfh    2 4"
     "t_peerread      t_peerread   1 2 3 6"
     "t_subcomm       t_subcomm    1 2 4 6"
     "t_merge         t_merge      1 3 4"

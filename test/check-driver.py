@@ -97,8 +97,8 @@ for f in files:
                       "above it says why)" % (f, start + 1, lines[start].strip(), n, LIMIT))
             start = None
 
-# Documentation lists: bblog(7) names each hint (".B key") under HINTS and each statistics key
-# under STATISTICS.
+# Documentation lists: bblog(7) describes each hint under HINTS and each statistics key under
+# STATISTICS.
 man = open(os.path.join(top, "man", "bblog.7"), encoding="utf-8").read()
 
 
@@ -116,9 +116,13 @@ for kind, keys in (("hints", hints), ("statistics keys", stats)):
     if not keys:
         bad += 1
         print("check-driver: no %s found: did their table's form change?" % kind)
-for kind, keys, sec in (("hint", hints, section("HINTS")),
-                        ("statistics key", stats, section("STATISTICS"))):
-    named = ("\\fB%s\\fR", "\\fB%s\n", ".B %s\\fR", ".B %s\n", ".B %s ")
+# A hint is described by an entry of its own (".B key" opening a .TP paragraph): the hints'
+# paragraphs name each other, and a mention would hide a missing entry. A statistics key is
+# described where the text names it.
+entry = (".B %s\\fR", ".B %s\n", ".B %s ")
+for kind, keys, sec, named in (("hint", hints, section("HINTS"), entry),
+                               ("statistics key", stats, section("STATISTICS"),
+                                ("\\fB%s\\fR", "\\fB%s\n") + entry)):
     for k in keys:
         if not any(p % k in sec for p in named):
             bad += 1

@@ -451,6 +451,8 @@ struct ADIOI_BBLOG_order {
                                          * UINT64_MAX when processes gave different ones */
     int nobatch;                        /* with agree, in: this process cannot take part in a
                                          * node batch (ad_bblog_batch.c); out: some process */
+    size_t runs;                        /* out, with every: runs of one process's pieces that
+                                         * continue each other in the file, all processes' */
 };
 typedef int (*ADIOI_BBLOG_keep_fn) (void *arg, uint64_t off, uint64_t len);
 int ADIOI_BBLOG_Order_init(ADIO_File fd, struct ADIOI_BBLOG_order *o);      /* 0 or ENOMEM */

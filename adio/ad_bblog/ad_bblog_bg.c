@@ -68,6 +68,7 @@
 #define QUIET_GAP 0.2
 #define MARGIN 0.1              /* of the predicted period, kept free before the next phase */
 #define MIN_PIECE (256 * 1024)  /* smallest paced segment: bblog_pace.h, min_piece */
+#define BATCH_LOOK 0.02         /* seconds between looks at a node batch's end (batch_idle) */
 
 struct ADIOI_BBLOG_bg {
     pthread_t thread;
@@ -368,13 +369,17 @@ static int next_segment(struct ADIOI_BBLOG_logstate *ls, int press, struct bblog
     }
     if (act->bytes > 0)
         return 1;
-    if (isinf(act->wake)) {
+    if (isinf(act->wake) && !bg->batch) {
         bg->idle = 1;
         pthread_cond_wait(&bg->cond, &ls->lock);
         bg->idle = 0;
     } else {
+        /* While a node batch is on, the others' threads may finish it any time, which only a
+         * look at its mapping tells: at most BATCH_LOOK between looks. */
+        double wake = bg->batch && act->wake > ADIOI_BBLOG_Now() + BATCH_LOOK ?
+            ADIOI_BBLOG_Now() + BATCH_LOOK : act->wake;
         struct timespec ts;
-        double w = realtime() + (act->wake - ADIOI_BBLOG_Now());
+        double w = realtime() + (wake - ADIOI_BBLOG_Now());
         ts.tv_sec = (time_t) w;
         ts.tv_nsec = (long) ((w - (double) ts.tv_sec) * 1e9);
         if (ts.tv_nsec >= 1000000000L)
@@ -929,8 +934,12 @@ void ADIOI_BBLOG_Bg_note_write(struct ADIOI_BBLOG_logstate *ls, uint64_t before)
     struct ADIOI_BBLOG_bg *bg = ls->bg;
     uint64_t after = bblog_idx_bytes(ls->idx), phases = bg->pace.nstarted;
 
-    if (after > before)
-        bblog_pace_on_write(&bg->pace, ADIOI_BBLOG_Now(), after - before);
+    /* A write over bytes still logged adds nothing to drain, but it is a write all the same:
+     * the pacer starts a phase there too. Otherwise a process whose drain had not yet forgotten
+     * the bytes that a new phase writes over began it one call later than the others, and the
+     * processes no longer agreed on where phases begin (a node batch forgets in one process
+     * when its last chunk is written, in another at the next planning point). */
+    bblog_pace_on_write(&bg->pace, ADIOI_BBLOG_Now(), after > before ? after - before : 0);
     if (bg->pace.nstarted != phases) {
         bg->phase_period = phases ? ls->colls - bg->phase_start : 0;   /* a phase before */
         bg->phase_start = ls->colls;
@@ -1199,11 +1208,13 @@ int ADIOI_BBLOG_Bg_plan(ADIO_File fd)
     next_spacing(ls, &o, xrc != 0, bytes, st->nprocs);
     if (rc == 0)
         rc = drop_superseded(st, &o);
-    /* A batch when every process can take part and the pieces since the last point (all
-     * processes' alike, so every process decides the same) are small; with none since, as the
-     * last point decided. */
+    /* A batch when every process can take part and what the processes wrote since the last
+     * point (all processes' alike, so every process decides the same) is small pieces: runs
+     * of a process's pieces that continue each other average under ADIOI_BBLOG_CLOSE_PIECE
+     * (IOR strided 4 KiB; segmented, each process's 4 KiB pieces continue each other and its
+     * thread writes them as large extents); with none since, as the last point decided. */
     bg->batched = xrc == 0 && !o.nobatch && ADIOI_BBLOG_Batch_shared(nb) &&
-        (n + o.n > 0 ? bytes / (n + o.n) < ADIOI_BBLOG_CLOSE_PIECE : bg->batched);
+        (o.runs > 0 ? bytes / o.runs < ADIOI_BBLOG_CLOSE_PIECE : bg->batched);
     batch_begin(st, ls, nb, bg->batched, rc);
     if (rc == 0) {
         bg->plan_log_end = ls->log_end;

@@ -463,6 +463,12 @@ int ADIOI_BBLOG_Order_exchange(ADIO_File fd, struct ADIOI_BBLOG_order *o, const 
   pieces:
     if ((rc = gather(fd, o, send, (int) ns, 3, failed, &all)) != 0)
         goto out;
+    o->runs = 0;
+    for (i = 0; every && i < st->nprocs; i++)
+        for (j = 0; j < (size_t) counts[i] / 3; j++) {
+            const uint64_t *q = all + displs[i] + 3 * j;
+            o->runs += j == 0 || q[-3] + q[-2] != q[0];
+        }
     for (i = 0, k = 0; i < st->nprocs; i++) {
         if (i == st->rank)
             continue;

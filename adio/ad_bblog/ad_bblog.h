@@ -527,7 +527,7 @@ int ADIOI_BBLOG_Batch_ready(struct ADIOI_BBLOG_batch *b);
 int ADIOI_BBLOG_Batch_left(const struct ADIOI_BBLOG_batch *b);
 int64_t ADIOI_BBLOG_Batch_claim(struct ADIOI_BBLOG_batch *b);
 int ADIOI_BBLOG_Batch_write(struct ADIOI_BBLOG_batch *b, int64_t c, int pfs_fd, char *buf,
-                            uint64_t *bytes, uint64_t *writes);
+                            int flush, uint64_t *bytes, uint64_t *writes);
 int ADIOI_BBLOG_Batch_finished(const struct ADIOI_BBLOG_batch *b);
 int ADIOI_BBLOG_Batch_done_walk(struct ADIOI_BBLOG_batch *b, ADIOI_BBLOG_run_fn fn, void *arg);
 void ADIOI_BBLOG_Batch_close(struct ADIOI_BBLOG_batch *b);

@@ -325,10 +325,10 @@ static int data_fd(struct ADIOI_BBLOG_batch *b, int w)
 }
 
 /* Writes chunk c: its pieces read into buf (at least a chunk), each run of adjacent bytes
- * written with one request, the file flushed, the chunk marked. *bytes, *writes: what it
+ * written with one request, the file flushed (flush), the chunk marked. *bytes, *writes: what it
  * wrote. Returns 0 or an errno (the chunk is then marked failed: its owners keep its bytes). */
 int ADIOI_BBLOG_Batch_write(struct ADIOI_BBLOG_batch *b, int64_t c, int pfs_fd, char *buf,
-                            uint64_t *bytes, uint64_t *writes)
+                            int flush, uint64_t *bytes, uint64_t *writes)
 {
     size_t i, j, lo = b->cstart[c], hi = b->cstart[c + 1];
     uint64_t at = 0;
@@ -356,8 +356,9 @@ int ADIOI_BBLOG_Batch_write(struct ADIOI_BBLOG_batch *b, int64_t c, int pfs_fd, 
         *bytes += len;
         (*writes)++;
     }
-    /* Durable before its owners forget it and may give its log space back. */
-    if (rc == 0 && fdatasync(pfs_fd) != 0)
+    /* Paced, each chunk is made durable before the next, as a paced segment (ad_bblog_bg.c);
+     * otherwise the owners flush before they give log space back (offer_trim). */
+    if (rc == 0 && flush && fdatasync(pfs_fd) != 0)
         rc = errno;
     __atomic_store_n(&b->m->fin[c], rc == 0 ? FIN_DONE : FIN_FAILED, __ATOMIC_RELEASE);
     __atomic_add_fetch(&b->m->finished, 1, __ATOMIC_SEQ_CST);

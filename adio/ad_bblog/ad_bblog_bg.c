@@ -518,7 +518,7 @@ static void batch_end(struct ADIOI_BBLOG_logstate *ls)
     ADIOI_BBLOG_Batch_close(bg->batch);
     bg->batch = NULL;
     if (a.n > 0)
-        segment_done(ls, a.p, a.n, 0, 0, 1, 0);        /* chunks are flushed when written */
+        segment_done(ls, a.p, a.n, 0, 0, 0, 0);        /* flushed before log space goes */
     free(a.p);
 }
 
@@ -577,7 +577,9 @@ static void batch_chunk(struct ADIOI_BBLOG_logstate *ls, int paced)
         return;
     bg->busy = 1;
     pthread_mutex_unlock(&ls->lock);
-    rc = ADIOI_BBLOG_Batch_write(bg->batch, c, bg->pfs_fd, bg->buf, &bytes, &writes);
+    rc = ADIOI_BBLOG_Batch_write(bg->batch, c, bg->pfs_fd, bg->buf,
+                                 paced && bg->pace.par.mode == BBLOG_PACE_PROACTIVE, &bytes,
+                                 &writes);
     pthread_mutex_lock(&ls->lock);
     bg->busy = 0;
     bg->bytes += bytes;
@@ -619,7 +621,7 @@ static void batch_settle(struct ADIOI_BBLOG_logstate *ls)
         /* The buffer first: a chunk taken must be written. Without one, the others write. */
         if (ready > 0 && buf && (c = ADIOI_BBLOG_Batch_claim(b)) >= 0) {
             pthread_mutex_unlock(&ls->lock);
-            (void) ADIOI_BBLOG_Batch_write(b, c, bg->pfs_fd, buf, &bytes, &writes);
+            (void) ADIOI_BBLOG_Batch_write(b, c, bg->pfs_fd, buf, 0, &bytes, &writes);
             pthread_mutex_lock(&ls->lock);
             bg->bytes += bytes;
             bg->writes += writes;
@@ -1088,6 +1090,17 @@ static void next_spacing(struct ADIOI_BBLOG_logstate *ls, const struct ADIOI_BBL
     bg->plan_at = ls->colls;
 }
 
+/* The data of one chunk of a node batch: a segment; paced (proactive), the smallest paced
+ * segment, since a chunk carries every process's bytes where the pacer of the process that
+ * writes it planned for its own (with 4 MiB chunks the PFS took 3 times the planned rate
+ * while the program computed, IOR-like strided 4 KiB phases at 4 ranks). The same in every
+ * process: from the hints. */
+static uint64_t batch_chunk_size(const struct ADIOI_BBLOG_bg *bg)
+{
+    return bg->pace.par.mode == BBLOG_PACE_PROACTIVE && bg->bufsz > MIN_PIECE ? MIN_PIECE :
+        (uint64_t) bg->bufsz;
+}
+
 /* Whether this process may take part in a node batch at this point (ad_bblog_batch.c): from
  * inputs every process of the open agreed on, so that only a failure makes the processes
  * differ, which the exchange tells them. The file's one handle in this process (refs: it and
@@ -1192,7 +1205,7 @@ int ADIOI_BBLOG_Bg_plan(ADIO_File fd)
     /* A node batch's files are made before the exchange, which says whether every process
      * could (ad_bblog_batch.c); they are used only if this point starts one. */
     o.nobatch = !batch_candidate(st, bg) ||
-        ADIOI_BBLOG_Batch_open(st, ++st->points, (uint64_t) bg->bufsz, &nb) != 0;
+        ADIOI_BBLOG_Batch_open(st, ++st->points, batch_chunk_size(bg), &nb) != 0;
     /* Collective even after a failure here, so that every process learns of it. */
     xrc = o.counts ? ADIOI_BBLOG_Order_exchange(fd, &o, mine, (int) n, 1) : ENOMEM;
     rc = rc ? rc : xrc;

@@ -69,13 +69,15 @@
 #define MARGIN 0.1              /* of the predicted period, kept free before the next phase */
 #define MIN_PIECE (256 * 1024)  /* smallest paced segment: bblog_pace.h, min_piece */
 #define BATCH_LOOK 0.02         /* seconds between looks at a node batch's end (batch_idle) */
+#define BATCH_WAIT 0.002        /* for another process's list or chunk, which needs no MPI call
+                                 * of anyone */
 
 struct ADIOI_BBLOG_bg {
     pthread_t thread;
     pthread_cond_t cond;        /* any change of the fields below */
     int stop;                   /* the thread must return */
     int paused;                 /* the application thread works on the index */
-    int busy;                   /* a segment is being written (lock released) */
+    int busy;                   /* segments or chunks being written (lock released) */
     int hold;                   /* bblog_drain=on_demand with bblog_close=bb: idle until close */
     int closing;                /* the handle was closed: drain everything, then done */
     int hurry;                  /* someone waits for the end (re-open, delete, MPI_Finalize):
@@ -262,11 +264,11 @@ static void offer_trim(struct ADIOI_BBLOG_logstate *ls, int flushed)
         return;
     if (!flushed) {
         int rc;
-        bg->busy = 1;
+        bg->busy++;
         pthread_mutex_unlock(&ls->lock);
         rc = fdatasync(bg->pfs_fd) != 0 ? errno : 0;
         pthread_mutex_lock(&ls->lock);
-        bg->busy = 0;
+        bg->busy--;
         if (rc != 0) {
             bg->err = rc;
             return;
@@ -341,6 +343,19 @@ static int read_back(int fd, const char *buf, char *vbuf, uint64_t len, uint64_t
     return done == len && memcmp(buf, vbuf, (size_t) len) == 0 ? 0 : EBADMSG;
 }
 
+/* Lock held: waits until the thread's condition is signalled or secs seconds have passed. */
+static void wait_for(struct ADIOI_BBLOG_logstate *ls, double secs)
+{
+    struct timespec ts;
+    double w = realtime() + secs;
+
+    ts.tv_sec = (time_t) w;
+    ts.tv_nsec = (long) ((w - (double) ts.tv_sec) * 1e9);
+    if (ts.tv_nsec >= 1000000000L)
+        ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+    pthread_cond_timedwait(&ls->bg->cond, &ls->lock, &ts);
+}
+
 /* Lock held. Whether the thread has a segment to write now (act->bytes of it); otherwise it
  * waits (for a change, or until the pacer's next time), or ends the drain after close, and the
  * caller looks again. */
@@ -378,13 +393,7 @@ static int next_segment(struct ADIOI_BBLOG_logstate *ls, int press, struct bblog
          * look at its mapping tells: at most BATCH_LOOK between looks. */
         double wake = bg->batch && act->wake > ADIOI_BBLOG_Now() + BATCH_LOOK ?
             ADIOI_BBLOG_Now() + BATCH_LOOK : act->wake;
-        struct timespec ts;
-        double w = realtime() + (wake - ADIOI_BBLOG_Now());
-        ts.tv_sec = (time_t) w;
-        ts.tv_nsec = (long) ((w - (double) ts.tv_sec) * 1e9);
-        if (ts.tv_nsec >= 1000000000L)
-            ts.tv_sec++, ts.tv_nsec -= 1000000000L;
-        pthread_cond_timedwait(&bg->cond, &ls->lock, &ts);
+        wait_for(ls, wake - ADIOI_BBLOG_Now());
     }
     return 0;
 }
@@ -474,11 +483,11 @@ static void segment_done(struct ADIOI_BBLOG_logstate *ls, const struct pick *pic
         int through = __atomic_load_n(&ls->through_wgen, __ATOMIC_RELAXED) >
             __atomic_load_n(&ls->flushed_wgen, __ATOMIC_RELAXED);
 
-        bg->busy = 1;
+        bg->busy++;
         pthread_mutex_unlock(&ls->lock);
         rc = fdatasync(bg->pfs_fd) != 0 ? errno : 0;
         pthread_mutex_lock(&ls->lock);
-        bg->busy = 0;
+        bg->busy--;
         if (rc == 0 && !through)
             ADIOI_BBLOG_Flushed(ls, w);
     }
@@ -522,22 +531,8 @@ static void batch_end(struct ADIOI_BBLOG_logstate *ls)
     free(a.p);
 }
 
-/* Lock held: a wait of 2 ms, or until the thread's condition is signalled: for another
- * process's list or chunk, which needs no MPI call of anyone. */
-static void short_wait(struct ADIOI_BBLOG_logstate *ls)
-{
-    struct timespec ts;
-    double w = realtime() + 0.002;
-
-    ts.tv_sec = (time_t) w;
-    ts.tv_nsec = (long) ((w - (double) ts.tv_sec) * 1e9);
-    if (ts.tv_nsec >= 1000000000L)
-        ts.tv_sec++, ts.tv_nsec -= 1000000000L;
-    pthread_cond_timedwait(&ls->bg->cond, &ls->lock, &ts);
-}
-
 /* Lock held, a batch on, the thread not paused. Returns 0 when a chunk is left to take, which
- * the thread then writes when its pacing says (batch_chunk); else it does what needs no
+ * the thread then writes when its pacing says (write_chunk); else it does what needs no
  * pacing and returns 1: a batch that failed (a process could not publish, or too many chunks)
  * ends at once, and each process drains its own pieces again; one whose chunks are all
  * finished ends, its bytes forgotten; otherwise another process's list or last chunk is still
@@ -560,13 +555,14 @@ static int batch_idle(struct ADIOI_BBLOG_logstate *ls)
         pthread_cond_broadcast(&bg->cond);
         return 1;
     }
-    short_wait(ls);
+    wait_for(ls, BATCH_WAIT);
     return 1;
 }
 
-/* Lock held: takes the next chunk of the batch nobody took, if any is left, and writes it
- * (lock released, busy: a pause waits for the chunk). */
-static void batch_chunk(struct ADIOI_BBLOG_logstate *ls, int paced)
+/* Lock held: takes the next chunk of the batch nobody took, if any is left, and writes it from
+ * buf (lock released, busy: a pause waits for the chunk), flushed if paced under proactive
+ * pacing. Returns 0 when no chunk was left, else 1. */
+static int write_chunk(struct ADIOI_BBLOG_logstate *ls, char *buf, int paced)
 {
     struct ADIOI_BBLOG_bg *bg = ls->bg;
     uint64_t bytes, writes;
@@ -574,14 +570,14 @@ static void batch_chunk(struct ADIOI_BBLOG_logstate *ls, int paced)
     int rc;
 
     if (c < 0)
-        return;
-    bg->busy = 1;
+        return 0;
+    bg->busy++;
     pthread_mutex_unlock(&ls->lock);
-    rc = ADIOI_BBLOG_Batch_write(bg->batch, c, bg->pfs_fd, bg->buf,
+    rc = ADIOI_BBLOG_Batch_write(bg->batch, c, bg->pfs_fd, buf,
                                  paced && bg->pace.par.mode == BBLOG_PACE_PROACTIVE, &bytes,
                                  &writes);
     pthread_mutex_lock(&ls->lock);
-    bg->busy = 0;
+    bg->busy--;
     bg->bytes += bytes;
     bg->writes += writes;
     bg->batch_chunks++;
@@ -591,6 +587,7 @@ static void batch_chunk(struct ADIOI_BBLOG_logstate *ls, int paced)
     if (paced)
         bblog_pace_on_drained(&bg->pace, ADIOI_BBLOG_Now(), bytes);
     pthread_cond_broadcast(&bg->cond);
+    return 1;
 }
 
 /* Lock held (application thread): finishes the batch from here, taking and writing chunks as
@@ -606,8 +603,6 @@ static void batch_settle(struct ADIOI_BBLOG_logstate *ls)
     while (bg->batch) {
         struct ADIOI_BBLOG_batch *b = bg->batch;
         int ready = ADIOI_BBLOG_Batch_ready(b);
-        uint64_t bytes, writes;
-        int64_t c;
 
         if (ready == -1) {
             ADIOI_BBLOG_Batch_close(b);
@@ -619,16 +614,9 @@ static void batch_settle(struct ADIOI_BBLOG_logstate *ls)
             break;
         }
         /* The buffer first: a chunk taken must be written. Without one, the others write. */
-        if (ready > 0 && buf && (c = ADIOI_BBLOG_Batch_claim(b)) >= 0) {
-            pthread_mutex_unlock(&ls->lock);
-            (void) ADIOI_BBLOG_Batch_write(b, c, bg->pfs_fd, buf, 0, &bytes, &writes);
-            pthread_mutex_lock(&ls->lock);
-            bg->bytes += bytes;
-            bg->writes += writes;
-            bg->batch_chunks++;
+        if (ready > 0 && buf && write_chunk(ls, buf, 0))
             continue;
-        }
-        short_wait(ls);
+        wait_for(ls, BATCH_WAIT);
     }
     free(buf);
 }
@@ -659,7 +647,7 @@ static void *bg_main(void *arg)
         paced = !press && !bg->hurry &&
             (!bg->closing || (!bg->hold && bg->pace.par.mode == BBLOG_PACE_PROACTIVE));
         if (bg->batch) {        /* its own bytes are in it: nothing else until it ends */
-            batch_chunk(ls, paced);
+            (void) write_chunk(ls, bg->buf, paced);
             continue;
         }
         n = press ? pick_oldest(ls, act.bytes, &picks, &cap) :
@@ -677,11 +665,11 @@ static void *bg_main(void *arg)
             continue;
         }
         picked = n;
-        bg->busy = 1;
+        bg->busy++;
         pthread_mutex_unlock(&ls->lock);
         rc = write_segment(bg, picks, &n, paced, &bytes, &flushed);
         pthread_mutex_lock(&ls->lock);
-        bg->busy = 0;
+        bg->busy--;
         if (n < picked)
             bg->cursor = picks[n].off;  /* the next segment goes on with the rest */
         segment_done(ls, picks, n, rc, bytes, flushed, press);

@@ -505,11 +505,15 @@ void ADIOI_BBLOG_Node_end(struct ADIOI_BBLOG_state *st);       /* a drain is ove
 void *ADIOI_BBLOG_Map_in_memory(int fd, size_t *len);
 int ADIOI_BBLOG_Node_size(const struct ADIOI_BBLOG_state *st);  /* processes on this node */
 void ADIOI_BBLOG_Node_slot(ADIO_File fd);   /* bblog_mapping=node, at open (collective) */
+/* The node's processes (their ranks in the file's communicator) and this one's place among
+ * them; 0: no node state. Collective over the file's communicator the first time. */
+int ADIOI_BBLOG_Node_members(ADIO_File fd, const int **ranks, int *me);
 void ADIOI_BBLOG_Node_rest(struct ADIOI_BBLOG_state *st);       /* after a round's chunks */
 
 /* ad_bblog_batch.c: node batches of the background drain (no MPI). Batch_open, before a
- * planning point's exchange, makes this process's files of batch id (chunks of chunk bytes);
- * Batch_shared, after it, says whether every process made the same (the same answer in all);
+ * planning point's exchange, makes this process's files of batch id (chunks of chunk bytes)
+ * among the node's nranks processes (ranks in the file's communicator; this one is ranks[me]);
+ * Batch_shared, after it, says whether every one made the same (the same answer in all);
  * Batch_publish, writes its pieces (n (off, len, log offset, stamp) quadruples,
  * malloc'ed, kept by the batch) and opens the others' lists; Batch_fail tells the others it
  * cannot. Batch_ready: 1 when every list is there and the chunks are cut, 0 not yet, -1 the
@@ -518,8 +522,8 @@ void ADIOI_BBLOG_Node_rest(struct ADIOI_BBLOG_state *st);       /* after a round
  * (buf: a chunk) and marks it. Batch_done_walk calls fn for this process's published bytes
  * inside chunks marked done. Batch_close removes this process's names and frees it. */
 struct ADIOI_BBLOG_batch;
-int ADIOI_BBLOG_Batch_open(const struct ADIOI_BBLOG_state *st, uint32_t id, uint64_t chunk,
-                           struct ADIOI_BBLOG_batch **out);
+int ADIOI_BBLOG_Batch_open(const struct ADIOI_BBLOG_state *st, const int *ranks, int nranks,
+                           int me, uint32_t id, uint64_t chunk, struct ADIOI_BBLOG_batch **out);
 int ADIOI_BBLOG_Batch_shared(const struct ADIOI_BBLOG_batch *b);
 int ADIOI_BBLOG_Batch_publish(struct ADIOI_BBLOG_batch *b, uint64_t *own, size_t n);
 void ADIOI_BBLOG_Batch_fail(struct ADIOI_BBLOG_batch *b);

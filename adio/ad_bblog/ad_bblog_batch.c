@@ -15,13 +15,20 @@
  * over: every chunk finished, or the next planning point or collective drain, whose collective
  * calls come after every thread has paused, so that no chunk of the batch is in flight then.
  *
- * Files, in the burst-buffer directory, named after the open's token and the batch's number
- * (its planning point's, counted alike in every process):
- * TOKEN.bN the mapping (struct batch_map), TOKEN.rRANK.bN each process's list. Every process
- * creates both before the planning point's exchange, opens the others' lists after it, and
- * removes its own names when it ends the batch, which is after every process opened them.
+ * Files, in the burst-buffer directory, named after the open's token, the node's first process
+ * (its rank in the file's communicator) and the batch's number (its planning point's, counted
+ * alike in every process): TOKEN.nFIRST.bN the mapping (struct batch_map), TOKEN.rRANK.bN each
+ * process's list. Every process creates both before the planning point's exchange, opens the
+ * others' lists after it, and removes its own names when it ends the batch, which is after
+ * every process opened them.
  *
- * One node, logs of their own (not bblog_mapping=node's pairs), no MPI call here.
+ * Several nodes: each node's processes form a batch of their own, of their own bytes. Those
+ * are disjoint from other nodes' wherever their stamps differ: the planning point made every
+ * process forget the parts of its extents that another process wrote later (ad_bblog_bg.c),
+ * so no order between the nodes' chunks is needed. A batch needs the node's processes to
+ * share a directory and a mapping: not a burst buffer that several nodes share.
+ *
+ * Logs of their own (not bblog_mapping=node's pairs), no MPI call here.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -54,7 +61,8 @@ struct batch_map {
 };
 
 struct ADIOI_BBLOG_batch {
-    int nproc, me;
+    int nproc, me;              /* the node's processes, and this one's place among them */
+    int *ranks;                 /* their ranks in the file's communicator */
     int loaded;                 /* 0: lists not read yet; 1: chunks cut; -1: the batch failed;
                                  * -2: this process could not cut them */
     struct batch_map *m;
@@ -63,7 +71,7 @@ struct ADIOI_BBLOG_batch {
     uint32_t id;
     uint64_t chunk;             /* bytes of data per chunk (the same in every process) */
     int list_fd;
-    int *lfds, *dfds;           /* every process's list, data log (opened when first read) */
+    int *lfds, *dfds;           /* each process's list, data log (opened when first read) */
     uint64_t *own;              /* this process's published pieces, (off, len, log_off, stamp) */
     size_t nown;
     struct bblog_npiece *p;     /* the node's kept bytes in file order, cut at chunk ends */
@@ -71,20 +79,19 @@ struct ADIOI_BBLOG_batch {
     uint64_t nchunks;
 };
 
-static char *name_of(const char *prefix, int rank, uint32_t id)
+/* The mapping's name (list 0) or process rank's list's. */
+static char *name_of(const char *prefix, int list, int rank, uint32_t id)
 {
     size_t len = strlen(prefix) + 40;
     char *s = malloc(len);
 
-    if (s && rank < 0)
-        snprintf(s, len, "%s.b%u", prefix, id);
-    else if (s)
-        snprintf(s, len, "%s.r%d.b%u", prefix, rank, id);
+    if (s)
+        snprintf(s, len, "%s.%c%d.b%u", prefix, list ? 'r' : 'n', rank, id);
     return s;
 }
 
-int ADIOI_BBLOG_Batch_open(const struct ADIOI_BBLOG_state *st, uint32_t id, uint64_t chunk,
-                           struct ADIOI_BBLOG_batch **out)
+int ADIOI_BBLOG_Batch_open(const struct ADIOI_BBLOG_state *st, const int *ranks, int nranks,
+                           int me, uint32_t id, uint64_t chunk, struct ADIOI_BBLOG_batch **out)
 {
     struct ADIOI_BBLOG_batch *b = calloc(1, sizeof(*b));
     const char *dot = strrchr(st->log_name, '.');       /* log_name is TOKEN.rRANK */
@@ -93,10 +100,10 @@ int ADIOI_BBLOG_Batch_open(const struct ADIOI_BBLOG_state *st, uint32_t id, uint
     int fd, i, rc = 0;
 
     *out = NULL;
-    if (!b || !dot)
+    if (!b || !dot || nranks < 1)
         goto fail;
-    b->nproc = st->nprocs;
-    b->me = st->rank;
+    b->nproc = nranks;
+    b->me = me;
     b->id = id;
     b->chunk = chunk > 0 ? chunk : 1;
     b->list_fd = -1;
@@ -104,13 +111,15 @@ int ADIOI_BBLOG_Batch_open(const struct ADIOI_BBLOG_state *st, uint32_t id, uint
     b->prefix = malloc(plen);
     b->lfds = malloc((size_t) b->nproc * sizeof(*b->lfds));
     b->dfds = malloc((size_t) b->nproc * sizeof(*b->dfds));
-    if (!b->prefix || !b->lfds || !b->dfds)
+    b->ranks = malloc((size_t) b->nproc * sizeof(*b->ranks));
+    if (!b->prefix || !b->lfds || !b->dfds || !b->ranks)
         goto fail;
+    memcpy(b->ranks, ranks, (size_t) b->nproc * sizeof(*b->ranks));
     snprintf(b->prefix, plen, "%s/%.*s", st->logdir, (int) (dot - st->log_name), st->log_name);
     for (i = 0; i < b->nproc; i++)
         b->lfds[i] = b->dfds[i] = -1;
-    if (!(b->map_path = name_of(b->prefix, -1, id)) ||
-        !(b->list_path = name_of(b->prefix, b->me, id)))
+    if (!(b->map_path = name_of(b->prefix, 0, ranks[0], id)) ||
+        !(b->list_path = name_of(b->prefix, 1, ranks[me], id)))
         goto fail;
     /* Every process makes or opens the mapping: allocated, so that no store into it can fault
      * on a full device; allocating never changes the bytes another process stored. */
@@ -137,7 +146,7 @@ int ADIOI_BBLOG_Batch_open(const struct ADIOI_BBLOG_state *st, uint32_t id, uint
 
 /* After the exchange, which every process entered after Batch_open: whether they all mapped
  * this file. Processes of the node with different bblog_dir values each map their own, and
- * then none counts them all: every process gets the same answer, and the point starts no
+ * then none counts them all: every process of the node gets the same answer, and starts no
  * batch (whose lists they could not open: it would fail for all) and says so to the close. */
 int ADIOI_BBLOG_Batch_shared(const struct ADIOI_BBLOG_batch *b)
 {
@@ -157,7 +166,7 @@ int ADIOI_BBLOG_Batch_publish(struct ADIOI_BBLOG_batch *b, uint64_t *own, size_t
         char *path;
         if (i == b->me)
             continue;
-        if (!(path = name_of(b->prefix, i, b->id)))
+        if (!(path = name_of(b->prefix, 1, b->ranks[i], b->id)))
             rc = ENOMEM;
         else if ((b->lfds[i] = open(path, O_RDONLY | O_CLOEXEC)) < 0)
             rc = errno;
@@ -317,7 +326,7 @@ static int data_fd(struct ADIOI_BBLOG_batch *b, int w)
         char *path = malloc(len);
         if (!path)
             return -1;
-        snprintf(path, len, "%s.r%d.data", b->prefix, w);
+        snprintf(path, len, "%s.r%d.data", b->prefix, b->ranks[w]);
         b->dfds[w] = open(path, O_RDONLY | O_CLOEXEC);
         free(path);
     }
@@ -357,7 +366,9 @@ int ADIOI_BBLOG_Batch_write(struct ADIOI_BBLOG_batch *b, int64_t c, int pfs_fd, 
         (*writes)++;
     }
     /* Paced, each chunk is made durable before the next, as a paced segment (ad_bblog_bg.c);
-     * otherwise the owners flush before they give log space back (offer_trim). */
+     * across nodes too, before the owners forget it (a write left in this node's client cache
+     * could reach the servers after another node's newer one); otherwise the owners flush
+     * before they give log space back (offer_trim). */
     if (rc == 0 && flush && fdatasync(pfs_fd) != 0)
         rc = errno;
     __atomic_store_n(&b->m->fin[c], rc == 0 ? FIN_DONE : FIN_FAILED, __ATOMIC_RELEASE);
@@ -425,6 +436,7 @@ void ADIOI_BBLOG_Batch_close(struct ADIOI_BBLOG_batch *b)
     free(b->prefix);
     free(b->lfds);
     free(b->dfds);
+    free(b->ranks);
     free(b->own);
     free(b->p);
     free(b->cstart);

@@ -114,10 +114,11 @@ struct ADIOI_BBLOG_bg {
     uint64_t vbytes;            /* read back from the PFS file (bblog_verify) */
     double plan_s;              /* seconds in planning points, the pause to the resume */
     /* Node batches (ad_bblog_batch.c): the one this process takes part in, or NULL; whether
-     * the last planning point started one (the same in every process); close's last point. */
+     * the last planning point started one (the same in every process of the node); close's
+     * last point; the processes of this process's node. */
     struct ADIOI_BBLOG_batch *batch;
     const struct ADIOI_BBLOG_state *batch_st;  /* the handle whose planning point started it */
-    int batched, last_plan;
+    int batched, last_plan, node_size;
     uint64_t batches, batch_chunks;
 };
 
@@ -561,7 +562,8 @@ static int batch_idle(struct ADIOI_BBLOG_logstate *ls)
 
 /* Lock held: takes the next chunk of the batch nobody took, if any is left, and writes it from
  * buf (lock released, busy: a pause waits for the chunk), flushed if paced under proactive
- * pacing. Returns 0 when no chunk was left, else 1. */
+ * pacing, and across nodes, as a segment is (write_segment). Returns 0 when no chunk was left,
+ * else 1. */
 static int write_chunk(struct ADIOI_BBLOG_logstate *ls, char *buf, int paced)
 {
     struct ADIOI_BBLOG_bg *bg = ls->bg;
@@ -574,8 +576,8 @@ static int write_chunk(struct ADIOI_BBLOG_logstate *ls, char *buf, int paced)
     bg->busy++;
     pthread_mutex_unlock(&ls->lock);
     rc = ADIOI_BBLOG_Batch_write(bg->batch, c, bg->pfs_fd, buf,
-                                 paced && bg->pace.par.mode == BBLOG_PACE_PROACTIVE, &bytes,
-                                 &writes);
+                                 (paced && bg->pace.par.mode == BBLOG_PACE_PROACTIVE) ||
+                                 bg->nodes, &bytes, &writes);
     pthread_mutex_lock(&ls->lock);
     bg->busy--;
     bg->bytes += bytes;
@@ -1092,14 +1094,30 @@ static uint64_t batch_chunk_size(const struct ADIOI_BBLOG_bg *bg)
 /* Whether this process may take part in a node batch at this point (ad_bblog_batch.c): from
  * inputs every process of the open agreed on, so that only a failure makes the processes
  * differ, which the exchange tells them. The file's one handle in this process (refs: it and
- * the thread; the batch's number and its processes are the handle's), one node, the node
- * exchange's logs of their own, no read-back; under bblog_drain=on_demand only at close (the
- * thread waits for it). */
+ * the thread; the batch's number and its processes are the handle's), the node exchange's
+ * logs of their own, a node whose processes share the burst buffer's directory and no other
+ * node does (a mapping on a file system that several nodes share is no shared memory), no
+ * read-back; under bblog_drain=on_demand only at close (the thread waits for it). */
 static int batch_candidate(const struct ADIOI_BBLOG_state *st, const struct ADIOI_BBLOG_bg *bg)
 {
-    return st->ls->refs == 2 && st->one_node && st->hints.debug_node_size <= 0 && !st->slots &&
-        st->hints.node_exchange && !st->node_off && !st->hints.debug_no_batch && !bg->verify &&
-        (!bg->hold || bg->last_plan);
+    return st->ls->refs == 2 && !st->slots && st->hints.node_exchange && !st->node_off &&
+        (st->one_node || !st->hints.shared_bb || st->hints.debug_node_size > 0) &&
+        !st->hints.debug_no_batch && !bg->verify && (!bg->hold || bg->last_plan);
+}
+
+/* Makes this process's files of the point's batch among its node's processes (Node_members,
+ * collective the first time: every process comes here at every point). 0 or an errno. */
+static int batch_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct ADIOI_BBLOG_bg *bg,
+                      struct ADIOI_BBLOG_batch **nb)
+{
+    const int *ranks;
+    int me, size = st->hints.node_exchange ? ADIOI_BBLOG_Node_members(fd, &ranks, &me) : 0;
+
+    *nb = NULL;
+    if (size < 1 || !batch_candidate(st, bg))
+        return EINVAL;
+    bg->node_size = size;
+    return ADIOI_BBLOG_Batch_open(st, ranks, size, me, st->points, batch_chunk_size(bg), nb);
 }
 
 struct quads_arg {
@@ -1192,8 +1210,8 @@ int ADIOI_BBLOG_Bg_plan(ADIO_File fd)
     o.key = bg->phase_period ? (uint64_t) bg->phase_start << 32 | bg->phase_period : 0;
     /* A node batch's files are made before the exchange, which says whether every process
      * could (ad_bblog_batch.c); they are used only if this point starts one. */
-    o.nobatch = !batch_candidate(st, bg) ||
-        ADIOI_BBLOG_Batch_open(st, ++st->points, batch_chunk_size(bg), &nb) != 0;
+    st->points++;
+    o.nobatch = batch_open(fd, st, bg, &nb) != 0;
     /* Collective even after a failure here, so that every process learns of it. */
     xrc = o.counts ? ADIOI_BBLOG_Order_exchange(fd, &o, mine, (int) n, 1) : ENOMEM;
     rc = rc ? rc : xrc;
@@ -1249,7 +1267,8 @@ int ADIOI_BBLOG_Bg_plan_close(ADIO_File fd, int *batched)
         return ADIOI_BBLOG_Bg_plan(fd);
     st->ls->bg->last_plan = 1;
     rc = ADIOI_BBLOG_Bg_plan(fd);
-    *batched = st->nprocs > 1 && st->ls->bg->batched;
+    /* A batch of one process writes its pieces one request each, as its thread would. */
+    *batched = st->nprocs > 1 && st->ls->bg->batched && st->ls->bg->node_size > 1;
     return rc;
 }
 

@@ -55,9 +55,10 @@ static int write_keeps(struct ADIOI_BBLOG_logstate *ls)
  * at a few MB/s per process, where this collective drain writes them through the node exchange
  * and two-phase at the PFS's speed. Left to the threads one by one, MPI_Finalize waited 5-6 s
  * for 16 MiB per process of 4 KiB pieces at 4 ranks, which the drain here writes in about
- * 0.4 s. On one node the last point hands small pieces to a node batch instead, which the
- * threads write in large chunks from the node's logs after close (ad_bblog_batch.c). Where no
- * batch can take them and the extents left (over all processes) average less than
+ * 0.4 s. The last point hands small pieces to node batches instead, which the threads write
+ * in large chunks from their node's logs after close (ad_bblog_batch.c), where every node has
+ * several of the processes (a node's pieces then continue each other's). Where no batch can
+ * take them (on some node) and the extents left (over all processes) average less than
  * ADIOI_BBLOG_CLOSE_PIECE, close drains them now, as bblog_close=pfs would; larger ones the
  * thread writes at the PFS's speed after close (BBLOG_DEBUG_CLOSE_ALONE=1: always), where
  * computation after close can hide them. One phase of 8 MiB per rank, 4 ranks, strided:
@@ -65,7 +66,7 @@ static int write_keeps(struct ADIOI_BBLOG_logstate *ls)
  * wait alike; 64 KiB pieces 0.81-0.84 against 0.64-0.75, but the close 0.03-0.19 s longer. */
 static int close_to_bb(ADIO_File fd, struct ADIOI_BBLOG_state *st, int *err)
 {
-    uint64_t mine[3] = { 0, 0, 0 }, all[3];
+    uint64_t mine[4] = { 0, 0, 0, 0 }, all[4];
     int rc, batched;
 
     /* Counted before the plan makes the pieces since the last point eligible: after it, the
@@ -80,8 +81,9 @@ static int close_to_bb(ADIO_File fd, struct ADIOI_BBLOG_state *st, int *err)
     rc = st->ls->log ? write_keeps(st->ls) : 0;
     ADIOI_BBLOG_Unlock(st->ls);
     mine[0] |= rc != 0;
-    MPI_Allreduce(mine, all, 3, MPI_UINT64_T, MPI_SUM, fd->comm);
-    if (all[0] != 0 || (!st->hints.debug_close_alone && !batched && all[2] > 0 &&
+    mine[3] = !batched;
+    MPI_Allreduce(mine, all, 4, MPI_UINT64_T, MPI_SUM, fd->comm);
+    if (all[0] != 0 || (!st->hints.debug_close_alone && all[3] > 0 && all[2] > 0 &&
                         all[1] / all[2] < ADIOI_BBLOG_CLOSE_PIECE)) {
         *err = ADIOI_BBLOG_Drain(fd, 0);
         return 0;

@@ -333,6 +333,19 @@ static struct ADIOI_BBLOG_node *node_new(ADIO_File fd, struct ADIOI_BBLOG_state 
     return nd;
 }
 
+int ADIOI_BBLOG_Node_members(ADIO_File fd, const int **ranks, int *me)
+{
+    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+
+    if (!st->node)
+        st->node = node_new(fd, st);
+    if (!st->node)
+        return 0;
+    *ranks = st->node->ranks;
+    *me = st->node->rank;
+    return st->node->size;
+}
+
 /*
  * A one-node drain whose inner driver writes with plain pwrite (ROMIO's generic contiguous
  * write: ufs) writes its chunks straight from the logs' pages (Node_write_mapped) instead of

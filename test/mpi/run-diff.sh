@@ -814,7 +814,9 @@ done
 # batch takes them). Where pieces are small, the one-node modes drain them in node batches
 # (ad_bblog_batch.c) but bgclosebb (BBLOG_DEBUG_NO_BATCH=1: each process's thread writes its
 # own pieces), nodempi, lognode and lognodebb (no batch without the node exchange's logs of
-# their own).
+# their own). node2bb: bblog_mode=bb on nodes of two ranks (BBLOG_DEBUG_NODE_SIZE=2), each
+# node's batches of its own processes' pieces beside the other nodes', at the largest rank
+# count.
 # nodempi is not a background mode: the drain's node exchange off (bblog_node_exchange=mpi), so
 # that ROMIO's two-phase exchange moves all the data, as on nodes whose processes cannot read
 # each other's logs. resyncbb and prsyncbb: syncs that only make the logs durable, so that
@@ -831,6 +833,7 @@ bgmodes=(
     "prsyncbb   bblog_drain=proactive;bblog_drain_interval=0.05;bblog_segment_size=64k;bblog_sync=bb"
     "lognode    bblog_mapping=node"
     "lognodebb  bblog_mapping=node;bblog_mode=bb"
+    "node2bb    bblog_mode=bb  env=BBLOG_DEBUG_NODE_SIZE=2"
 )
 for m in "${bgmodes[@]}"; do
     read -r mode hints opts <<<"$m"
@@ -841,7 +844,12 @@ for m in "${bgmodes[@]}"; do
     for c in "${cases[@]}" "t_bgdrain t_bgdrain 1 2 3 4"; do
         read -r name prog ranks <<<"$c"
         set -- $ranks
-        [ "$name" = t_bgdrain ] || set -- "$(eval echo \${$(( ($# + 1) / 2 ))})"
+        if [ "$mode" = node2bb ]; then
+            set -- "${!#}"
+            [ "$1" -ge 3 ] || continue
+        elif [ "$name" != t_bgdrain ]; then
+            set -- "$(eval echo \${$(( ($# + 1) / 2 ))})"
+        fi
         selected "$name[$mode]" || continue
         # With bblog_close=bb only the processes that closed a file wait for its drain at a
         # re-open (bblog(7)); t_subcomm re-opens a name that another group closed.
@@ -851,6 +859,9 @@ for m in "${bgmodes[@]}"; do
         case $name[$mode] in
         *\[lognodebb\]) case $name in t_strided | t_overlap | t_xorder | t_peerread | t_durable | \
             t_selfsync | t_bgdrain) ;; *) continue ;; esac ;;
+        *\[node2bb\]) case $name in t_strided | t_overlap | t_xorder | t_peerread | t_durable | \
+            t_selfsync | t_bgdrain | t_phases | t_closebb | t_batchfh | t_noncontig | t_view) ;;
+            *) continue ;; esac ;;
         esac
         for n in "$@"; do
             run_case "$name[$mode]" "$prog" "$n" "$hints" "noforce${opts:+,$opts}"
@@ -1053,6 +1064,14 @@ selected "t_closebb[closebb,stats]" &&
 selected "t_closebb[closebb,nobatch,stats]" &&
     run_case "t_closebb[closebb,nobatch,stats]" t_closebb 4 "bblog_close=bb" \
         "stats=4:closedrain,noforce,env=BBLOG_DEBUG_NO_BATCH=1"
+# Nodes of two ranks: each node's small pieces in a batch of its own; nodes of one rank: a batch
+# of one process writes its pieces one request each, so the close drains them collectively.
+selected "t_closebb[closebb,node2,stats]" &&
+    run_case "t_closebb[closebb,node2,stats]" t_closebb 4 "bblog_close=bb" \
+        "stats=4:closebatch,noforce,env=BBLOG_DEBUG_NODE_SIZE=2"
+selected "t_closebb[closebb,node1,stats]" &&
+    run_case "t_closebb[closebb,node1,stats]" t_closebb 4 "bblog_close=bb" \
+        "stats=4:closedrain,noforce,env=BBLOG_DEBUG_NODE_SIZE=1"
 selected "t_closebb[closebb,alone,stats]" &&
     run_case "t_closebb[closebb,alone,stats]" t_closebb 4 "bblog_close=bb" \
         "stats=4:closealone,noforce,env=BBLOG_DEBUG_CLOSE_ALONE=1"

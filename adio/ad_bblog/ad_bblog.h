@@ -508,6 +508,9 @@ void ADIOI_BBLOG_Node_slot(ADIO_File fd);   /* bblog_mapping=node, at open (coll
 /* The node's processes (their ranks in the file's communicator) and this one's place among
  * them; 0: no node state. Collective over the file's communicator the first time. */
 int ADIOI_BBLOG_Node_members(ADIO_File fd, const int **ranks, int *me);
+/* The data log of the node's process i (malloc'ed path) and where its bytes start in it (a
+ * slot of the node's pair under bblog_mapping=node, else 0); NULL without the node state. */
+char *ADIOI_BBLOG_Node_data_path(const struct ADIOI_BBLOG_state *st, int i, uint64_t *base);
 void ADIOI_BBLOG_Node_rest(struct ADIOI_BBLOG_state *st);       /* after a round's chunks */
 
 /* ad_bblog_batch.c: node batches of the background drain (no MPI). Batch_open, before a

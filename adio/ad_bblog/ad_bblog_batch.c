@@ -28,7 +28,8 @@
  * so no order between the nodes' chunks is needed. A batch needs the node's processes to
  * share a directory and a mapping: not a burst buffer that several nodes share.
  *
- * Logs of their own (not bblog_mapping=node's pairs), no MPI call here.
+ * Under bblog_mapping=node a process's data log is its slot of the node's pair (Node_data_path).
+ * No MPI call here.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -72,6 +73,8 @@ struct ADIOI_BBLOG_batch {
     uint64_t chunk;             /* bytes of data per chunk (the same in every process) */
     int list_fd;
     int *lfds, *dfds;           /* each process's list, data log (opened when first read) */
+    char **dpath;               /* each one's data log, and where its bytes start in it */
+    uint64_t *dbase;
     uint64_t *own;              /* this process's published pieces, (off, len, log_off, stamp) */
     size_t nown;
     struct bblog_npiece *p;     /* the node's kept bytes in file order, cut at chunk ends */
@@ -112,9 +115,14 @@ int ADIOI_BBLOG_Batch_open(const struct ADIOI_BBLOG_state *st, const int *ranks,
     b->lfds = malloc((size_t) b->nproc * sizeof(*b->lfds));
     b->dfds = malloc((size_t) b->nproc * sizeof(*b->dfds));
     b->ranks = malloc((size_t) b->nproc * sizeof(*b->ranks));
-    if (!b->prefix || !b->lfds || !b->dfds || !b->ranks)
+    b->dpath = calloc((size_t) b->nproc, sizeof(*b->dpath));
+    b->dbase = calloc((size_t) b->nproc, sizeof(*b->dbase));
+    if (!b->prefix || !b->lfds || !b->dfds || !b->ranks || !b->dpath || !b->dbase)
         goto fail;
     memcpy(b->ranks, ranks, (size_t) b->nproc * sizeof(*b->ranks));
+    for (i = 0; i < b->nproc; i++)
+        if (!(b->dpath[i] = ADIOI_BBLOG_Node_data_path(st, i, &b->dbase[i])))
+            goto fail;
     snprintf(b->prefix, plen, "%s/%.*s", st->logdir, (int) (dot - st->log_name), st->log_name);
     for (i = 0; i < b->nproc; i++)
         b->lfds[i] = b->dfds[i] = -1;
@@ -321,15 +329,8 @@ int64_t ADIOI_BBLOG_Batch_claim(struct ADIOI_BBLOG_batch *b)
  * exists, and every byte of them was written to it before: Bg_plan flushes the log). */
 static int data_fd(struct ADIOI_BBLOG_batch *b, int w)
 {
-    if (b->dfds[w] < 0) {
-        size_t len = strlen(b->prefix) + 32;
-        char *path = malloc(len);
-        if (!path)
-            return -1;
-        snprintf(path, len, "%s.r%d.data", b->prefix, b->ranks[w]);
-        b->dfds[w] = open(path, O_RDONLY | O_CLOEXEC);
-        free(path);
-    }
+    if (b->dfds[w] < 0)
+        b->dfds[w] = open(b->dpath[w], O_RDONLY | O_CLOEXEC);
     return b->dfds[w];
 }
 
@@ -353,7 +354,8 @@ int ADIOI_BBLOG_Batch_write(struct ADIOI_BBLOG_batch *b, int64_t c, int pfs_fd, 
         if ((fd = data_fd(b, b->p[i].who)) < 0)
             rc = errno ? errno : EBADF;
         else
-            rc = bblog_io_full(fd, buf + at, (size_t) len, b->p[i].src, 0, NULL);
+            rc = bblog_io_full(fd, buf + at, (size_t) len, b->dbase[b->p[i].who] + b->p[i].src,
+                               0, NULL);
         at += len;
     }
     for (i = lo, at = 0; i < hi && rc == 0; i = j) {
@@ -436,6 +438,10 @@ void ADIOI_BBLOG_Batch_close(struct ADIOI_BBLOG_batch *b)
     free(b->prefix);
     free(b->lfds);
     free(b->dfds);
+    for (i = 0; b->dpath && i < b->nproc; i++)
+        free(b->dpath[i]);
+    free(b->dpath);
+    free(b->dbase);
     free(b->ranks);
     free(b->own);
     free(b->p);

@@ -1094,13 +1094,14 @@ static uint64_t batch_chunk_size(const struct ADIOI_BBLOG_bg *bg)
 /* Whether this process may take part in a node batch at this point (ad_bblog_batch.c): from
  * inputs every process of the open agreed on, so that only a failure makes the processes
  * differ, which the exchange tells them. The file's one handle in this process (refs: it and
- * the thread; the batch's number and its processes are the handle's), the node exchange's
- * logs of their own, a node whose processes share the burst buffer's directory and no other
+ * the thread; the batch's number and its processes are the handle's), the node exchange on
+ * (its logs of each process, or slots of the node's pair), a node whose processes share the
+ * burst buffer's directory and no other
  * node does (a mapping on a file system that several nodes share is no shared memory), no
  * read-back; under bblog_drain=on_demand only at close (the thread waits for it). */
 static int batch_candidate(const struct ADIOI_BBLOG_state *st, const struct ADIOI_BBLOG_bg *bg)
 {
-    return st->ls->refs == 2 && !st->slots && st->hints.node_exchange && !st->node_off &&
+    return st->ls->refs == 2 && st->hints.node_exchange && !st->node_off &&
         (st->one_node || !st->hints.shared_bb || st->hints.debug_node_size > 0) &&
         !st->hints.debug_no_batch && !bg->verify && (!bg->hold || bg->last_plan);
 }

@@ -408,6 +408,11 @@ static char *peer_path(const struct ADIOI_BBLOG_state *st, const struct ADIOI_BB
     return path;
 }
 
+char *ADIOI_BBLOG_Node_data_path(const struct ADIOI_BBLOG_state *st, int i, uint64_t *base)
+{
+    return st->node ? peer_path(st, st->node, i, ".data", base) : NULL;
+}
+
 /*
  * bblog_mapping=node: the slot of this process in its node's log pair is its place among the
  * node's processes of the open, and the pair is named after the node's first process. The

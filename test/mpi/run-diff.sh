@@ -812,9 +812,9 @@ done
 # leave everything to the drain after close, small pieces too (BBLOG_DEBUG_CLOSE_ALONE=1);
 # modebb and lognodebb take the close's rule (small leftovers drained at close where no node
 # batch takes them). Where pieces are small, the one-node modes drain them in node batches
-# (ad_bblog_batch.c) but bgclosebb (BBLOG_DEBUG_NO_BATCH=1: each process's thread writes its
-# own pieces), nodempi, lognode and lognodebb (no batch without the node exchange's logs of
-# their own). node2bb: bblog_mode=bb on nodes of two ranks (BBLOG_DEBUG_NODE_SIZE=2), each
+# (ad_bblog_batch.c), lognodebb from the slots of the node's log pair, but bgclosebb
+# (BBLOG_DEBUG_NO_BATCH=1: each process's thread writes its own pieces), nodempi (no batch
+# without the node exchange) and lognode (no background drain). node2bb: bblog_mode=bb on nodes of two ranks (BBLOG_DEBUG_NODE_SIZE=2), each
 # node's batches of its own processes' pieces beside the other nodes', at the largest rank
 # count.
 # nodempi is not a background mode: the drain's node exchange off (bblog_node_exchange=mpi), so
@@ -1064,11 +1064,15 @@ selected "t_closebb[closebb,stats]" &&
 selected "t_closebb[closebb,nobatch,stats]" &&
     run_case "t_closebb[closebb,nobatch,stats]" t_closebb 4 "bblog_close=bb" \
         "stats=4:closedrain,noforce,env=BBLOG_DEBUG_NO_BATCH=1"
-# Nodes of two ranks: each node's small pieces in a batch of its own; nodes of one rank: a batch
-# of one process writes its pieces one request each, so the close drains them collectively.
+# Nodes of two ranks: each node's small pieces in a batch of its own; one log pair per node: the
+# batch reads the pair's slots; nodes of one rank: a batch of one process writes its pieces one
+# request each, so the close drains them collectively.
 selected "t_closebb[closebb,node2,stats]" &&
     run_case "t_closebb[closebb,node2,stats]" t_closebb 4 "bblog_close=bb" \
         "stats=4:closebatch,noforce,env=BBLOG_DEBUG_NODE_SIZE=2"
+selected "t_closebb[closebb,lognode,stats]" &&
+    run_case "t_closebb[closebb,lognode,stats]" t_closebb 4 "bblog_close=bb;bblog_mapping=node" \
+        "stats=4:closebatch,noforce"
 selected "t_closebb[closebb,node1,stats]" &&
     run_case "t_closebb[closebb,node1,stats]" t_closebb 4 "bblog_close=bb" \
         "stats=4:closedrain,noforce,env=BBLOG_DEBUG_NODE_SIZE=1"

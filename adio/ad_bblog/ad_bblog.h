@@ -521,8 +521,9 @@ void ADIOI_BBLOG_Node_rest(struct ADIOI_BBLOG_state *st);       /* after a round
  * malloc'ed, kept by the batch) and opens the others' lists; Batch_fail tells the others it
  * cannot. Batch_ready: 1 when every list is there and the chunks are cut, 0 not yet, -1 the
  * batch failed. Batch_left: whether a chunk is left to take (once ready); Batch_claim takes
- * the next one nobody took, -1 none. Batch_write writes one
- * (buf: a chunk) and marks it. Batch_done_walk calls fn for this process's published bytes
+ * up to k in a row that nobody took (the first in *c; returns how many, 0: none left);
+ * Batch_chunk: the bytes of data per chunk. Batch_write writes a claim's chunks (buf: a
+ * chunk), but those after *stop turned positive, and marks them (done or failed). Batch_done_walk calls fn for this process's published bytes
  * inside chunks marked done. Batch_close removes this process's names and frees it. */
 struct ADIOI_BBLOG_batch;
 int ADIOI_BBLOG_Batch_open(const struct ADIOI_BBLOG_state *st, const int *ranks, int nranks,
@@ -532,9 +533,11 @@ int ADIOI_BBLOG_Batch_publish(struct ADIOI_BBLOG_batch *b, uint64_t *own, size_t
 void ADIOI_BBLOG_Batch_fail(struct ADIOI_BBLOG_batch *b);
 int ADIOI_BBLOG_Batch_ready(struct ADIOI_BBLOG_batch *b);
 int ADIOI_BBLOG_Batch_left(const struct ADIOI_BBLOG_batch *b);
-int64_t ADIOI_BBLOG_Batch_claim(struct ADIOI_BBLOG_batch *b);
-int ADIOI_BBLOG_Batch_write(struct ADIOI_BBLOG_batch *b, int64_t c, int pfs_fd, char *buf,
-                            int flush, uint64_t *bytes, uint64_t *writes);
+uint64_t ADIOI_BBLOG_Batch_claim(struct ADIOI_BBLOG_batch *b, uint64_t k, int64_t *c);
+uint64_t ADIOI_BBLOG_Batch_chunk(const struct ADIOI_BBLOG_batch *b);
+int ADIOI_BBLOG_Batch_write(struct ADIOI_BBLOG_batch *b, int64_t c, uint64_t k, int pfs_fd,
+                            char *buf, int flush, const int *stop, uint64_t *bytes,
+                            uint64_t *writes);
 int ADIOI_BBLOG_Batch_finished(const struct ADIOI_BBLOG_batch *b);
 int ADIOI_BBLOG_Batch_done_walk(struct ADIOI_BBLOG_batch *b, ADIOI_BBLOG_run_fn fn, void *arg);
 void ADIOI_BBLOG_Batch_close(struct ADIOI_BBLOG_batch *b);

@@ -315,14 +315,23 @@ int ADIOI_BBLOG_Batch_left(const struct ADIOI_BBLOG_batch *b)
     return b->loaded == 1 && __atomic_load_n(&b->m->claim, __ATOMIC_RELAXED) < b->nchunks;
 }
 
-int64_t ADIOI_BBLOG_Batch_claim(struct ADIOI_BBLOG_batch *b)
+uint64_t ADIOI_BBLOG_Batch_chunk(const struct ADIOI_BBLOG_batch *b)
 {
-    uint64_t c;
+    return b->chunk;
+}
 
-    if (b->loaded != 1 || __atomic_load_n(&b->m->claim, __ATOMIC_RELAXED) >= b->nchunks)
-        return -1;
-    c = __atomic_fetch_add(&b->m->claim, 1, __ATOMIC_SEQ_CST);
-    return c < b->nchunks ? (int64_t) c : -1;
+uint64_t ADIOI_BBLOG_Batch_claim(struct ADIOI_BBLOG_batch *b, uint64_t k, int64_t *c)
+{
+    uint64_t first;
+
+    if (b->loaded != 1 || k == 0 ||
+        __atomic_load_n(&b->m->claim, __ATOMIC_RELAXED) >= b->nchunks)
+        return 0;
+    first = __atomic_fetch_add(&b->m->claim, k, __ATOMIC_SEQ_CST);
+    if (first >= b->nchunks)
+        return 0;
+    *c = (int64_t) first;
+    return first + k > b->nchunks ? b->nchunks - first : k;
 }
 
 /* The data log of process w, opened at its first read (its pieces are published, so it
@@ -335,16 +344,14 @@ static int data_fd(struct ADIOI_BBLOG_batch *b, int w)
 }
 
 /* Writes chunk c: its pieces read into buf (at least a chunk), each run of adjacent bytes
- * written with one request, the file flushed (flush), the chunk marked. *bytes, *writes: what it
- * wrote. Returns 0 or an errno (the chunk is then marked failed: its owners keep its bytes). */
-int ADIOI_BBLOG_Batch_write(struct ADIOI_BBLOG_batch *b, int64_t c, int pfs_fd, char *buf,
-                            int flush, uint64_t *bytes, uint64_t *writes)
+ * written with one request; adds what it wrote to *bytes, *writes. 0 or an errno. */
+static int write_one(struct ADIOI_BBLOG_batch *b, int64_t c, int pfs_fd, char *buf,
+                     uint64_t *bytes, uint64_t *writes)
 {
     size_t i, j, lo = b->cstart[c], hi = b->cstart[c + 1];
     uint64_t at = 0;
     int rc = 0, fd;
 
-    *bytes = *writes = 0;
     for (i = lo; i < hi && rc == 0; i = j) {
         /* Pieces that follow each other in one log: one read. */
         uint64_t len = b->p[i].len;
@@ -367,14 +374,37 @@ int ADIOI_BBLOG_Batch_write(struct ADIOI_BBLOG_batch *b, int64_t c, int pfs_fd, 
         *bytes += len;
         (*writes)++;
     }
-    /* Paced, each chunk is made durable before the next, as a paced segment (ad_bblog_bg.c);
+    return rc;
+}
+
+/* Writes chunks c .. c + k - 1 (a claim's) one after the other, the file flushed at the end
+ * (flush), and marks them: done, or failed (their owners keep their bytes) after an error or
+ * when *stop turned positive before them (a pause of the thread waits for no more than the
+ * chunk under way, as for a segment). *bytes, *writes: what it wrote. 0 or an errno. */
+int ADIOI_BBLOG_Batch_write(struct ADIOI_BBLOG_batch *b, int64_t c, uint64_t k, int pfs_fd,
+                            char *buf, int flush, const int *stop, uint64_t *bytes,
+                            uint64_t *writes)
+{
+    uint64_t d, n = 0;
+    int rc = 0;
+
+    *bytes = *writes = 0;
+    for (d = 0; d < k && rc == 0; d++) {
+        if (d > 0 && stop && __atomic_load_n(stop, __ATOMIC_RELAXED) > 0)
+            break;
+        rc = write_one(b, c + (int64_t) d, pfs_fd, buf, bytes, writes);
+        n = d + 1;
+    }
+    /* Paced, each claim is made durable before the next, as a paced segment (ad_bblog_bg.c);
      * across nodes too, before the owners forget it (a write left in this node's client cache
      * could reach the servers after another node's newer one); otherwise the owners flush
      * before they give log space back (offer_trim). */
-    if (rc == 0 && flush && fdatasync(pfs_fd) != 0)
+    if (rc == 0 && n > 0 && flush && fdatasync(pfs_fd) != 0)
         rc = errno;
-    __atomic_store_n(&b->m->fin[c], rc == 0 ? FIN_DONE : FIN_FAILED, __ATOMIC_RELEASE);
-    __atomic_add_fetch(&b->m->finished, 1, __ATOMIC_SEQ_CST);
+    for (d = 0; d < k; d++)
+        __atomic_store_n(&b->m->fin[c + (int64_t) d], rc == 0 && d < n ? FIN_DONE : FIN_FAILED,
+                         __ATOMIC_RELEASE);
+    __atomic_add_fetch(&b->m->finished, (uint32_t) k, __ATOMIC_SEQ_CST);
     return rc;
 }
 

@@ -560,29 +560,36 @@ static int batch_idle(struct ADIOI_BBLOG_logstate *ls)
     return 1;
 }
 
-/* Lock held: takes the next chunk of the batch nobody took, if any is left, and writes it from
- * buf (lock released, busy: a pause waits for the chunk), flushed if paced under proactive
- * pacing, and across nodes, as a segment is (write_segment). Returns 0 when no chunk was left,
- * else 1. */
-static int write_chunk(struct ADIOI_BBLOG_logstate *ls, char *buf, int paced)
+/* Lock held: takes the next chunks of the batch nobody took, as many in a row as make want
+ * bytes of data (at least one, at most a buffer's: buf), if any is left, and writes them (lock
+ * released, busy: a pause waits for them), flushed if paced under proactive pacing, and across
+ * nodes, as a segment is (write_segment). A paced segment of the pacer's size is then one
+ * claim and one flush, whatever the chunks' size. The thread's claim ends early when a pause
+ * comes (its other chunks fail: their owners keep their bytes); the application thread's
+ * (batch_settle) does not. Returns 0 when no chunk was left, else 1. */
+static int write_chunk(struct ADIOI_BBLOG_logstate *ls, char *buf, int thread, int paced,
+                       uint64_t want)
 {
     struct ADIOI_BBLOG_bg *bg = ls->bg;
-    uint64_t bytes, writes;
-    int64_t c = ADIOI_BBLOG_Batch_claim(bg->batch);
+    uint64_t bytes, writes, chunk = ADIOI_BBLOG_Batch_chunk(bg->batch), k;
+    int64_t c;
     int rc;
 
-    if (c < 0)
+    if (want > bg->bufsz)
+        want = bg->bufsz;
+    k = want >= chunk ? want / chunk : 1;
+    if (!(k = ADIOI_BBLOG_Batch_claim(bg->batch, k, &c)))
         return 0;
     bg->busy++;
     pthread_mutex_unlock(&ls->lock);
-    rc = ADIOI_BBLOG_Batch_write(bg->batch, c, bg->pfs_fd, buf,
+    rc = ADIOI_BBLOG_Batch_write(bg->batch, c, k, bg->pfs_fd, buf,
                                  (paced && bg->pace.par.mode == BBLOG_PACE_PROACTIVE) ||
-                                 bg->nodes, &bytes, &writes);
+                                 bg->nodes, thread ? &bg->paused : NULL, &bytes, &writes);
     pthread_mutex_lock(&ls->lock);
     bg->busy--;
     bg->bytes += bytes;
     bg->writes += writes;
-    bg->batch_chunks++;
+    bg->batch_chunks += k;
     if (rc != 0 && !bg->warned++)
         fprintf(stderr, "bblog: warning: background drain of %s: %s; the data stays in the "
                 "logs for a later drain\n", ls->pfs_path, strerror(rc));
@@ -616,7 +623,7 @@ static void batch_settle(struct ADIOI_BBLOG_logstate *ls)
             break;
         }
         /* The buffer first: a chunk taken must be written. Without one, the others write. */
-        if (ready > 0 && buf && write_chunk(ls, buf, 0))
+        if (ready > 0 && buf && write_chunk(ls, buf, 0, 0, bg->bufsz))
             continue;
         wait_for(ls, BATCH_WAIT);
     }
@@ -649,7 +656,7 @@ static void *bg_main(void *arg)
         paced = !press && !bg->hurry &&
             (!bg->closing || (!bg->hold && bg->pace.par.mode == BBLOG_PACE_PROACTIVE));
         if (bg->batch) {        /* its own bytes are in it: nothing else until it ends */
-            (void) write_chunk(ls, bg->buf, paced);
+            (void) write_chunk(ls, bg->buf, 1, paced, act.bytes);
             continue;
         }
         n = press ? pick_oldest(ls, act.bytes, &picks, &cap) :
@@ -1083,8 +1090,9 @@ static void next_spacing(struct ADIOI_BBLOG_logstate *ls, const struct ADIOI_BBL
 /* The data of one chunk of a node batch: a segment; paced (proactive), the smallest paced
  * segment, since a chunk carries every process's bytes where the pacer of the process that
  * writes it planned for its own (with 4 MiB chunks the PFS took 3 times the planned rate
- * while the program computed, IOR-like strided 4 KiB phases at 4 ranks). The same in every
- * process: from the hints. */
+ * while the program computed, IOR-like strided 4 KiB phases at 4 ranks); a thread then takes
+ * as many in a row as its pacer's segment holds (write_chunk). The same in every process:
+ * from the hints. */
 static uint64_t batch_chunk_size(const struct ADIOI_BBLOG_bg *bg)
 {
     return bg->pace.par.mode == BBLOG_PACE_PROACTIVE && bg->bufsz > MIN_PIECE ? MIN_PIECE :

@@ -227,6 +227,7 @@ def cmd_run(a):
 def save(result, a):
     """Writes the results so far (a run cut short keeps what it measured)."""
     out = os.path.join(a.out, f"{a.tag}.json")
+    os.makedirs(a.out, exist_ok=True)
     with open(out + ".tmp", "w") as f:
         json.dump(result, f, indent=1)
     os.replace(out + ".tmp", out)

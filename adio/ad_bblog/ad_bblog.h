@@ -521,8 +521,8 @@ void ADIOI_BBLOG_Node_rest(struct ADIOI_BBLOG_state *st);       /* after a round
  * malloc'ed, kept by the batch) and opens the others' lists; Batch_fail tells the others it
  * cannot. Batch_ready: 1 when every list is there and the chunks are cut, 0 not yet, -1 the
  * batch failed. Batch_left: whether a chunk is left to take (once ready); Batch_claim takes
- * up to k in a row that nobody took (the first in *c; returns how many, 0: none left);
- * Batch_chunk: the bytes of data per chunk. Batch_write writes a claim's chunks (buf: a
+ * up to k in a row that nobody took (the first in *c; returns how many, 0: none left).
+ * Batch_write writes a claim's chunks (buf: a
  * chunk), but those after *stop turned positive, and marks them (done or failed). Batch_done_walk calls fn for this process's published bytes
  * inside chunks marked done. Batch_close removes this process's names and frees it. */
 struct ADIOI_BBLOG_batch;
@@ -534,7 +534,6 @@ void ADIOI_BBLOG_Batch_fail(struct ADIOI_BBLOG_batch *b);
 int ADIOI_BBLOG_Batch_ready(struct ADIOI_BBLOG_batch *b);
 int ADIOI_BBLOG_Batch_left(const struct ADIOI_BBLOG_batch *b);
 uint64_t ADIOI_BBLOG_Batch_claim(struct ADIOI_BBLOG_batch *b, uint64_t k, int64_t *c);
-uint64_t ADIOI_BBLOG_Batch_chunk(const struct ADIOI_BBLOG_batch *b);
 int ADIOI_BBLOG_Batch_write(struct ADIOI_BBLOG_batch *b, int64_t c, uint64_t k, int pfs_fd,
                             char *buf, int flush, const int *stop, uint64_t *bytes,
                             uint64_t *writes);

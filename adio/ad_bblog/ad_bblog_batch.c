@@ -315,11 +315,6 @@ int ADIOI_BBLOG_Batch_left(const struct ADIOI_BBLOG_batch *b)
     return b->loaded == 1 && __atomic_load_n(&b->m->claim, __ATOMIC_RELAXED) < b->nchunks;
 }
 
-uint64_t ADIOI_BBLOG_Batch_chunk(const struct ADIOI_BBLOG_batch *b)
-{
-    return b->chunk;
-}
-
 uint64_t ADIOI_BBLOG_Batch_claim(struct ADIOI_BBLOG_batch *b, uint64_t k, int64_t *c)
 {
     uint64_t first;

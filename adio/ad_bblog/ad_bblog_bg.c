@@ -115,10 +115,10 @@ struct ADIOI_BBLOG_bg {
     double plan_s;              /* seconds in planning points, the pause to the resume */
     /* Node batches (ad_bblog_batch.c): the one this process takes part in, or NULL; whether
      * the last planning point started one (the same in every process of the node); close's
-     * last point; the processes of this process's node. */
+     * last point. */
     struct ADIOI_BBLOG_batch *batch;
     const struct ADIOI_BBLOG_state *batch_st;  /* the handle whose planning point started it */
-    int batched, last_plan, node_size;
+    int batched, last_plan;
     uint64_t batches, batch_chunks;
 };
 
@@ -560,6 +560,18 @@ static int batch_idle(struct ADIOI_BBLOG_logstate *ls)
     return 1;
 }
 
+/* The data of one chunk of a node batch: a segment; paced (proactive), the smallest paced
+ * segment, since a chunk carries every process's bytes where the pacer of the process that
+ * writes it planned for its own (with 4 MiB chunks the PFS took 3 times the planned rate
+ * while the program computed, IOR-like strided 4 KiB phases at 4 ranks); a thread then takes
+ * as many in a row as its pacer's segment holds (write_chunk). The same in every process:
+ * from the hints. */
+static uint64_t batch_chunk_size(const struct ADIOI_BBLOG_bg *bg)
+{
+    return bg->pace.par.mode == BBLOG_PACE_PROACTIVE && bg->bufsz > MIN_PIECE ? MIN_PIECE :
+        (uint64_t) bg->bufsz;
+}
+
 /* Lock held: takes the next chunks of the batch nobody took, as many in a row as make want
  * bytes of data (at least one, at most a buffer's: buf), if any is left, and writes them (lock
  * released, busy: a pause waits for them), flushed if paced under proactive pacing, and across
@@ -571,7 +583,7 @@ static int write_chunk(struct ADIOI_BBLOG_logstate *ls, char *buf, int thread, i
                        uint64_t want)
 {
     struct ADIOI_BBLOG_bg *bg = ls->bg;
-    uint64_t bytes, writes, chunk = ADIOI_BBLOG_Batch_chunk(bg->batch), k;
+    uint64_t bytes, writes, chunk = batch_chunk_size(bg), k;
     int64_t c;
     int rc;
 
@@ -1087,18 +1099,6 @@ static void next_spacing(struct ADIOI_BBLOG_logstate *ls, const struct ADIOI_BBL
     bg->plan_at = ls->colls;
 }
 
-/* The data of one chunk of a node batch: a segment; paced (proactive), the smallest paced
- * segment, since a chunk carries every process's bytes where the pacer of the process that
- * writes it planned for its own (with 4 MiB chunks the PFS took 3 times the planned rate
- * while the program computed, IOR-like strided 4 KiB phases at 4 ranks); a thread then takes
- * as many in a row as its pacer's segment holds (write_chunk). The same in every process:
- * from the hints. */
-static uint64_t batch_chunk_size(const struct ADIOI_BBLOG_bg *bg)
-{
-    return bg->pace.par.mode == BBLOG_PACE_PROACTIVE && bg->bufsz > MIN_PIECE ? MIN_PIECE :
-        (uint64_t) bg->bufsz;
-}
-
 /* Whether this process may take part in a node batch at this point (ad_bblog_batch.c): from
  * inputs every process of the open agreed on, so that only a failure makes the processes
  * differ, which the exchange tells them. The file's one handle in this process (refs: it and
@@ -1125,7 +1125,6 @@ static int batch_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct ADIOI_B
     *nb = NULL;
     if (size < 1 || !batch_candidate(st, bg))
         return EINVAL;
-    bg->node_size = size;
     return ADIOI_BBLOG_Batch_open(st, ranks, size, me, st->points, batch_chunk_size(bg), nb);
 }
 
@@ -1277,7 +1276,7 @@ int ADIOI_BBLOG_Bg_plan_close(ADIO_File fd, int *batched)
     st->ls->bg->last_plan = 1;
     rc = ADIOI_BBLOG_Bg_plan(fd);
     /* A batch of one process writes its pieces one request each, as its thread would. */
-    *batched = st->nprocs > 1 && st->ls->bg->batched && st->ls->bg->node_size > 1;
+    *batched = st->nprocs > 1 && st->ls->bg->batched && ADIOI_BBLOG_Node_size(st) > 1;
     return rc;
 }
 

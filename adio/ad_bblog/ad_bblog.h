@@ -522,9 +522,9 @@ void ADIOI_BBLOG_Node_rest(struct ADIOI_BBLOG_state *st);       /* after a round
  * cannot. Batch_ready: 1 when every list is there and the chunks are cut, 0 not yet, -1 the
  * batch failed. Batch_left: whether a chunk is left to take (once ready); Batch_claim takes
  * up to k in a row that nobody took (the first in *c; returns how many, 0: none left).
- * Batch_write writes a claim's chunks (buf: a
- * chunk), but those after *stop turned positive, and marks them (done or failed). Batch_done_walk calls fn for this process's published bytes
- * inside chunks marked done. Batch_close removes this process's names and frees it. */
+ * Batch_write writes a claim's chunks (buf: a chunk), but those after *stop turned positive,
+ * and marks them (done or failed). Batch_done_walk calls fn for this process's published
+ * bytes inside chunks marked done. Batch_close removes this process's names and frees it. */
 struct ADIOI_BBLOG_batch;
 int ADIOI_BBLOG_Batch_open(const struct ADIOI_BBLOG_state *st, const int *ranks, int nranks,
                            int me, uint32_t id, uint64_t chunk, struct ADIOI_BBLOG_batch **out);

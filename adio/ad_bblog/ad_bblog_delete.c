@@ -1,7 +1,8 @@
 /*
  * MPI_File_delete: remove the PFS file through its own driver, and the stale logs of it that
- * this user left in the burst-buffer directory (logs no live process holds open) (BBLOG_DIR or its defaults: MPI_File_delete
- * takes no hints), so that a later `bblog replay` cannot resurrect a deleted file.
+ * this user left in the burst-buffer directory (logs no live process holds open; BBLOG_DIR or
+ * its defaults: MPI_File_delete takes no hints), so that a later `bblog replay` cannot
+ * resurrect a deleted file.
  */
 #include <dirent.h>
 #include <errno.h>

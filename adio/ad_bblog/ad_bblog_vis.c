@@ -41,11 +41,12 @@
  * last write shows (read-your-writes).
  *
  * Finding a peer's list: the list is BASE.vlist, after the log name of the handle that made
- * it, and each handle links it under its own log name plus ".vis", so rank k of the handle's communicator is at <token>.r<k>.vis in the burst-buffer
- * directory. The link is made at open, before the call returns: a write that a read is ordered
- * after was made after the writer's link existed. A peer without a list (a read-only handle,
- * bblog_consistency=mpi) contributes nothing; one of another node is asked through its node's
- * server. A read server reads the lists with a view of its own (Vis_view, Vis_serve).
+ * it, and each handle links it under its own log name plus ".vis", so rank k of the handle's
+ * communicator is at <token>.r<k>.vis in the burst-buffer directory. The link is made at
+ * open, before the call returns: a write that a read is ordered after was made after the
+ * writer's link existed. A peer without a list (a read-only handle, bblog_consistency=mpi)
+ * contributes nothing; one of another node is asked through its node's server. A read
+ * server reads the lists with a view of its own (Vis_view, Vis_serve).
  *
  * The list is node-local scratch, not part of the log format: replay never reads it, and it is
  * removed at close (the `bblog` tool ignores it).
@@ -622,7 +623,8 @@ struct cand {
     uint64_t off, len, log_off;
     uint64_t gen;
     int who;                    /* rank, or -1 for the PFS file */
-    int order;                  /* at equal gen: others' PFS bytes, others' log, own PFS bytes, own log */
+    int order;                  /* at equal gen: others' PFS bytes, others' log, own PFS
+                                 * bytes, own log */
     const char *mem;            /* the bytes, sent by another node's read server, or NULL */
 };
 

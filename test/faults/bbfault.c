@@ -17,7 +17,9 @@
  *                  itself happened, in full). open: an open of an existing file by path (the
  *                  drain's node exchange opening other processes' logs) fails.
  *   BBFAULT_PATH   a substring of the file's path (/proc/self/fd/N): ".data" for the data
- *                  logs, ".meta" for the metadata logs, the PFS file's name...
+ *                  logs, ".meta" for the metadata logs, the PFS file's name...; or, when it
+ *                  holds * ? or [, a shell pattern the whole path must match (fnmatch, no
+ *                  flags: * matches / too), e.g. "*.r[0-9]*.b[0-9]*" for node batches' lists.
  *   BBFAULT_ERR    EIO | ENOSPC | short | kill | corrupt. short: a write or read moves only half
  *                  of its bytes (at least one) and reports that count, which is not an error.
  *                  kill: the process dies by SIGKILL instead of making the call (a crash at
@@ -42,6 +44,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <libaio.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,7 +175,8 @@ static void record(const char *what, int fd, const char *path)
  * hit; counts the matching calls. With BBFAULT_ERR=kill a hit does not return. */
 static int hit_path(int fd, const char *path, long long off, const char *what)
 {
-    if (cfg.path && *cfg.path && !strstr(path, cfg.path))
+    if (cfg.path && *cfg.path &&
+        (strpbrk(cfg.path, "*?[") ? fnmatch(cfg.path, path, 0) != 0 : !strstr(path, cfg.path)))
         return 0;
     if (cfg.off >= 0 && off != cfg.off)
         return 0;

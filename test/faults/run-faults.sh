@@ -19,10 +19,11 @@
 #   log writes, log reads during a drain (pread, and preadv of the node
 #   exchange), the node exchange's open of other processes' logs and of their piece-list files
 #   and the reads of those lists, PFS writes during a drain (from the drain buffer, and
-#   straight from the mapped logs). The
-#   fault must have been injected (its log is not empty); a short transfer must be absorbed
-#   (no error at all); EIO must come back as MPI_ERR_IO, ENOSPC as MPI_ERR_NO_SPACE or
-#   MPI_ERR_IO (the other ranks of a failed collective drain say MPI_ERR_IO).
+#   straight from the mapped logs), and the same steps of the background drain's node batches
+#   (bblog_mode=bb). The fault must have been injected (its log is not empty); a short
+#   transfer must be absorbed (no error at all); EIO must come back as MPI_ERR_IO, ENOSPC as
+#   MPI_ERR_NO_SPACE or MPI_ERR_IO (the other ranks of a failed collective drain say
+#   MPI_ERR_IO).
 #
 # Usage: run-faults.sh [PATTERN...]  only the cases whose name matches a shell pattern
 # Environment: BBLOG_ENV_SCRIPT, BBLOG_TOOL, CI as for test/crash/run-crash.sh;
@@ -268,14 +269,15 @@ inject() {
     if [ ! -s "$dir/faults.log" ]; then
         why="${why:+$why; }the fault was never injected (nothing tested)"
     fi
-    # want_stat KEY: the job's statistics must count at least one of KEY (the path taken).
+    # want_stat KEY: the job's statistics (a file's, or its background drain's) must count at
+    # least one of KEY (the path taken).
     if [ -n "${want_stat:-}" ] && ! python3 - "$work/$name.stats" "$want_stat" <<'PY'
 import json, sys
 try:
     objs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 except (OSError, ValueError):
     objs = []
-sys.exit(0 if any(o.get(sys.argv[2], 0) > 0 for o in objs if "bblog_stats" in o) else 1)
+sys.exit(0 if any(o.get(sys.argv[2], 0) > 0 for o in objs) else 1)
 PY
     then
         why="${why:+$why; }no file's statistics count $want_stat"
@@ -351,6 +353,20 @@ inject pfs-write-short-nomap absorb $small pwrite target.out short 0 0 all pfs $
 # the drain reads back what it wrote, finds it, and fails the sync; the logs stay, and the
 # replay of what was left makes the file whole (check_data).
 inject pfs-write-corrupt-verify sync $small pwrite target.out corrupt 0 1 all pfs BBLOG_VERIFY=true
+# Node batches of the background drain (bblog_mode=bb; phase A's interleaved 40000-byte pieces
+# form them, ad_bblog_batch.c). Rank 1 cannot open the others' piece lists (the batch fails for
+# every process and each drains its own pieces), or cannot read them (it waits until the chunks
+# the others took are written, then writes all its pieces again), or cannot open another
+# process's log for a chunk, or a chunk's PFS write fails (the chunk fails, its owners keep its
+# bytes for a later drain). Nothing reaches the caller, nothing is lost.
+lists='*.r[0-9]*.b[0-9]*'
+want_stat=batches
+inject batch-list-open-eio absorb $small open   "$lists"   EIO    0 1 1   bb BBLOG_MODE=bb
+inject batch-list-read-eio absorb $small pread  "$lists"   EIO    0 1 1   bb BBLOG_MODE=bb
+want_stat=batch_chunks
+inject batch-data-open-eio absorb $small open   .data      EIO    0 1 1   bb BBLOG_MODE=bb
+inject batch-pfs-write-eio absorb $small pwrite target.out EIO    0 1 1   bb BBLOG_MODE=bb
+want_stat=
 }
 
 echo "run-faults: $passed passed, $failed failed"

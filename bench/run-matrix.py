@@ -316,6 +316,12 @@ def uptime():
 
 
 def cmd_run(a):
+    try:
+        import matplotlib  # noqa: F401  (the report's plots, made after the runs)
+    except ImportError:
+        die(f"matplotlib is missing for {sys.executable}: run scripts/install-deps.sh "
+            "(Debian's python3-matplotlib) and start this script as bench/run-matrix.py "
+            "(/usr/bin/python3)")
     env = mpi_env(a.env)
     work = a.work
     build(env, work)

@@ -17,9 +17,10 @@
  *                  itself happened, in full). open: an open of an existing file by path (the
  *                  drain's node exchange opening other processes' logs) fails.
  *   BBFAULT_PATH   a substring of the file's path (/proc/self/fd/N): ".data" for the data
- *                  logs, ".meta" for the metadata logs, the PFS file's name...; or, when it
- *                  holds * ? or [, a shell pattern the whole path must match (fnmatch, no
- *                  flags: * matches / too), e.g. "*.r[0-9]*.b[0-9]*" for node batches' lists.
+ *                  logs, ".meta" for the metadata logs, the PFS file's name...
+ *   BBFAULT_GLOB   a shell pattern the whole path must match (fnmatch, no flags: * matches /
+ *                  too), e.g. "*.r[0-9]*.b[0-9]*" for node batches' lists (with BBFAULT_PATH,
+ *                  both must match)
  *   BBFAULT_ERR    EIO | ENOSPC | short | kill | corrupt. short: a write or read moves only half
  *                  of its bytes (at least one) and reports that count, which is not an error.
  *                  kill: the process dies by SIGKILL instead of making the call (a crash at
@@ -60,6 +61,7 @@ static struct {
     int ready;
     enum op op;
     const char *path;
+    const char *glob;
     int err;                    /* errno to inject; 0: short transfer; -1: SIGKILL; -2: corrupt */
     long long off;              /* -1: any offset */
     long skip, times, seen, hit;
@@ -119,6 +121,7 @@ static void setup(void)
         abort();
     }
     cfg.path = getenv("BBFAULT_PATH");
+    cfg.glob = getenv("BBFAULT_GLOB");
     cfg.skip = getenv("BBFAULT_SKIP") ? atol(getenv("BBFAULT_SKIP")) : 0;
     cfg.times = getenv("BBFAULT_TIMES") ? atol(getenv("BBFAULT_TIMES")) : 1;
     cfg.off = getenv("BBFAULT_OFF") ? atoll(getenv("BBFAULT_OFF")) : -1;
@@ -175,8 +178,9 @@ static void record(const char *what, int fd, const char *path)
  * hit; counts the matching calls. With BBFAULT_ERR=kill a hit does not return. */
 static int hit_path(int fd, const char *path, long long off, const char *what)
 {
-    if (cfg.path && *cfg.path &&
-        (strpbrk(cfg.path, "*?[") ? fnmatch(cfg.path, path, 0) != 0 : !strstr(path, cfg.path)))
+    if (cfg.path && *cfg.path && !strstr(path, cfg.path))
+        return 0;
+    if (cfg.glob && *cfg.glob && fnmatch(cfg.glob, path, 0) != 0)
         return 0;
     if (cfg.off >= 0 && off != cfg.off)
         return 0;

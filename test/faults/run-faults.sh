@@ -359,10 +359,10 @@ inject pfs-write-corrupt-verify sync $small pwrite target.out corrupt 0 1 all pf
 # the others took are written, then writes all its pieces again), or cannot open another
 # process's log for a chunk, or a chunk's PFS write fails (the chunk fails, its owners keep its
 # bytes for a later drain). Nothing reaches the caller, nothing is lost.
-lists='*.r[0-9]*.b[0-9]*'
+lists=BBFAULT_GLOB='*.r[0-9]*.b[0-9]*'
 want_stat=batches
-inject batch-list-open-eio absorb $small open   "$lists"   EIO    0 1 1   bb BBLOG_MODE=bb
-inject batch-list-read-eio absorb $small pread  "$lists"   EIO    0 1 1   bb BBLOG_MODE=bb
+inject batch-list-open-eio absorb $small open   .          EIO    0 1 1   bb BBLOG_MODE=bb "$lists"
+inject batch-list-read-eio absorb $small pread  .          EIO    0 1 1   bb BBLOG_MODE=bb "$lists"
 want_stat=batch_chunks
 inject batch-data-open-eio absorb $small open   .data      EIO    0 1 1   bb BBLOG_MODE=bb
 inject batch-pfs-write-eio absorb $small pwrite target.out EIO    0 1 1   bb BBLOG_MODE=bb

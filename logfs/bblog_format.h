@@ -75,8 +75,10 @@
  *
  * Record slot i starts at header_size + i * record_size. A slot that is all zeros, or lies
  * (partly) past the end of BASE.meta, ends the log. Ordering rule of the writer: a record
- * reaches BASE.meta only after its payload is durable in BASE.data, so a record with a valid
- * rec_crc whose payload is missing or fails its CRC was damaged after the fact.
+ * reaches BASE.meta only after its payload is durable in BASE.data, so a record of the header's
+ * epoch with a valid rec_crc whose payload is missing or fails its CRC was damaged after the
+ * fact. A record of an older epoch was drained and its payload may be gone: a node pair's slot
+ * is emptied by punching its payloads before its records are zeroed.
  *
  * Trim point: a writer whose burst buffer is smaller than its output drains its oldest
  * payloads while the file stays open and gives their space back to the device (holes punched
@@ -165,10 +167,11 @@
 #define BBLOG_REC_KEEP          1u      /* record flags: a keep record, no payload */
 #define BBLOG_REC_PFS           2u      /* a PFS record (version 3), no payload */
 #define BBLOG_REC_NO_PAYLOAD    (BBLOG_REC_KEEP | BBLOG_REC_PFS)
-/* Never on disk, set by the scanner (bblog_log.h): a record the trim point cut, and one wholly
- * below it. */
+/* Never on disk, set by the scanner (bblog_log.h): a record the trim point cut, one wholly
+ * below it, and one of an epoch before the header's (drained; its payload not read). */
 #define BBLOG_REC_CUT           0x100u
 #define BBLOG_REC_TRIMMED       0x200u
+#define BBLOG_REC_DRAINED       0x400u
 
 /* Header field offsets. */
 #define BBLOG_H_MAGIC           0

@@ -232,7 +232,9 @@ const struct bblog_log_header *bblog_scan_header(const struct bblog_scan *s);
  * rec->len bytes (valid until the next call). A record of the header's epoch wholly below the
  * trim point comes back with BBLOG_REC_TRIMMED in flags and no payload (NULL); one the trim
  * point cuts comes back as its part from the trim point on (off, len and data_off moved by
- * rec->cut), with BBLOG_REC_CUT in flags and its payload unverified.
+ * rec->cut), with BBLOG_REC_CUT in flags and its payload unverified. A record of an earlier
+ * epoch than the header's (drained) comes back with BBLOG_REC_DRAINED and no payload (NULL):
+ * its payload is neither read nor checked.
  * 0 at the clean end of the log, or a negative code: BBLOG_ETORN when the log ends in a
  * partially written record or payload (nothing valid after it), BBLOG_ECORRUPT when a bad
  * record or payload is followed by valid records. After a negative return,

@@ -14,8 +14,9 @@
  *   extend a file with zeros whose contents never arrived;
  * - everything else is corruption (BBLOG_ECORRUPT), damage done after the fact: a bad slot
  *   below meta_end or followed by a valid record, a record with a valid CRC but impossible
- *   contents (len 0, seq not the previous + 1, epoch after the header's), a record whose
- *   payload is missing, cut or fails its CRC (its payload was durable before it was written),
+ *   contents (len 0, seq not the previous + 1, epoch after the header's), a record of the
+ *   header's epoch whose payload is missing, cut or fails its CRC (its payload was durable
+ *   before it was written; those of earlier epochs are drained and not read),
  *   a data log that is missing while records exist, and a meta log that ends before meta_end.
  * bblog_scan_damage says what was found, and bblog_scan_resume goes on past it, for tools that
  * list every damaged record or salvage the intact ones.
@@ -216,9 +217,24 @@ int bblog_scan_next(struct bblog_scan *s, struct bblog_log_record *rec, const vo
     if (r.len == 0 || r.epoch > s->hdr.epoch || r.seq == 0
         || (s->have_seq && (s->last_seq == UINT64_MAX || r.seq != s->last_seq + 1)))
         return damage(s, pos, BBLOG_DMG_IMPOSSIBLE, &r);
-    if (r.flags & (BBLOG_REC_CUT | BBLOG_REC_TRIMMED))  /* never written: a damaged record */
+    /* never written: a damaged record */
+    if (r.flags & (BBLOG_REC_CUT | BBLOG_REC_TRIMMED | BBLOG_REC_DRAINED))
         return damage(s, pos, BBLOG_DMG_IMPOSSIBLE, &r);
     r.cut = 0;
+    /* A record of an earlier epoch was drained before the header took the epoch on (the new
+     * epoch is written only after the drain): nothing reads its payload, which may be gone. A
+     * node pair's slot is emptied by punching its payloads before its records are zeroed, and
+     * a process killed in between leaves records that point at holes. */
+    if (!(r.flags & BBLOG_REC_NO_PAYLOAD) && r.epoch < s->hdr.epoch) {
+        r.flags |= BBLOG_REC_DRAINED;
+        r.slot = pos;
+        *rec = r;
+        *payload = NULL;
+        s->pos = pos + RS;
+        s->last_seq = r.seq;
+        s->have_seq = 1;
+        return 1;
+    }
     if (!(r.flags & BBLOG_REC_NO_PAYLOAD) && r.epoch == s->hdr.epoch && r.data_off < s->trim) {
         uint64_t cut = s->trim - r.data_off;
         if (cut >= r.len) {     /* no payload left to check */

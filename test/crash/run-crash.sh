@@ -22,10 +22,11 @@
 #   - replaying a second time changes no byte (idempotence);
 #   - replay refuses, writing nothing, --file of another path, --job of another job, and a log
 #     directory that also holds a log of another (killed) job of the same file.
-# Deterministic cases: trim-superseded[bbcap] (below, captrim.c), and drain-commit[bb]: with
-# bblog_sync=bb, rank 1 dies (SIGKILL from test/faults/bbfault.so) in the drain of close just
-# before it marks its log drained, after rank 0 marked its own: replay must not put rank 1's
-# older bytes back over what other ranks wrote later and the completed drain put on the PFS.
+# Deterministic cases: trim-superseded[bbcap] and pair-empty[bb,node] (below), and
+# drain-commit[bb]: with bblog_sync=bb, rank 1 dies (SIGKILL from test/faults/bbfault.so) in the
+# drain of close just before it marks its log drained, after rank 0 marked its own: replay must
+# not put rank 1's older bytes back over what other ranks wrote later and the completed drain
+# put on the PFS.
 #
 # On the emulated cluster (MPITEST_CLUSTER=HOSTS, test/cluster-lib.sh): the job runs across the
 # nodes, the file and the side directory on the cluster's PFS, each node's logs on its own burst
@@ -331,6 +332,40 @@ else
         why="$why bytes that were right before it: replay applied a dead rank's drained"
         why="$why records, see drained_gen in logfs/bblog_format.h)"
     fi
+fi
+result "$name" "$why"
+fi
+
+# pair-empty[bb,node]: with one log pair per node and bblog_sync=bb (each sync writes the
+# records), rank 1 dies in the drain of close while it empties its slot, after the slot's header
+# took the next epoch and its payloads were punched, before its records were zeroed (logfs/log.c,
+# log_empty): the kill comes at the fallocate that zeroes the records. Those records point at
+# holes; they were drained, and replay must take them for that, not for damage (a random kill of
+# the bbcap mode landed in this window once).
+name="pair-empty[bb,node]"
+if [ -n "$cl_nodes" ]; then
+    echo "NOTE $name: not on the cluster (a kill of one rank there is a kill of a node's ranks)"
+else
+steps=${nsteps[bb]}
+rm -rf "$work/side" "$bb" "$pfs" "$work/pair.faults"
+mkdir -p "$work/side" "$bb"
+BBLOG_DIR=$work/bb BBLOG_SYNC=bb BBLOG_MAPPING=node BBLOG_JOB_ID=crash-pair-$$ \
+    timeout -k 5 "$tmo" mpiexec -launcher fork -n $nprocs -genv LD_PRELOAD "$work/bbfault.so" \
+    -genv BBFAULT_OP fallocate -genv BBFAULT_PATH .meta -genv BBFAULT_ERR kill \
+    -genv BBFAULT_RANK 1 -genv BBFAULT_LOG "$work/pair.faults" "$work/crashwrite" \
+    "bblog:$pfs" "$work/side" "$steps" >"$work/job.log" 2>&1
+why=
+: >"$work/check.log"
+slot1=$("$tool" dump --slot 1 "$(find "$bb" -name '*.n0.meta' | head -1)" 2>&1)
+if [ ! -s "$work/pair.faults" ]; then
+    why="rank 1 never emptied its slot: no fault was injected"
+elif ! grep -q '^epoch 1$' <<<"$slot1" || ! grep -Eq '^(record seq=|DAMAGED)' <<<"$slot1"; then
+    why="rank 1's slot did not take the next epoch with its records left: the case tests nothing"
+else
+    "$tool" replay "$bb" --file "$pfs" >>"$work/check.log" 2>&1 ||
+        why="bblog replay failed (drained records whose payloads were punched taken for damage)"
+    "$work/crashcheck" "$pfs" $nprocs "$steps" bb "$work/side" >>"$work/check.log" 2>&1 ||
+        why="${why:+$why; }acknowledged data lost or garbage after replay"
 fi
 result "$name" "$why"
 fi

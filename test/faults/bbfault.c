@@ -1,10 +1,12 @@
 /*
  * An LD_PRELOAD fault injector for the I/O of bblog jobs (test/faults/run-faults.sh).
  *
- * It wraps pwrite, pwritev, pread, preadv, ftruncate (and their 64 variants), open (without O_CREAT),
- * io_submit, io_getevents, fcntl and listen, and makes chosen calls on chosen files fail. Selection, all by environment
- * variables:
+ * It wraps pwrite, pwritev, pread, preadv, ftruncate, fallocate (and their 64 variants), open
+ * (without O_CREAT), io_submit, io_getevents, fcntl and listen, and makes chosen calls on chosen
+ * files fail. Selection, all by environment variables:
  *   BBFAULT_OP     pwrite | pread | preadv | aio_submit | aio_complete | open | ftruncate |
+ *                  fallocate (BBFAULT_OFF: its offset; a node pair's slot is emptied by
+ *                  punching its payloads, then its records, each a fallocate) |
  *                  lock (a waiting fcntl lock, F_SETLKW, fails: ENOLCK unless BBFAULT_ERR
  *                  says otherwise) |
  *                  listen: which call (listen: a socket's listen fails, EADDRINUSE unless
@@ -55,7 +57,7 @@
 #include <unistd.h>
 
 enum op { OP_NONE, OP_PWRITE, OP_PREAD, OP_PREADV, OP_AIO_SUBMIT, OP_AIO_COMPLETE, OP_OPEN,
-    OP_FTRUNCATE, OP_LISTEN, OP_LOCK };
+    OP_FTRUNCATE, OP_FALLOCATE, OP_LISTEN, OP_LOCK };
 
 static struct {
     int ready;
@@ -95,13 +97,15 @@ static void setup(void)
         cfg.op = OP_OPEN;
     else if (strcmp(op, "ftruncate") == 0)
         cfg.op = OP_FTRUNCATE;
+    else if (strcmp(op, "fallocate") == 0)
+        cfg.op = OP_FALLOCATE;
     else if (strcmp(op, "listen") == 0)
         cfg.op = OP_LISTEN;
     else if (strcmp(op, "lock") == 0)
         cfg.op = OP_LOCK;
     else {
         fprintf(stderr, "bbfault: BBFAULT_OP=%s: not pwrite, pread, preadv, aio_submit, "
-                "aio_complete, open, ftruncate, listen or lock\n", op);
+                "aio_complete, open, ftruncate, fallocate, listen or lock\n", op);
         abort();
     }
     err = getenv("BBFAULT_ERR");
@@ -297,6 +301,29 @@ int ftruncate(int fd, off_t len)
 int ftruncate64(int fd, off_t len)
 {
     return do_ftruncate("ftruncate64", fd, len);
+}
+
+typedef int (*falloc_fn)(int, int, off_t, off_t);
+
+static int do_fallocate(const char *name, int fd, int mode, off_t off, off_t len)
+{
+    falloc_fn real = (falloc_fn) next(name, NULL);
+
+    if (hit(OP_FALLOCATE, fd, (long long) off, "fallocate")) {
+        errno = cfg.err > 0 ? cfg.err : EIO;
+        return -1;
+    }
+    return real(fd, mode, off, len);
+}
+
+int fallocate(int fd, int mode, off_t off, off_t len)
+{
+    return do_fallocate("fallocate", fd, mode, off, len);
+}
+
+int fallocate64(int fd, int mode, off_t off, off_t len)
+{
+    return do_fallocate("fallocate64", fd, mode, off, len);
 }
 
 ssize_t pwrite(int fd, const void *buf, size_t len, off_t off)

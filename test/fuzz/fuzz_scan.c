@@ -62,7 +62,8 @@ resume:
         FUZZ_CHECK(d.seq == r.seq && d.off + r.cut == r.off && d.len == r.len + r.cut &&
                    d.epoch == r.epoch);
         FUZZ_CHECK(d.data_off + r.cut == r.data_off && d.gen == r.gen &&
-                   d.flags == (r.flags & ~(BBLOG_REC_CUT | BBLOG_REC_TRIMMED)));
+                   d.flags == (r.flags & ~(BBLOG_REC_CUT | BBLOG_REC_TRIMMED |
+                                           BBLOG_REC_DRAINED)));
         FUZZ_CHECK(r.len > 0);
         FUZZ_CHECK(r.seq != 0 && (seq == 0 || r.seq == seq + 1));
         FUZZ_CHECK(r.epoch <= h->epoch);
@@ -75,6 +76,13 @@ resume:
             FUZZ_CHECK(payload == NULL && crc == 0);
             continue;
         }
+        if (r.flags & BBLOG_REC_DRAINED) {
+            /* Of an earlier epoch than the header's: drained, its payload not read. */
+            FUZZ_CHECK(payload == NULL && r.epoch < h->epoch &&
+                       !(r.flags & (BBLOG_REC_CUT | BBLOG_REC_TRIMMED)));
+            continue;
+        }
+        FUZZ_CHECK(r.epoch == h->epoch);
         if (r.flags & BBLOG_REC_TRIMMED) {
             /* Wholly below the trim point of the header's sync slot: no payload. */
             FUZZ_CHECK(payload == NULL && r.epoch == h->epoch &&

@@ -1676,6 +1676,20 @@ static uint64_t check_slot(const char *meta, uint32_t slot, unsigned n,
     return epoch;
 }
 
+/* Writes header *h with epoch EPOCH over its slot's header in pair META. */
+static void put_slot_header(const char *meta, struct bblog_log_header *h, uint64_t epoch)
+{
+    unsigned char hbuf[BBLOG_HEADER_SIZE];
+    int fd = open(meta, O_RDWR);
+
+    assert_true(fd >= 0);
+    h->epoch = epoch;
+    bblog_header_encode(h, hbuf);
+    assert_int_equal(pwrite(fd, hbuf, sizeof hbuf, (off_t) bblog_node_meta_base(h->lg, h->slot)),
+                     (ssize_t) sizeof hbuf);
+    close(fd);
+}
+
 /* A node log pair (bblog_mapping=node): slots 0 and 2 of 3 in one pair of files; each slot is
  * a log of its own (read back, scanned, drained, removed) that leaves the others alone, a used
  * slot cannot be joined twice, and the names go with the last slot. On a disk directory the
@@ -1739,7 +1753,6 @@ static void node_pair_case(const char *dir)
      * and finds no damage; so does replay (the crash harness). */
     {
         struct bblog_log_header h;
-        unsigned char hbuf[BBLOG_HEADER_SIZE];
         int fd, n = 0, rc;
 
         assert_int_equal(bblog_scan_open_slot(meta, 0, &s), 0);
@@ -1750,14 +1763,7 @@ static void node_pair_case(const char *dir)
         assert_true(fd >= 0);
         assert_int_equal(fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
                                    (off_t) bblog_node_data_base(h.lg, 0), 4 * 5000), 0);
-        close(fd);
-        h.epoch = 1;
-        bblog_header_encode(&h, hbuf);
-        fd = open(meta, O_RDWR);
-        assert_true(fd >= 0);
-        assert_int_equal(pwrite(fd, hbuf, sizeof hbuf, (off_t) bblog_node_meta_base(h.lg, 0)),
-                         (ssize_t) sizeof hbuf);
-        close(fd);
+        put_slot_header(meta, &h, 1);
         assert_int_equal(bblog_scan_open_slot(meta, 0, &s), 0);
         while ((rc = bblog_scan_next(s, &r, &p)) == 1) {
             assert_true(r.epoch == 0 && (r.flags & BBLOG_REC_DRAINED) && p == NULL);
@@ -1766,19 +1772,12 @@ static void node_pair_case(const char *dir)
         assert_int_equal(rc, 0);
         assert_int_equal(n, 4);
         bblog_scan_close(s);
-        h.epoch = 0;            /* the log's own view again, as before the "kill" */
-        bblog_header_encode(&h, hbuf);
-        fd = open(meta, O_RDWR);
-        assert_true(fd >= 0);
-        assert_int_equal(pwrite(fd, hbuf, sizeof hbuf, (off_t) bblog_node_meta_base(h.lg, 0)),
-                         (ssize_t) sizeof hbuf);
-        close(fd);
-        /* Of its own epoch, the same records are damage: their payloads are gone. */
+        /* Of the header's epoch, the same records are damage: their payloads are gone. */
+        put_slot_header(meta, &h, 0);
         assert_int_equal(bblog_scan_open_slot(meta, 0, &s), 0);
         assert_int_equal(bblog_scan_next(s, &r, &p), BBLOG_ECORRUPT);
         bblog_scan_close(s);
-        fd = open(dpath, O_RDWR);       /* the payloads back, for what follows */
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < 4; i++)     /* the payloads back, for what follows */
             assert_int_equal(pwrite(fd, data[0][i], 5000,
                                     (off_t) (bblog_node_data_base(h.lg, 0) + doff[0][i])),
                              5000);

@@ -358,7 +358,8 @@ inject pfs-write-corrupt-verify sync $small pwrite target.out corrupt 0 1 all pf
 # every process and each drains its own pieces), or cannot read them (it waits until the chunks
 # the others took are written, then writes all its pieces again), or cannot open another
 # process's log for a chunk, or a chunk's PFS write fails (the chunk fails, its owners keep its
-# bytes for a later drain). Nothing reaches the caller, nothing is lost.
+# bytes for a later drain). Nothing reaches the caller, nothing is lost. The list cases pick
+# their files by the pattern alone: "." as the path (which inject requires) matches every path.
 lists=BBFAULT_GLOB='*.r[0-9]*.b[0-9]*'
 want_stat=batches
 inject batch-list-open-eio absorb $small open   .          EIO    0 1 1   bb BBLOG_MODE=bb "$lists"

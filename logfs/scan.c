@@ -186,6 +186,19 @@ torn:
     return scan_stop(s, pos, BBLOG_ETORN);
 }
 
+/* Hands the record at pos out to the caller (with its payload, or NULL) and moves past it. */
+static int hand_out(struct bblog_scan *s, uint64_t pos, struct bblog_log_record *r,
+                    struct bblog_log_record *rec, const void **payload, const void *p)
+{
+    r->slot = pos;
+    *rec = *r;
+    *payload = p;
+    s->pos = pos + RS;
+    s->last_seq = r->seq;
+    s->have_seq = 1;
+    return 1;
+}
+
 int bblog_scan_next(struct bblog_scan *s, struct bblog_log_record *rec, const void **payload)
 {
     unsigned char slot[RS];
@@ -227,26 +240,14 @@ int bblog_scan_next(struct bblog_scan *s, struct bblog_log_record *rec, const vo
      * a process killed in between leaves records that point at holes. */
     if (!(r.flags & BBLOG_REC_NO_PAYLOAD) && r.epoch < s->hdr.epoch) {
         r.flags |= BBLOG_REC_DRAINED;
-        r.slot = pos;
-        *rec = r;
-        *payload = NULL;
-        s->pos = pos + RS;
-        s->last_seq = r.seq;
-        s->have_seq = 1;
-        return 1;
+        return hand_out(s, pos, &r, rec, payload, NULL);
     }
     if (!(r.flags & BBLOG_REC_NO_PAYLOAD) && r.epoch == s->hdr.epoch && r.data_off < s->trim) {
         uint64_t cut = s->trim - r.data_off;
         if (cut >= r.len) {     /* no payload left to check */
             r.flags |= BBLOG_REC_TRIMMED;
-            r.slot = pos;
-            *rec = r;
-            *payload = NULL;
-            s->pos = pos + RS;
-            s->last_seq = r.seq;
-            s->have_seq = 1;
             s->trimmed++;
-            return 1;
+            return hand_out(s, pos, &r, rec, payload, NULL);
         }
         r.off += cut, r.len -= cut, r.data_off += cut;
         r.cut = cut;
@@ -260,13 +261,8 @@ int bblog_scan_next(struct bblog_scan *s, struct bblog_log_record *rec, const vo
                       ? BBLOG_DMG_PAYLOAD_CUT : BBLOG_DMG_PAYLOAD, &r);
     if (rc != PAYLOAD_OK)
         return scan_stop(s, pos, rc);
-    r.slot = pos;
-    *rec = r;
-    *payload = r.flags & BBLOG_REC_NO_PAYLOAD ? NULL : s->payload;
-    s->pos = pos + RS;
-    s->last_seq = r.seq;
-    s->have_seq = 1;
-    return 1;
+    return hand_out(s, pos, &r, rec, payload,
+                    r.flags & BBLOG_REC_NO_PAYLOAD ? NULL : s->payload);
 }
 
 int bblog_scan_damage(const struct bblog_scan *s, struct bblog_scan_damage *d)

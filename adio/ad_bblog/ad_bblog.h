@@ -350,6 +350,10 @@ int ADIOI_BBLOG_Inner_ready(ADIO_File fd);     /* deferred open of inner, if nee
  * too, romio_ds_write is not disabled, the inner driver writes with pwrite); Inner_lock: an
  * fcntl lock (F_WRLCK, waiting) or unlock (F_UNLCK) of a byte range, 0 or an errno. */
 #define ADIOI_BBLOG_SIEVE_GAP ((uint64_t) 64 << 10)
+/* Whether a chunk written alone, whose pieces span `span` bytes of the file in `runs` runs of
+ * adjacent pieces, goes out as one write per run rather than as one read-modify-write of its
+ * span (ROMIO's data sieving): so when its runs and holes average a sieve gap or more. */
+#define ADIOI_BBLOG_RUNS_ALONE(runs, span) ((runs) <= 1 + (span) / ADIOI_BBLOG_SIEVE_GAP)
 int ADIOI_BBLOG_Inner_sieves(const struct ADIOI_BBLOG_state *st);
 int ADIOI_BBLOG_Inner_lock(int fd, short type, uint64_t off, uint64_t len);
 /* Reads [off, off+len) of the inner file; *got = bytes before its end. */
@@ -473,8 +477,8 @@ int ADIOI_BBLOG_Order_keep(const struct ADIOI_BBLOG_order *o, uint64_t lo, uint6
  * when this process can read every one; Node_share is collective over the node, once per
  * round: mine holds n (off, len, log offset, stamp) quadruples, and this process's share of
  * the node's bytes comes back as pieces of the node's logs; Node_read reads pieces of a share,
- * Node_write_mapped writes them to the inner file straight from the logs where it can (-1:
- * it cannot, read them). */
+ * Node_write_mapped writes them to the inner file straight from the logs where it can, one
+ * pwritev per run of adjacent pieces (-1: it cannot, read them). */
 struct ADIOI_BBLOG_node;
 struct bblog_npiece;
 enum {
@@ -495,7 +499,7 @@ int ADIOI_BBLOG_Node_share(ADIO_File fd, const uint64_t *mine, int n, int whole,
 uint64_t ADIOI_BBLOG_Node_claim(const struct ADIOI_BBLOG_state *st, uint64_t n, uint64_t *next);
 int ADIOI_BBLOG_Node_write_mapped(const struct ADIOI_BBLOG_state *st,
                                   const struct bblog_npiece *p, size_t k, int fd,
-                                  uint64_t *from_peers);
+                                  uint64_t *from_peers, size_t *runs);
 int ADIOI_BBLOG_Node_read(const struct ADIOI_BBLOG_state *st, const struct bblog_npiece *p,
                           size_t k, char *buf, uint64_t *from_peers);
 void ADIOI_BBLOG_Node_free(struct ADIOI_BBLOG_state *st);      /* collective over the node */

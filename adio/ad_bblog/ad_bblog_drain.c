@@ -662,11 +662,17 @@ static void solo_write(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct round 
                                "verifying the drain of %s", st->pfs_path);
     if (*err != MPI_SUCCESS || r->k == 0)
         return;
-    if (r->k == 1) {
-        ADIO_WriteContig(st->inner, r->buf, r->lens[0], MPI_BYTE, ADIO_EXPLICIT_OFFSET,
-                         (ADIO_Offset) r->disps[0], &status, err);
+    if (ADIOI_BBLOG_RUNS_ALONE(r->k, (uint64_t) (r->disps[r->k - 1] + r->lens[r->k - 1] -
+                                                r->disps[0]))) {
+        /* One piece, or holes few enough to leave as they are: a write per piece (adjacent
+         * pieces are one already, push_piece), no read of the PFS file. */
+        const char *b = r->buf;
+        for (size_t i = 0; i < r->k && *err == MPI_SUCCESS; b += r->lens[i++])
+            ADIO_WriteContig(st->inner, (void *) b, r->lens[i], MPI_BYTE,
+                             ADIO_EXPLICIT_OFFSET, (ADIO_Offset) r->disps[i], &status, err);
+        st->st.indep_writes += r->k - 1;
     } else {
-        /* Holes between the pieces: the inner driver's strided write (data sieving) */
+        /* Holes between many pieces: the inner driver's strided write (data sieving) */
         MPI_Type_create_hindexed((int) r->k, r->lens, r->disps, MPI_BYTE, &ftype);
         MPI_Type_commit(&ftype);
         ADIOI_BBLOG_Inner_set_bytes_view(fd, ftype, err);
@@ -679,18 +685,19 @@ static void solo_write(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct round 
 }
 
 /* One chunk written alone with pwritev straight from the mapped logs, when they are (only
- * under ROMIO's generic pwrite: ad_bblog_node.c, map_log). Returns 0 when it cannot: read the
- * pieces instead. */
+ * under ROMIO's generic pwrite: ad_bblog_node.c, map_log), a call per run of adjacent pieces.
+ * Returns 0 when it cannot: read the pieces instead. */
 static int mapped_write(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct round *r,
                         const struct bblog_npiece *p, size_t k, int *werr)
 {
-    size_t i;
+    size_t i, runs = 0;
     int w;
 
     *werr = ADIOI_BBLOG_Inner_ready(fd);
     if (*werr != MPI_SUCCESS)
         return 1;
-    w = ADIOI_BBLOG_Node_write_mapped(st, p, k, st->inner->fd_sys, &st->st.bytes_from_peers);
+    w = ADIOI_BBLOG_Node_write_mapped(st, p, k, st->inner->fd_sys, &st->st.bytes_from_peers,
+                                      &runs);
     if (w < 0)
         return 0;
     if (w != 0)
@@ -698,10 +705,10 @@ static int mapped_write(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct round
                                    st->pfs_path);
     ADIOI_BBLOG_DIRTY(st->inner);
     st->inner->fp_sys_posn = -1;        /* as after any write of ROMIO's own */
-    r->k = 1;
+    r->k = runs;
     for (i = 0; i < k; i++)
         r->bytes += p[i].len;
-    st->st.indep_writes++;
+    st->st.indep_writes += runs;
     account(st, r);
     return 1;
 }

@@ -753,41 +753,45 @@ int ADIOI_BBLOG_Node_read(const struct ADIOI_BBLOG_state *st, const struct bblog
 }
 
 /*
- * Writes the k pieces p[0..k) of a chunk, which follow each other in the file from p[0].off,
- * to the inner file with pwritev straight from the mapped logs (see map_log), retrying short
- * writes. Returns -1 when it cannot (a piece outside the mapped logs: the caller reads and
- * writes as usual), else 0 or an errno. Adds the bytes of other processes' logs to *from_peers.
+ * Writes the k pieces p[0..k) of a chunk (in file order) to the inner file with pwritev
+ * straight from the mapped logs (see map_log), one call per run of pieces that follow each
+ * other in the file, retrying short writes; the holes between runs are left as they are.
+ * Returns -1 when it cannot (a piece outside the mapped logs, or runs too many for their span:
+ * ADIOI_BBLOG_RUNS_ALONE; the caller reads and writes as usual), else 0 or an errno, with the
+ * runs written in *runs. Adds the bytes of other processes' logs to *from_peers.
  */
 int ADIOI_BBLOG_Node_write_mapped(const struct ADIOI_BBLOG_state *st,
                                   const struct bblog_npiece *p, size_t k, int fd,
-                                  uint64_t *from_peers)
+                                  uint64_t *from_peers, size_t *runs)
 {
     const struct ADIOI_BBLOG_node *nd = st->node;
     struct iovec iov[IOV_MAX];
-    uint64_t off = k ? p[0].off : 0, peers = 0;
-    size_t i;
+    uint64_t peers = 0;
+    size_t i, n = k ? 1 : 0;
 
     for (i = 0; i < k; i++) {
         int w = p[i].who;
         if (w < 0 || !nd->maps[w] || p[i].src > nd->map_len[w] ||
-            p[i].len > nd->map_len[w] - p[i].src || (i > 0 && p[i].off != off))
+            p[i].len > nd->map_len[w] - p[i].src)
             return -1;
-        off += p[i].len;
+        n += i > 0 && p[i].off != p[i - 1].off + p[i - 1].len;
         if (w != nd->rank)
             peers += p[i].len;
     }
-    off = k ? p[0].off : 0;
+    if (k > 0 && !ADIOI_BBLOG_RUNS_ALONE(n, p[k - 1].off + p[k - 1].len - p[0].off))
+        return -1;
     for (i = 0; i < k;) {
         int m = 0, rc;
-        uint64_t at = off;
-        for (; i < k && m < IOV_MAX; i++, m++) {
+        uint64_t at = p[i].off, end = at;
+        for (; i < k && m < IOV_MAX && p[i].off == end; i++, m++) {
             iov[m].iov_base = nd->maps[p[i].who] + p[i].src;
             iov[m].iov_len = (size_t) p[i].len;
-            off += p[i].len;
+            end += p[i].len;
         }
         if ((rc = ADIOI_BBLOG_Io_vec(fd, iov, m, at, 1)) != 0)
             return rc;
     }
     *from_peers += peers;
+    *runs = n;
     return 0;
 }

@@ -167,7 +167,7 @@ fi
 programs="t_contig t_strided t_noncontig t_view t_overlap t_raw t_size t_atomic t_shared
           t_nonblock t_manyfiles t_delete t_empty t_bigdata t_hints t_errors t_collread t_capacity
           t_twofh t_xorder t_bgdrain t_selfsync t_selfgrow t_peerread t_subcomm t_merge
-          t_durable t_planspace t_phases t_sieve t_closebb t_batchfh"
+          t_durable t_planspace t_phases t_sieve t_closebb t_batchfh t_holes"
 cflags="-std=gnu11 -O2 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
         -Wno-unused-parameter -Werror"
 
@@ -545,7 +545,9 @@ reuse_ref() {
 # ftruncate of the output file fails, through test/faults/bbfault.c, and none may be tried),
 # noread (likewise every preadv of a data log, the drain's reads of the node's logs: a drain
 # that writes from the mapped logs reads none), nopread (every pread and preadv of a data log:
-# an independent drain writes from its own mapped log), nolock (every waiting fcntl lock of the
+# an independent drain writes from its own mapped log), nopfsread (every pread and preadv of
+# the output file fails: the program reads nothing back, and a drain that writes runs of
+# pieces alone reads nothing of the holes between them), nolock (every waiting fcntl lock of the
 # output file fails, as without byte-range locks: data sieving must then not be used, and some
 # lock must have been tried), noserver (every listen() after MPI_Init's
 # fails: no read server starts, so processes write straight to the PFS file, each rank warns
@@ -583,6 +585,10 @@ run_case() {
         nopread)
             extra_env+=(LD_PRELOAD="$bin/bbfault.so" BBFAULT_OP=pread BBFAULT_TIMES=0
                         BBFAULT_PATH=.data BBFAULT_LOG="$dir/reads.log")
+            ;;
+        nopfsread)
+            extra_env+=(LD_PRELOAD="$bin/bbfault.so" BBFAULT_OP=pread BBFAULT_TIMES=0
+                        BBFAULT_PATH="$dir/" BBFAULT_LOG="$dir/pfsreads.log")
             ;;
         nolock)
             nolock=1
@@ -648,6 +654,10 @@ here; bbfault made it fail): $(head -n 1 "$dir/truncs.log")"
             [ -s "$dir/reads.log" ] && extra="$extra the drain read the logs instead of writing \
 from their mappings (bbfault made the read fail): $(head -n 1 "$dir/reads.log")"
             rm -f "$dir/reads.log"
+            [ -s "$dir/pfsreads.log" ] && extra="$extra the drain read the output file \
+(read-modify-write of the holes between pieces; bbfault made the read fail): \
+$(head -n 1 "$dir/pfsreads.log")"
+            rm -f "$dir/pfsreads.log"
             [ "$nolock" = 1 ] && [ ! -s "$dir/locks.log" ] &&
                 extra="$extra no byte-range lock of the file was tried (bbfault had nothing to fail)"
             rm -f "$dir/locks.log"
@@ -795,6 +805,7 @@ cases=(
     "t_peerread      t_peerread   1 2 3 6"
     "t_subcomm       t_subcomm    1 2 4 6"
     "t_merge         t_merge      1 3 4"
+    "t_holes         t_holes      1 2 4"
     "t_durable       t_durable    1 2 3"
 )
 for c in "${cases[@]}"; do
@@ -1049,6 +1060,11 @@ selected "t_bgdrain[verify,proactive]" &&
 
 # One-process handles of a shared file drain at the same moment: none may resize the file.
 selected "t_selfgrow[notrunc]" && run_case "t_selfgrow[notrunc]" t_selfgrow 4 "" notrunc
+# Pieces of the node's processes with holes between them: each chunk's runs written alone, the
+# holes neither read nor written (a read-modify-write of them read the PFS file back).
+selected "t_holes[nopfsread]" && run_case "t_holes[nopfsread]" t_holes 4 "" nopfsread,stats=1:alone
+selected "t_holes[nopfsread,nomap]" &&
+    run_case "t_holes[nopfsread,nomap]" t_holes 4 "" nopfsread,env=BBLOG_DEBUG_NO_MAP=1
 # PnetCDF's independent data mode: the SELF handles' drains read and write back the holes
 # between their blocks (data sieving, under byte-range locks), unless romio_ds_write=disable or
 # the file system has no byte-range locks (nolock: every fcntl lock fails).

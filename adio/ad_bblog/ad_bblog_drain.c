@@ -231,26 +231,31 @@ static int verify_written(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct rou
     return mismatch;
 }
 
-/* Independent drain: each piece of the buffer with its own write to the inner file. */
-static void write_pieces(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct round *r, int *err)
+/* Each piece of the buffer with its own write to the (ready) inner file. */
+static void put_pieces(struct ADIOI_BBLOG_state *st, struct round *r, int *err)
 {
     ADIO_Status status;
     uint64_t pos = 0;
     size_t i;
 
-    if (note_written(r) != 0) {
-        *err = ADIOI_BBLOG_Err(myname_drain, __LINE__, MPI_ERR_NO_MEM, "bblog: out of memory "
-                               "verifying the drain of %s", st->pfs_path);
-        return;
-    }
-
-    *err = r->k ? ADIOI_BBLOG_Inner_ready(fd) : MPI_SUCCESS;
     for (i = 0; i < r->k && *err == MPI_SUCCESS; i++) {
         ADIO_WriteContig(st->inner, r->buf + pos, r->lens[i], MPI_BYTE, ADIO_EXPLICIT_OFFSET,
                          (ADIO_Offset) r->disps[i], &status, err);
         pos += (uint64_t) r->lens[i];
     }
     st->st.indep_writes += r->k;
+}
+
+/* Independent drain: each piece of the buffer with its own write to the inner file. */
+static void write_pieces(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct round *r, int *err)
+{
+    if (note_written(r) != 0) {
+        *err = ADIOI_BBLOG_Err(myname_drain, __LINE__, MPI_ERR_NO_MEM, "bblog: out of memory "
+                               "verifying the drain of %s", st->pfs_path);
+        return;
+    }
+    *err = r->k ? ADIOI_BBLOG_Inner_ready(fd) : MPI_SUCCESS;
+    put_pieces(st, r, err);
 }
 
 static void account(struct ADIOI_BBLOG_state *st, const struct round *r)
@@ -666,21 +671,17 @@ static void solo_write(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct round 
                                                 r->disps[0]))) {
         /* One piece, or holes few enough to leave as they are: a write per piece (adjacent
          * pieces are one already, push_piece), no read of the PFS file. */
-        const char *b = r->buf;
-        for (size_t i = 0; i < r->k && *err == MPI_SUCCESS; b += r->lens[i++])
-            ADIO_WriteContig(st->inner, (void *) b, r->lens[i], MPI_BYTE,
-                             ADIO_EXPLICIT_OFFSET, (ADIO_Offset) r->disps[i], &status, err);
-        st->st.indep_writes += r->k - 1;
-    } else {
-        /* Holes between many pieces: the inner driver's strided write (data sieving) */
-        MPI_Type_create_hindexed((int) r->k, r->lens, r->disps, MPI_BYTE, &ftype);
-        MPI_Type_commit(&ftype);
-        ADIOI_BBLOG_Inner_set_bytes_view(fd, ftype, err);
-        MPI_Type_free(&ftype);
-        if (*err == MPI_SUCCESS)
-            ADIO_WriteStrided(st->inner, r->buf, (int) r->bytes, MPI_BYTE, ADIO_EXPLICIT_OFFSET,
-                              0, &status, err);
+        put_pieces(st, r, err);
+        return;
     }
+    /* Holes between many pieces: the inner driver's strided write (data sieving) */
+    MPI_Type_create_hindexed((int) r->k, r->lens, r->disps, MPI_BYTE, &ftype);
+    MPI_Type_commit(&ftype);
+    ADIOI_BBLOG_Inner_set_bytes_view(fd, ftype, err);
+    MPI_Type_free(&ftype);
+    if (*err == MPI_SUCCESS)
+        ADIO_WriteStrided(st->inner, r->buf, (int) r->bytes, MPI_BYTE, ADIO_EXPLICIT_OFFSET, 0,
+                          &status, err);
     st->st.indep_writes++;
 }
 

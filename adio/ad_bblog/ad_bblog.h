@@ -59,6 +59,7 @@ struct ADIOI_BBLOG_hints {
     int debug_no_map;                   /* BBLOG_DEBUG_NO_MAP: the drain reads the logs */
     int debug_close_alone;              /* BBLOG_DEBUG_CLOSE_ALONE: close=bb never drains */
     int debug_no_batch;                 /* BBLOG_DEBUG_NO_BATCH: no node batches */
+    int debug_no_epoch;                 /* BBLOG_DEBUG_NO_EPOCH: no write-through epochs */
 };
 
 /* How the last collective drain of a file ended (bblog_stats' last_drain). */
@@ -87,6 +88,7 @@ enum { ADIOI_BBLOG_LAST_NONE, ADIOI_BBLOG_LAST_DONE, ADIOI_BBLOG_LAST_VERIFIED,
     X(SUM, bytes_sieved, "bytes_sieved")        /* holes read and written back (drain.c) */ \
     X(SUM, bytes_through, "bytes_through")      /* straight to the PFS (fallback, atomic) */ \
     X(SUM, writes_through, "writes_through") \
+    X(MAX, syncs_alone, "syncs_alone")          /* syncs with no communication (flush.c) */ \
     X(SUM, read_calls, "read_calls") \
     X(SUM, bytes_overlaid, "bytes_overlaid")    /* read from the own log over the PFS bytes */ \
     X(SUM, bytes_from_others, "bytes_read_from_others")     /* ad_bblog_vis.c */ \
@@ -182,6 +184,11 @@ struct ADIOI_BBLOG_logstate {
     int trims;                          /* some process of the open may trim its log */
     int planning;                       /* the drain thread plans at collective writes */
     uint32_t cap_next;                  /* colls at which Cap_coll next agrees (all alike) */
+    /* Write-through epochs (ad_bblog_flush.c): handles of the file in one (every write goes
+     * through), and whether a write below bblog_through_threshold went through for it since
+     * the last epoch sync. */
+    int epoch;
+    int epoch_small;
 };
 
 /* The logstate's lock, with a background drain (its thread shares the index, the log and its
@@ -241,6 +248,14 @@ struct ADIOI_BBLOG_state {
     uint64_t *clock;                    /* the node's write clock of this open, or NULL */
     int64_t clock_origin;               /* several nodes: rank 0's real time at open, in us */
     char clock_path[PATH_MAX + 300];
+    /* Write-through epoch (ad_bblog_flush.c): in one; the last drain found nothing logged on
+     * any process and bytes written through on some; the flags of the last epoch sync are in
+     * flight (reqs: their sends, then the receives of the others'); the epoch's
+     * communicator (MPI_COMM_NULL before the first). */
+    int epoch, through_only, epoch_sent, epoch_out;
+    int *epoch_in;
+    MPI_Request *epoch_reqs;
+    MPI_Comm epoch_comm;
     struct ADIOI_BBLOG_stats st;
 };
 
@@ -420,6 +435,9 @@ static inline void ADIOI_BBLOG_Flushed(struct ADIOI_BBLOG_logstate *ls, uint64_t
 }
 
 void ADIOI_BBLOG_Refresh_info(ADIO_File fd);
+/* Ends the handle's write-through epoch, if any, and frees its communicator: at close, on
+ * every process. */
+void ADIOI_BBLOG_Epoch_close(ADIO_File fd);
 int ADIOI_BBLOG_Note_drained(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len,
                              uint64_t stamp);
 int ADIOI_BBLOG_Note_through(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len,

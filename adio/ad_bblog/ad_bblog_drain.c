@@ -1060,6 +1060,9 @@ static int drain_nothing(struct drain *d, int *emptied)
 
     ADIOI_BBLOG_Vis_emptied(st->ls);    /* what it lists is all in the PFS file */
     ADIOI_BBLOG_Node_end(st);           /* Node_stage's list file */
+    /* Some process wrote through since the last drain (its notes span a range): a sync may
+     * start a write-through epoch (ad_bblog_flush.c). The same on every process. */
+    st->through_only = d->ag.hi > d->ag.lo;
     free(d->ag.node);
     /* Nothing left to write, but the log may still hold records: of what the background
      * drain wrote, or PFS records. Marked drained like after any drain, or a replay after
@@ -1517,6 +1520,7 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
     d.r.verify = d.st->hints.verify;
     *emptied = 0;
     d.st->drain_seq++;
+    d.st->through_only = 0;
     drain_plan(&d);
     if (d.ag.count == 0)
         return drain_nothing(&d, emptied);

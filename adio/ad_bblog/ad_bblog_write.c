@@ -230,6 +230,13 @@ static int log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void
     if (len <= 0)
         return MPI_SUCCESS;
     st->st.write_calls++;
+    /* A write-through epoch (ad_bblog_flush.c): no process logs anything, whatever the size;
+     * a write the log would have taken tells the next epoch sync. */
+    if (st->ls->epoch && !logged_overlap(st, off, len)) {
+        if (st->hints.through_threshold <= 0 || len < st->hints.through_threshold)
+            st->ls->epoch_small = 1;
+        return write_through(fd, off, len, buf);
+    }
     if (st->hints.through_threshold > 0 && len >= st->hints.through_threshold &&
         ADIOI_BBLOG_NO_BG(&st->hints) && !logged_overlap(st, off, len))
         return write_through(fd, off, len, buf);

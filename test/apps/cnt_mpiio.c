@@ -4,6 +4,8 @@
  * by argv[1]. Kinds: MPI_File_write_at_all (IOR's MPIIO back end), MPI_File_set_view followed
  * by MPI_File_write_all (what PnetCDF and HDF5 do for every write), MPI_File_write_at; then
  * one MPI_File_sync of one write call's data, and the close after one more; the open first.
+ * Last, in a second file, a sync in a write-through epoch (bblog's default hints: blocks of
+ * bblog_through_threshold, whose first sync found nothing logged anywhere).
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -11,8 +13,9 @@
 
 #define NCALLS 32
 #define XFER 4096
+#define BLOCK (1 << 20)
 
-static char buf[XFER];
+static char buf[XFER], block[BLOCK];
 
 static void one(MPI_File fh, int kind, int rank, int nprocs, int i)
 {
@@ -40,6 +43,7 @@ int main(int argc, char **argv)
 {
     static const char *const label[] = { "write_at_all", "set_view+write_all", "write_at" };
     int rank, nprocs, kind, i;
+    char name[4096];
     MPI_File fh;
 
     MPI_Init(&argc, &argv);
@@ -88,6 +92,25 @@ int main(int argc, char **argv)
     MPI_Pcontrol(0);
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Pcontrol(2, "close", 1);
+    /* A block per process and a sync (through bblog: the epoch starts), then one more block:
+     * its sync is each process's own flush, and a flag to and from each other process. */
+    snprintf(name, sizeof(name), "%s.epoch", argv[1]);
+    if (MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL,
+                      &fh) != MPI_SUCCESS) {
+        fprintf(stderr, "cnt_mpiio: cannot open %s\n", name);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    for (i = 0; i < 2; i++) {
+        MPI_File_write_at_all(fh, ((MPI_Offset) i * nprocs + rank) * BLOCK, block, BLOCK,
+                              MPI_BYTE, MPI_STATUS_IGNORE);
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Pcontrol(i);
+        MPI_File_sync(fh);
+        MPI_Pcontrol(0);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    MPI_Pcontrol(2, "sync(epoch)", 1);
+    MPI_File_close(&fh);
     MPI_Finalize();
     return 0;
 }

@@ -248,11 +248,11 @@ struct ADIOI_BBLOG_state {
     uint64_t *clock;                    /* the node's write clock of this open, or NULL */
     int64_t clock_origin;               /* several nodes: rank 0's real time at open, in us */
     char clock_path[PATH_MAX + 300];
-    /* Write-through epoch (ad_bblog_flush.c): in one; the last drain found nothing logged on
-     * any process and bytes written through on some; the flags of the last epoch sync are in
-     * flight (reqs: their sends, then the receives of the others'); the epoch's
-     * communicator (MPI_COMM_NULL before the first). */
-    int epoch, through_only, epoch_sent, epoch_out;
+    /* Write-through epoch (ad_bblog_flush.c): in one (the flags of its last sync in flight:
+     * reqs, their sends, then the receives of the others'); the last drain found nothing
+     * logged on any process and bytes written through on some; this process's flag; the
+     * epoch's communicator (MPI_COMM_NULL before the first). */
+    int epoch, through_only, epoch_out;
     int *epoch_in;
     MPI_Request *epoch_reqs;
     MPI_Comm epoch_comm;

@@ -48,7 +48,6 @@ static int epoch_recv(struct ADIOI_BBLOG_state *st, int *any)
     *any = st->epoch_out;
     for (k = 0; k < n; k++)
         *any |= st->epoch_in[k];
-    st->epoch_sent = 0;
     return rc;
 }
 
@@ -61,7 +60,6 @@ static void epoch_send(struct ADIOI_BBLOG_state *st)
     for (p = 0; p < st->nprocs; p++)
         if (p != st->rank)
             MPI_Isend(&st->epoch_out, 1, MPI_INT, p, 0, st->epoch_comm, &st->epoch_reqs[k++]);
-    st->epoch_sent = 1;
 }
 
 static int epoch_due(const struct ADIOI_BBLOG_state *st)
@@ -127,10 +125,10 @@ void ADIOI_BBLOG_Epoch_close(ADIO_File fd)
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
     int any;
 
-    if (st->epoch_sent)
+    if (st->epoch) {            /* the flags of its last sync are in flight */
         epoch_recv(st, &any);
-    if (st->epoch)
         epoch_end(st);
+    }
     if (st->epoch_comm == MPI_COMM_NULL)
         return;
     MPI_Comm_free(&st->epoch_comm);

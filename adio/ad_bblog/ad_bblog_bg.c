@@ -410,20 +410,22 @@ static int next_segment(struct ADIOI_BBLOG_logstate *ls, int press, struct bblog
  * collective call of every process waits for the slowest pause (VPIC-IO through HDF5,
  * bblog_mode=bb, 4 ranks: 20-80 ms per pause, most of a planning point). *n becomes the
  * picks written, the last one cut to what was written when the pause came inside it (the
- * rest stays in the index for later), *bytes their bytes. 0 or an errno. */
+ * rest stays in the index for later), *bytes their bytes, *cut whether the pause ended it
+ * early. 0 or an errno. */
 static int write_segment(struct ADIOI_BBLOG_bg *bg, struct pick *picks, size_t *n,
-                         int paced, uint64_t *bytes, int *flushed)
+                         int paced, uint64_t *bytes, int *flushed, int *cut)
 {
     size_t i, j;
-    int rc = 0, cut = 0;
+    int rc = 0;
 
     *bytes = 0;
     *flushed = 0;
-    for (i = 0; i < *n && rc == 0 && !cut; i = j) {
+    *cut = 0;
+    for (i = 0; i < *n && rc == 0 && !*cut; i = j) {
         uint64_t len = picks[i].len, done = 0;
         if (__atomic_load_n(&bg->paused, __ATOMIC_RELAXED) > 0 && i > 0) {
             *n = i;
-            cut = 1;
+            *cut = 1;
             break;
         }
         for (j = i + 1; j < *n && picks[j].off == picks[j - 1].off + picks[j - 1].len; j++)
@@ -449,7 +451,7 @@ static int write_segment(struct ADIOI_BBLOG_bg *bg, struct pick *picks, size_t *
                 ;
             picks[j].len = end - picks[j].off;
             *n = j + 1;
-            cut = 1;
+            *cut = 1;
         }
         *bytes += done;
     }
@@ -464,7 +466,7 @@ static int write_segment(struct ADIOI_BBLOG_bg *bg, struct pick *picks, size_t *
      * node write newer bytes there, ours could reach the servers after them. Flushed
      * first, ours land first. */
     if (rc == 0 && *bytes > 0 &&
-        ((paced && bg->pace.par.mode == BBLOG_PACE_PROACTIVE && !cut) || bg->nodes)) {
+        ((paced && bg->pace.par.mode == BBLOG_PACE_PROACTIVE && !*cut) || bg->nodes)) {
         if (fdatasync(bg->pfs_fd) != 0)
             rc = errno;
         *flushed = 1;
@@ -675,14 +677,13 @@ static void *bg_main(void *arg)
     struct ADIOI_BBLOG_logstate *ls = arg;
     struct ADIOI_BBLOG_bg *bg = ls->bg;
     struct pick *picks = NULL;
-    size_t cap = 0, n, i;
-    uint64_t want;
+    size_t cap = 0, n;
 
     pthread_mutex_lock(&ls->lock);
     while (!bg->stop) {
         struct bblog_pace_action act;
         uint64_t bytes;
-        int rc, paced, press = pressure(ls), flushed;
+        int rc, paced, press = pressure(ls), flushed, cut;
 
         if (bg->batch && !bg->paused && batch_idle(ls))
             continue;
@@ -712,14 +713,12 @@ static void *bg_main(void *arg)
             }
             continue;
         }
-        for (i = 0, want = 0; i < n; i++)
-            want += picks[i].len;
         bg->busy++;
         pthread_mutex_unlock(&ls->lock);
-        rc = write_segment(bg, picks, &n, paced, &bytes, &flushed);
+        rc = write_segment(bg, picks, &n, paced, &bytes, &flushed, &cut);
         pthread_mutex_lock(&ls->lock);
         bg->busy--;
-        if (rc == 0 && bytes < want)    /* a pause cut it: the next goes on with the rest */
+        if (cut)                        /* the next segment goes on with the rest */
             bg->cursor = picks[n - 1].off + picks[n - 1].len;
         segment_done(ls, picks, n, rc, bytes, flushed, press);
         if (paced)

@@ -266,7 +266,7 @@ struct ADIOI_BBLOG_state {
  * spacing of an output phase, doubled at each point up to the most, while a point brings some
  * bytes but fewer than ADIOI_BBLOG_PLAN_BYTES per process; once the processes' phases are
  * regular in collective calls, up to the end of the phase (at most the most). */
-#define ADIOI_BBLOG_PLAN_EVERY 16
+#define ADIOI_BBLOG_PLAN_EVERY 8
 #define ADIOI_BBLOG_PLAN_MAX_EVERY 4096
 #define ADIOI_BBLOG_PLAN_BYTES (4 * 1024 * 1024)
 /* Pieces averaging less than this are small: the background drain would write them one

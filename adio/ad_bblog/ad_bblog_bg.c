@@ -20,18 +20,21 @@
  * an output phase on any process (its pace controller started a phase since the last point),
  * twice as many calls after each point that brought some bytes but fewer than
  * ADIOI_BBLOG_PLAN_BYTES per process, up to ADIOI_BBLOG_PLAN_MAX_EVERY: IOR's thousands of
- * 4 KiB write_all calls plan a few times per phase, 1 MiB calls every 16. A point that brought
+ * 4 KiB write_all calls plan a few times per phase, 1 MiB calls every 8. A point that brought
  * nothing (a set_size before the first write, as HDF5 makes over an existing file) says nothing
  * of the write rate and keeps the spacing: doubled there, the first phases of 8 collective
- * writes planned nothing and drained nothing while the application computed. Once every
- * process reports at a point that its current output phase began at the same collective call
- * as all the others', the same number of calls after its previous one, the points follow the
- * phases instead: the next one is the last call of a phase, so that a whole phase may drain
- * during the computation after it, with one point per phase (VPIC-IO's 8 collective writes
- * per step had one every 16 calls: every second step's data waited a step). At a point all
- * threads are paused (a segment in
- * flight ends after the write under way), each process sends the pieces it logged since the
- * previous point, with their stamps, and each process
+ * writes planned nothing and drained nothing while the application computed. The first
+ * spacing is short because the first phase's length is unknown: with 16, VPIC-IO's first
+ * step of 8 collective writes drained only after the second, and the PFS stayed a step
+ * behind to the end. Once every process reports at a point that its current output phase
+ * began at the same collective call as all the others', the same number of calls after its
+ * previous one, the points follow the phases instead: the next one is the last call of a
+ * phase, so that a whole phase may drain during the computation after it, with one point per
+ * phase (VPIC-IO's 8 collective writes per step had one every 16 calls: every second step's
+ * data waited a step). That point also ends the phase for the pacer, which would otherwise
+ * wait for a quiet gap before opening the drain window. At a point all threads are paused (a
+ * segment in flight ends after the write under way), each process sends the pieces it logged
+ * since the previous point, with their stamps, and each process
  *   - forgets the parts of its extents that another process wrote later (they would only be
  *     overwritten), so that what remains of all processes' planned extents is disjoint
  *     wherever the stamps differ, and may be written in any order;
@@ -92,6 +95,8 @@ struct ADIOI_BBLOG_bg {
     uint32_t plan_at;           /* ls->colls at the last point, on every process (plan_colls
                                  * stays behind on a process that could not plan) */
     uint32_t plan_every;        /* collective writes from plan_at to the next point */
+    int plan_ends_phase;        /* that point is the last call of an output phase (the
+                                 * phases' key): it ends the phase for the pacer */
     uint64_t plan_phases;       /* pace.nstarted at the last planning point */
     uint32_t phase_start;       /* ls->colls when this process's output phase began */
     uint32_t phase_period;      /* collective calls from the phase before to it, 0: unknown */
@@ -1116,9 +1121,14 @@ static void next_spacing(struct ADIOI_BBLOG_logstate *ls, const struct ADIOI_BBL
         uint32_t start = (uint32_t) (o->key >> 32), period = (uint32_t) o->key;
         uint32_t next = start + ((ls->colls - start) / period + 1) * period;
         bg->plan_every = next - ls->colls;
-        if (bg->plan_every > ADIOI_BBLOG_PLAN_MAX_EVERY)
+        bg->plan_ends_phase = bg->plan_every <= ADIOI_BBLOG_PLAN_MAX_EVERY;
+        if (!bg->plan_ends_phase)
             bg->plan_every = ADIOI_BBLOG_PLAN_MAX_EVERY;
-    } else if (failed || o->flag)
+        bg->plan_at = ls->colls;
+        return;
+    }
+    bg->plan_ends_phase = 0;
+    if (failed || o->flag)
         bg->plan_every = ADIOI_BBLOG_PLAN_EVERY;
     else if (bytes > 0 && bytes < (uint64_t) ADIOI_BBLOG_PLAN_BYTES * (uint64_t) nprocs &&
              bg->plan_every < ADIOI_BBLOG_PLAN_MAX_EVERY)
@@ -1221,13 +1231,17 @@ int ADIOI_BBLOG_Bg_plan(ADIO_File fd)
     struct ADIOI_BBLOG_batch *nb = NULL;
     uint64_t *mine = NULL, bytes = 0;
     size_t n = 0, i;
-    int rc, xrc;
+    int rc, xrc, phase_end;
     double t0;
 
     if (!ls || !(bg = ls->bg) || st->nprocs <= 1)
         return 0;
     t0 = ADIOI_BBLOG_Now();
     pthread_mutex_lock(&ls->lock);
+    /* The point the phases' key placed at the last call of an output phase (not a sync or
+     * set_size before it): every process ends its phase here, as the key says, instead of
+     * a quiet gap later, and the phase drains from now on. */
+    phase_end = bg->plan_ends_phase && ls->colls - bg->plan_at == bg->plan_every;
     if (bg->batch && bg->batch_st != st)
         batch_settle(ls);       /* another handle's processes need not be here */
     pause_locked(ls);
@@ -1278,6 +1292,8 @@ int ADIOI_BBLOG_Bg_plan(ADIO_File fd)
         bg->plans++;
         bg->starved = 0;
         bblog_pace_set_pending(&bg->pace, ADIOI_BBLOG_Now(), bblog_idx_bytes(ls->idx));
+        if (phase_end)
+            bblog_pace_on_mark(&bg->pace, ADIOI_BBLOG_Now());
         resume_locked(ls);
     } else if (!bg->warned++) {
         fprintf(stderr, "bblog: warning: rank %d: cannot plan the background drain of %s "
@@ -1313,7 +1329,8 @@ static void report(struct ADIOI_BBLOG_logstate *ls, int rank)
 {
     struct ADIOI_BBLOG_bg *bg = ls->bg;
     const struct bblog_pace_segment *seg;
-    size_t nseg, i, len = 0;
+    const struct bblog_pace_phase *ph;
+    size_t nseg, nph, i, len = 0;
     char *line = NULL;
     FILE *out;
     int fd;
@@ -1338,6 +1355,11 @@ static void report(struct ADIOI_BBLOG_logstate *ls, int rank)
     for (i = 0; i < nseg; i++)
         fprintf(out, "%s[%.6f, %llu, %.6f]", i ? ", " : "", seg[i].start - bg->t0_mono,
                 (unsigned long long) seg[i].bytes, seg[i].duration);
+    ph = bblog_pace_phases(&bg->pace, &nph);
+    fprintf(out, "], \"phases\": [");
+    for (i = 0; i < nph; i++)
+        fprintf(out, "%s[%.6f, %.6f, %llu]", i ? ", " : "", ph[i].start - bg->t0_mono,
+                ph[i].end - bg->t0_mono, (unsigned long long) ph[i].bytes);
     fprintf(out, "]}\n");
     fclose(out);
     fd = strcmp(bg->stats_path, "stderr") == 0 ? 2 :

@@ -336,8 +336,9 @@ check_kept_logs() {
 # the first file's small pieces as a node batch (batch_chunks of its bblog_bg lines) and the
 # second file's large extents each on its own (ad_bblog_batch.c);
 # N:epoch / N:noepoch: the first object (t_epoch's file) says syncs_alone 3 / 0;
-# N:phased: no process planned more than 10 times (t_phases: 6 phases of 40 collective writes;
-# with a point at each phase's end once their length is known 8, with phase-blind spacing 11).
+# N:phased: no process planned more than 10 times (t_phases: 6 phases of 36 collective writes;
+# with a point at each phase's end once their length is known 8, with phase-blind spacing 12),
+# and at least 3 of its phases but the last ended at such a point, before the quiet gap.
 # Prints the problem, if any.
 check_stats() {
     local f=$1 want=$2
@@ -429,6 +430,13 @@ if want[1:] == ["phased"]:
         if o.get("plans", 0) > 10:
             print("bblog_stats: rank %s planned %s times, expected 10 at most (a point at each "
                   "phase's end)" % (o.get("rank"), o.get("plans")))
+        # A phase ended by the quiet gap lasts 0.2 s at least; one ended by the point at its
+        # last call lasts as long as its writes. The last phase ends at close either way.
+        short = [p for p in o.get("phases", [])[:-1] if p[1] - p[0] < 0.2]
+        if len(short) < 3:
+            print("bblog_stats: rank %s: %d phases ended before the quiet gap, expected 3 at "
+                  "least (the point at a phase's last call ends it): %s"
+                  % (o.get("rank"), len(short), o.get("phases")))
 if want[1:] == ["planned"]:
     most = {}
     for o in bgobjs:

@@ -5,10 +5,11 @@
  * separated by PAUSE_US of idleness that stands for the application's computation: longer
  * than the quiet gap that ends a phase, so each phase's first write starts a new one on every
  * process. Once the processes know the phases' length in collective calls, each phase's last
- * call is a planning point, and no other write is: its data drains during the computation
- * that follows. run-diff's [stats] case checks the number of points of each process (the
- * drain thread's "plans"), which phase-blind spacing exceeds; the file is checked against the
- * image.
+ * call is a planning point, and no other write is: it ends the phase (no quiet gap to wait
+ * for), and its data drains during the computation that follows. run-diff's [stats] case
+ * checks the number of points of each process (the drain thread's "plans"), which
+ * phase-blind spacing exceeds, and that phases ended at their last call (the drain thread's
+ * "phases"); the file is checked against the image.
  */
 #include <unistd.h>
 
@@ -16,7 +17,7 @@
 
 #define PIECE 4096
 #define NPHASES 6
-#define NCALLS 40       /* not a multiple of the first spacing (16) */
+#define NCALLS 36       /* not a multiple of the first spacing (8) */
 #define PAUSE_US 300000 /* above the quiet gap of 0.2 s */
 
 int main(int argc, char **argv)

@@ -13,7 +13,7 @@
 #include "common.h"
 
 #define PIECE 65536
-#define NCALLS 24       /* more than ADIOI_BBLOG_PLAN_EVERY (16), less than twice that */
+#define NCALLS 12       /* more than ADIOI_BBLOG_PLAN_EVERY (8), less than twice that */
 
 int main(int argc, char **argv)
 {

@@ -1222,6 +1222,26 @@ static void batch_begin(const struct ADIOI_BBLOG_state *st, struct ADIOI_BBLOG_l
     ADIOI_BBLOG_Batch_close(b);
 }
 
+/* Lock held, after a planning point that succeeded: everything logged so far may drain, the
+ * thread resumes. At the point the phases' key placed at the last call of an output phase
+ * (phase_end), every process ends its phase for the pacer, as the key says, instead of a quiet
+ * gap later: its drain window opens now. */
+static void planned(struct ADIOI_BBLOG_logstate *ls, int phase_end)
+{
+    struct ADIOI_BBLOG_bg *bg = ls->bg;
+
+    bg->plan_log_end = ls->log_end;
+    bg->plan_colls = ls->colls;
+    bg->plan_through = ls->nthrough;
+    ls->nrecent = 0;
+    bg->plans++;
+    bg->starved = 0;
+    bblog_pace_set_pending(&bg->pace, ADIOI_BBLOG_Now(), bblog_idx_bytes(ls->idx));
+    if (phase_end)
+        bblog_pace_on_mark(&bg->pace, ADIOI_BBLOG_Now());
+    resume_locked(ls);
+}
+
 int ADIOI_BBLOG_Bg_plan(ADIO_File fd)
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
@@ -1239,8 +1259,7 @@ int ADIOI_BBLOG_Bg_plan(ADIO_File fd)
     t0 = ADIOI_BBLOG_Now();
     pthread_mutex_lock(&ls->lock);
     /* The point the phases' key placed at the last call of an output phase (not a sync or
-     * set_size before it): every process ends its phase here, as the key says, instead of
-     * a quiet gap later, and the phase drains from now on. */
+     * set_size before it). */
     phase_end = bg->plan_ends_phase && ls->colls - bg->plan_at == bg->plan_every;
     if (bg->batch && bg->batch_st != st)
         batch_settle(ls);       /* another handle's processes need not be here */
@@ -1285,16 +1304,7 @@ int ADIOI_BBLOG_Bg_plan(ADIO_File fd)
         (o.runs > 0 ? bytes / o.runs < ADIOI_BBLOG_CLOSE_PIECE : bg->batched);
     batch_begin(st, ls, nb, bg->batched, rc);
     if (rc == 0) {
-        bg->plan_log_end = ls->log_end;
-        bg->plan_colls = ls->colls;
-        bg->plan_through = ls->nthrough;
-        ls->nrecent = 0;
-        bg->plans++;
-        bg->starved = 0;
-        bblog_pace_set_pending(&bg->pace, ADIOI_BBLOG_Now(), bblog_idx_bytes(ls->idx));
-        if (phase_end)
-            bblog_pace_on_mark(&bg->pace, ADIOI_BBLOG_Now());
-        resume_locked(ls);
+        planned(ls, phase_end);
     } else if (!bg->warned++) {
         fprintf(stderr, "bblog: warning: rank %d: cannot plan the background drain of %s "
                 "(%s); it waits for the next sync or close\n", st->rank, ls->pfs_path,

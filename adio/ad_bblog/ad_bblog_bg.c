@@ -97,6 +97,8 @@ struct ADIOI_BBLOG_bg {
     uint32_t plan_every;        /* collective writes from plan_at to the next point */
     int plan_ends_phase;        /* that point is the last call of an output phase (the
                                  * phases' key): it ends the phase for the pacer */
+    int point_ended;            /* the last planning point ended the pacer's phase */
+    double last_write;          /* ADIOI_BBLOG_Now() of the latest logged write */
     uint64_t plan_phases;       /* pace.nstarted at the last planning point */
     uint32_t phase_start;       /* ls->colls when this process's output phase began */
     uint32_t phase_period;      /* collective calls from the phase before to it, 0: unknown */
@@ -976,17 +978,28 @@ void ADIOI_BBLOG_Bg_note_write(struct ADIOI_BBLOG_logstate *ls, uint64_t before)
 {
     struct ADIOI_BBLOG_bg *bg = ls->bg;
     uint64_t after = bblog_idx_bytes(ls->idx), phases = bg->pace.nstarted;
+    double now = ADIOI_BBLOG_Now();
 
     /* A write over bytes still logged adds nothing to drain, but it is a write all the same:
      * the pacer starts a phase there too. Otherwise a process whose drain had not yet forgotten
      * the bytes that a new phase writes over began it one call later than the others, and the
      * processes no longer agreed on where phases begin (a node batch forgets in one process
      * when its last chunk is written, in another at the next planning point). */
-    bblog_pace_on_write(&bg->pace, ADIOI_BBLOG_Now(), after > before ? after - before : 0);
+    bblog_pace_on_write(&bg->pace, now, after > before ? after - before : 0);
     if (bg->pace.nstarted != phases) {
-        bg->phase_period = phases ? ls->colls - bg->phase_start : 0;   /* a phase before */
-        bg->phase_start = ls->colls;
+        /* A write sooner than a quiet gap after the point that ended a phase at its predicted
+         * last call: the phase goes on, the prediction was wrong. Counted as a phase start,
+         * it would confirm itself (a point every few calls, each ending a phase); the period
+         * is unknown again until the next phase that starts after a quiet gap. */
+        if (bg->point_ended && now - bg->last_write < bg->pace.par.quiet_gap) {
+            bg->phase_period = 0;
+        } else {
+            bg->phase_period = phases ? ls->colls - bg->phase_start : 0;   /* a phase before */
+            bg->phase_start = ls->colls;
+        }
+        bg->point_ended = 0;
     }
+    bg->last_write = now;
     if (bg->idle || bg->starved || bg->pace.nstarted != phases || pressure(ls)) {
         bg->starved = 0;
         pthread_cond_broadcast(&bg->cond);
@@ -1184,9 +1197,16 @@ static int add_quad(void *arg, uint64_t off, uint64_t len, uint64_t log_off, uin
     return 0;
 }
 
-/* Lock held, at a planning point that starts batch b: every extent this process has logged
- * (all eligible from this point on), with its stamps, goes into its list, its log's staged
- * bytes into the data file the others read. 0 or an errno (the batch then fails for all). */
+/* Lock held, at a planning point that starts batch b: every small extent this process has
+ * logged (all eligible from this point on), with its stamps, goes into its list, its log's
+ * staged bytes into the data file the others read. 0 or an errno (the batch then fails for
+ * all). An extent of ADIOI_BBLOG_CLOSE_PIECE or more stays with the thread, which writes it as
+ * one run once the batch is over: a batch is for pieces too small to go out one request each,
+ * and its chunks (256 KiB when paced) would cut a large extent into requests smaller than the
+ * thread's segments (VPIC-IO through HDF5: H5Fflush's metadata pieces started a batch that
+ * took the last step's 32 MiB per process in 256 KiB chunks). What stays out is disjoint from
+ * every other process's pieces wherever the stamps differ (the point's exchange), so it may
+ * be written before or after the chunks. */
 static int batch_start(struct ADIOI_BBLOG_logstate *ls, struct ADIOI_BBLOG_batch *b)
 {
     struct quads_arg a = { NULL, 0, 0 };
@@ -1196,7 +1216,8 @@ static int batch_start(struct ADIOI_BBLOG_logstate *ls, struct ADIOI_BBLOG_batch
 
     bblog_idx_iter_init(ls->idx, &it, 0, UINT64_MAX);
     while (rc == 0 && bblog_idx_iter_next(&it, &e))
-        rc = ADIOI_BBLOG_Stamp_runs(ls, e.off, e.len, e.log_off, add_quad, &a);
+        if (e.len < ADIOI_BBLOG_CLOSE_PIECE)
+            rc = ADIOI_BBLOG_Stamp_runs(ls, e.off, e.len, e.log_off, add_quad, &a);
     if (rc != 0) {
         free(a.q);
         ADIOI_BBLOG_Batch_fail(b);
@@ -1237,8 +1258,10 @@ static void planned(struct ADIOI_BBLOG_logstate *ls, int phase_end)
     bg->plans++;
     bg->starved = 0;
     bblog_pace_set_pending(&bg->pace, ADIOI_BBLOG_Now(), bblog_idx_bytes(ls->idx));
-    if (phase_end)
+    if (phase_end) {
         bblog_pace_on_mark(&bg->pace, ADIOI_BBLOG_Now());
+        bg->point_ended = 1;
+    }
     resume_locked(ls);
 }
 

@@ -167,7 +167,7 @@ fi
 programs="t_contig t_strided t_noncontig t_view t_overlap t_raw t_size t_atomic t_shared
           t_nonblock t_manyfiles t_delete t_empty t_bigdata t_hints t_errors t_collread t_capacity
           t_twofh t_xorder t_bgdrain t_selfsync t_selfgrow t_peerread t_subcomm t_merge
-          t_durable t_planspace t_phases t_sieve t_closebb t_batchfh t_holes
+          t_durable t_planspace t_phases t_sieve t_closebb t_batchfh t_batchmix t_holes
           t_epoch"
 cflags="-std=gnu11 -O2 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
         -Wno-unused-parameter -Werror"
@@ -322,9 +322,10 @@ check_kept_logs() {
 # drains read back bytes (bblog_verify=true); N:alone: the drains read other processes' logs
 # and made no collective write to the PFS file (each process wrote its chunks alone);
 # N:fewplans: no background drain planned more than 20 times (t_bgdrain: 380 collective calls,
-# 160 of them in one phase; spaced points make 11, a point every 16 collective writes 25);
+# 160 of them in one phase; spaced points stay under that, a point every 8 collective writes
+# would make about 48; t_batchmix: 100 calls in phases that a sync ends);
 # N:planned: every process's background drain planned at least twice (t_planspace: the
-# set_size with nothing logged, then one of its 24 collective writes); N:through / N:nothrough:
+# set_size with nothing logged, then one of its 12 collective writes); N:through / N:nothrough:
 # some bytes / no byte went straight to the PFS file (bytes_through; bblog_through_threshold);
 # N:pairs: every process's log was a slot of its node's log pair (bblog_mapping=node);
 # N:sieved / N:nosieve: some / no hole bytes were read and written back by a one-process
@@ -818,6 +819,7 @@ cases=(
     "t_sieve         t_sieve      1 2 4"
     "t_closebb       t_closebb    2 4"
     "t_batchfh       t_batchfh    2 4"
+    "t_batchmix      t_batchmix   2 4"
     "t_peerread      t_peerread   1 2 3 6"
     "t_subcomm       t_subcomm    1 2 4 6"
     "t_merge         t_merge      1 3 4"
@@ -888,7 +890,8 @@ for m in "${bgmodes[@]}"; do
         *\[lognodebb\]) case $name in t_strided | t_overlap | t_xorder | t_peerread | t_durable | \
             t_selfsync | t_bgdrain) ;; *) continue ;; esac ;;
         *\[node2bb\]) case $name in t_strided | t_overlap | t_xorder | t_peerread | t_durable | \
-            t_selfsync | t_bgdrain | t_phases | t_closebb | t_batchfh | t_noncontig | t_view) ;;
+            t_selfsync | t_bgdrain | t_phases | t_closebb | t_batchfh | t_batchmix | t_noncontig | \
+            t_view) ;;
             *) continue ;; esac ;;
         esac
         for n in "$@"; do
@@ -1055,6 +1058,11 @@ selected "t_phases[stats,proactive]" &&
     run_case "t_phases[stats,proactive]" t_phases 2 "bblog_drain=proactive" stats=2:phased
 selected "t_planspace[stats,proactive]" &&
     run_case "t_planspace[stats,proactive]" t_planspace 2 "bblog_drain=proactive" stats=2:planned
+# Phases that a sync ends, the first of one write: the phases' key predicts an end every 2
+# calls, and the point at such an end, followed at once by more writes of the same phase,
+# drops the prediction (before: a point every 2 of t_batchmix's 100 collective calls, 29-48).
+selected "t_batchmix[stats,modebb]" &&
+    run_case "t_batchmix[stats,modebb]" t_batchmix 4 "bblog_mode=bb" stats=2:fewplans
 
 # Drains that read back what they wrote (bblog_verify=true) on every path: the node exchange on
 # one node, ROMIO's two-phase exchange (nodempi; node2 with the Order exchange between

@@ -3,7 +3,7 @@
  * written and closed at once: the first gets NPIECE pieces of 4 KiB per rank, interleaved with
  * the other ranks' (one MPI_File_write_at_all each, IOR's strided sequence), the second one
  * block of 1 MiB per rank. The pieces written after the last planning point among the
- * collective writes (the points are spaced 16, 32, 64 ... calls apart) are still logged at
+ * collective writes (the points are spaced 8, 16, 32 ... calls apart) are still logged at
  * close, so what is left there is small pieces in the first file and large extents in the
  * second (all of it with bblog_drain=on_demand, whose thread waits for close). Both files are
  * re-opened and checked; the runner compares the first with plain ROMIO's. run-diff's

@@ -171,6 +171,12 @@ int bblog_pace_set_pending(struct bblog_pace *p, double now, uint64_t bytes);
 
 void bblog_pace_get_status(const struct bblog_pace *p, struct bblog_pace_status *st);
 
+/* The time of the latest bblog_pace_on_write (0 before the first). */
+static inline double bblog_pace_last_write(const struct bblog_pace *p)
+{
+    return p->last_write;
+}
+
 /* The recorded segments and phases, oldest first; valid until the next call on p. */
 const struct bblog_pace_segment *bblog_pace_segments(const struct bblog_pace *p, size_t *n);
 const struct bblog_pace_phase *bblog_pace_phases(const struct bblog_pace *p, size_t *n);

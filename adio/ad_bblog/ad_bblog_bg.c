@@ -98,7 +98,6 @@ struct ADIOI_BBLOG_bg {
     int plan_ends_phase;        /* that point is the last call of an output phase (the
                                  * phases' key): it ends the phase for the pacer */
     int point_ended;            /* the last planning point ended the pacer's phase */
-    double last_write;          /* ADIOI_BBLOG_Now() of the latest logged write */
     uint64_t plan_phases;       /* pace.nstarted at the last planning point */
     uint32_t phase_start;       /* ls->colls when this process's output phase began */
     uint32_t phase_period;      /* collective calls from the phase before to it, 0: unknown */
@@ -978,7 +977,7 @@ void ADIOI_BBLOG_Bg_note_write(struct ADIOI_BBLOG_logstate *ls, uint64_t before)
 {
     struct ADIOI_BBLOG_bg *bg = ls->bg;
     uint64_t after = bblog_idx_bytes(ls->idx), phases = bg->pace.nstarted;
-    double now = ADIOI_BBLOG_Now();
+    double now = ADIOI_BBLOG_Now(), prev = bblog_pace_last_write(&bg->pace);
 
     /* A write over bytes still logged adds nothing to drain, but it is a write all the same:
      * the pacer starts a phase there too. Otherwise a process whose drain had not yet forgotten
@@ -991,7 +990,7 @@ void ADIOI_BBLOG_Bg_note_write(struct ADIOI_BBLOG_logstate *ls, uint64_t before)
          * last call: the phase goes on, the prediction was wrong. Counted as a phase start,
          * it would confirm itself (a point every few calls, each ending a phase); the period
          * is unknown again until the next phase that starts after a quiet gap. */
-        if (bg->point_ended && now - bg->last_write < bg->pace.par.quiet_gap) {
+        if (bg->point_ended && now - prev < bg->pace.par.quiet_gap) {
             bg->phase_period = 0;
         } else {
             bg->phase_period = phases ? ls->colls - bg->phase_start : 0;   /* a phase before */
@@ -999,7 +998,6 @@ void ADIOI_BBLOG_Bg_note_write(struct ADIOI_BBLOG_logstate *ls, uint64_t before)
         }
         bg->point_ended = 0;
     }
-    bg->last_write = now;
     if (bg->idle || bg->starved || bg->pace.nstarted != phases || pressure(ls)) {
         bg->starved = 0;
         pthread_cond_broadcast(&bg->cond);
@@ -1127,6 +1125,8 @@ static void next_spacing(struct ADIOI_BBLOG_logstate *ls, const struct ADIOI_BBL
 {
     struct ADIOI_BBLOG_bg *bg = ls->bg;
 
+    bg->plan_at = ls->colls;
+    bg->plan_ends_phase = 0;
     if (!failed && o->key != 0 && o->key != UINT64_MAX) {
         /* Every process's phases began at the same collective calls, period calls apart: the
          * next point ends a phase (or one ADIOI_BBLOG_PLAN_MAX_EVERY on), and the whole phase
@@ -1137,16 +1137,11 @@ static void next_spacing(struct ADIOI_BBLOG_logstate *ls, const struct ADIOI_BBL
         bg->plan_ends_phase = bg->plan_every <= ADIOI_BBLOG_PLAN_MAX_EVERY;
         if (!bg->plan_ends_phase)
             bg->plan_every = ADIOI_BBLOG_PLAN_MAX_EVERY;
-        bg->plan_at = ls->colls;
-        return;
-    }
-    bg->plan_ends_phase = 0;
-    if (failed || o->flag)
+    } else if (failed || o->flag)
         bg->plan_every = ADIOI_BBLOG_PLAN_EVERY;
     else if (bytes > 0 && bytes < (uint64_t) ADIOI_BBLOG_PLAN_BYTES * (uint64_t) nprocs &&
              bg->plan_every < ADIOI_BBLOG_PLAN_MAX_EVERY)
         bg->plan_every *= 2;
-    bg->plan_at = ls->colls;
 }
 
 /* Whether this process may take part in a node batch at this point (ad_bblog_batch.c): from

@@ -1083,7 +1083,8 @@ static int drain_nothing(struct drain *d, int *emptied)
     free(d->stamps);
     /* Nothing logged anywhere, but bytes written straight to the PFS file (large
      * writes) must be flushed by a sync all the same; every process is here. */
-    if (d->err == MPI_SUCCESS && d->sync_inner && st->inner->is_open) {
+    if (d->err == MPI_SUCCESS && d->sync_inner && st->inner->is_open &&
+        __atomic_load_n(&st->ls->flushed_wgen, __ATOMIC_RELAXED) < d->w0) {
         ADIO_Flush(st->inner, &d->err);
         if (d->err == MPI_SUCCESS)
             ADIOI_BBLOG_Flushed(st->ls, d->w0);

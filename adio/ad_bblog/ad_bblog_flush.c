@@ -138,6 +138,28 @@ void ADIOI_BBLOG_Epoch_close(ADIO_File fd)
     st->epoch_reqs = NULL;
 }
 
+/* A process with nothing logged flushes what it wrote through before the drain's agreement,
+ * while slower processes still write, as each process flushes alone under plain ROMIO; after
+ * the agreement every process would flush at once, and the PFS take the flushes together
+ * (the first sync of a checkpoint of large blocks: 74 ms against 5 at 4 processes on the
+ * GlusterFS stand-in). The drain then finds those writes flushed (drain_nothing). An error is
+ * kept for after the drain, which every process must still enter. */
+static int flush_early(struct ADIOI_BBLOG_state *st)
+{
+    uint64_t w0 = __atomic_load_n(&st->ls->wgen, __ATOMIC_RELAXED);
+    int err = MPI_SUCCESS;
+
+    if (!st->through_unsynced || !st->inner->is_open || !ADIOI_BBLOG_NO_BG(&st->hints) ||
+        bblog_idx_count(st->ls->idx) != 0)
+        return MPI_SUCCESS;
+    ADIO_Flush(st->inner, &err);
+    if (err == MPI_SUCCESS) {
+        ADIOI_BBLOG_Flushed(st->ls, w0);
+        st->through_unsynced = 0;
+    }
+    return err;
+}
+
 void ADIOI_BBLOG_Flush(ADIO_File fd, int *error_code)
 {
     static const char myname[] = "ADIOI_BBLOG_FLUSH";
@@ -166,9 +188,18 @@ void ADIOI_BBLOG_Flush(ADIO_File fd, int *error_code)
             *error_code = ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot make the log durable",
                                              bblog_log_meta_path(st->ls->log));
     } else if (!(st->epoch && sync_alone(fd, st, error_code))) {
+        int early = flush_early(st);
+
         *error_code = ADIOI_BBLOG_Drain(fd, 1);
-        if (*error_code == MPI_SUCCESS && !was_epoch && epoch_due(st))
-            *error_code = epoch_start(fd, st);
+        /* Whether an epoch starts is agreed (epoch_due's inputs are the drain's agreement);
+         * a flush that failed on one process must not keep it out of the epoch's start. */
+        if (!was_epoch && epoch_due(st)) {
+            int rc = epoch_start(fd, st);
+            if (*error_code == MPI_SUCCESS)
+                *error_code = rc;
+        }
+        if (*error_code == MPI_SUCCESS)
+            *error_code = early;
     }
     if (*error_code == MPI_SUCCESS)
         st->through_unsynced = 0;

@@ -1,10 +1,13 @@
 /*
  * An LD_PRELOAD fault injector for the I/O of bblog jobs (test/faults/run-faults.sh).
  *
- * It wraps pwrite, pwritev, pread, preadv, ftruncate, fallocate (and their 64 variants), open
+ * It wraps pwrite, pwritev, pread, preadv, ftruncate, fallocate (and their 64 variants), fsync,
+ * fdatasync, open
  * (without O_CREAT), io_submit, io_getevents, fcntl and listen, and makes chosen calls on chosen
  * files fail. Selection, all by environment variables:
  *   BBFAULT_OP     pwrite | pread | preadv | aio_submit | aio_complete | open | ftruncate |
+ *                  fsync (fsync or fdatasync of the file fails, EIO unless BBFAULT_ERR says
+ *                  otherwise) |
  *                  fallocate (BBFAULT_OFF: its offset; a node pair's slot is emptied by
  *                  punching its payloads, then its records, each a fallocate) |
  *                  lock (a waiting fcntl lock, F_SETLKW, fails: ENOLCK unless BBFAULT_ERR
@@ -57,7 +60,7 @@
 #include <unistd.h>
 
 enum op { OP_NONE, OP_PWRITE, OP_PREAD, OP_PREADV, OP_AIO_SUBMIT, OP_AIO_COMPLETE, OP_OPEN,
-    OP_FTRUNCATE, OP_FALLOCATE, OP_LISTEN, OP_LOCK };
+    OP_FTRUNCATE, OP_FALLOCATE, OP_FSYNC, OP_LISTEN, OP_LOCK };
 
 static struct {
     int ready;
@@ -99,13 +102,15 @@ static void setup(void)
         cfg.op = OP_FTRUNCATE;
     else if (strcmp(op, "fallocate") == 0)
         cfg.op = OP_FALLOCATE;
+    else if (strcmp(op, "fsync") == 0)
+        cfg.op = OP_FSYNC;
     else if (strcmp(op, "listen") == 0)
         cfg.op = OP_LISTEN;
     else if (strcmp(op, "lock") == 0)
         cfg.op = OP_LOCK;
     else {
         fprintf(stderr, "bbfault: BBFAULT_OP=%s: not pwrite, pread, preadv, aio_submit, "
-                "aio_complete, open, ftruncate, fallocate, listen or lock\n", op);
+                "aio_complete, open, ftruncate, fallocate, fsync, listen or lock\n", op);
         abort();
     }
     err = getenv("BBFAULT_ERR");
@@ -301,6 +306,29 @@ int ftruncate(int fd, off_t len)
 int ftruncate64(int fd, off_t len)
 {
     return do_ftruncate("ftruncate64", fd, len);
+}
+
+typedef int (*sync_fn)(int);
+
+static int do_fsync(const char *name, int fd)
+{
+    sync_fn real = (sync_fn) next(name, NULL);
+
+    if (hit(OP_FSYNC, fd, -1, "fsync")) {
+        errno = cfg.err > 0 ? cfg.err : EIO;
+        return -1;
+    }
+    return real(fd);
+}
+
+int fsync(int fd)
+{
+    return do_fsync("fsync", fd);
+}
+
+int fdatasync(int fd)
+{
+    return do_fsync("fdatasync", fd);
 }
 
 typedef int (*falloc_fn)(int, int, off_t, off_t);

@@ -264,7 +264,7 @@ inject() {
     run_job "$name" "bblog:@/pfs/target.out" "$nw" "$t" "${envs[@]}"
     check_job
     if [ "$expect" = sync ] && ! echo "$errs" | grep -q '^sync '; then
-        why="${why:+$why; }MPI_File_sync reported success although the log write before it failed"
+        why="${why:+$why; }MPI_File_sync reported success although a write or flush before it failed"
     fi
     if [ ! -s "$dir/faults.log" ]; then
         why="${why:+$why; }the fault was never injected (nothing tested)"
@@ -349,6 +349,13 @@ inject pfs-write-eio     report $small pwrite  target.out EIO    0 1 0   pfs $st
 inject pfs-write-enospc-all report $small pwrite target.out ENOSPC 0 0 all pfs
 inject pfs-write-eio-nomap report $small pwrite target.out EIO    0 1 0   pfs $nomap $static
 inject pfs-write-short-nomap absorb $small pwrite target.out short 0 0 all pfs $nomap
+# Writes of 1 MiB go straight to the PFS file; rank 1's flush of it at the sync fails. A rank
+# with nothing logged flushes before the drain's agreement (ad_bblog_flush.c), and the sync
+# must still report the failure after the drain (whose own flush, made again, succeeds).
+# When every flush of rank 1 fails, the drain's too, rank 1 still starts the write-through
+# epoch that the sync's agreement starts on every process (else the next sync hangs).
+inject pfs-fsync-eio     sync   8 1048576 fsync    target.out EIO    0 1 1   pfs
+inject pfs-fsync-eio-all sync   8 1048576 fsync    target.out EIO    0 0 1   pfs
 # Silent damage: the first PFS write of each rank lands with its first byte inverted. With bblog_verify=true
 # the drain reads back what it wrote, finds it, and fails the sync; the logs stay, and the
 # replay of what was left makes the file whole (check_data).

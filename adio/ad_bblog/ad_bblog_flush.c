@@ -93,6 +93,19 @@ static void epoch_end(struct ADIOI_BBLOG_state *st)
     st->ls->epoch--;
 }
 
+/* Flushes what this process wrote straight to the PFS file, if anything; then its writes up to
+ * count w0 are flushed there (when nothing is logged). */
+static int flush_through(struct ADIOI_BBLOG_state *st, uint64_t w0)
+{
+    int err = MPI_SUCCESS;
+
+    if (st->through_unsynced && st->inner->is_open)
+        ADIO_Flush(st->inner, &err);
+    if (err == MPI_SUCCESS)
+        ADIOI_BBLOG_Flushed(st->ls, w0);
+    return err;
+}
+
 /* A sync in the epoch: the previous sync's flags; 1 when the epoch goes on, and then this
  * process's flush of the PFS file and its flag for the next. */
 static int sync_alone(ADIO_File fd, struct ADIOI_BBLOG_state *st, int *error_code)
@@ -105,10 +118,7 @@ static int sync_alone(ADIO_File fd, struct ADIOI_BBLOG_state *st, int *error_cod
         epoch_end(st);
         return *error_code != MPI_SUCCESS;
     }
-    if (st->through_unsynced && st->inner->is_open)
-        ADIO_Flush(st->inner, error_code);
-    if (*error_code == MPI_SUCCESS)
-        ADIOI_BBLOG_Flushed(st->ls, w0);
+    *error_code = flush_through(st, w0);
     /* What was written through is ordered against logged bytes at a drain; none are logged
      * anywhere now, so the notes go, unless another handle of the file may still drain. */
     ADIOI_BBLOG_Lock(st->ls);
@@ -146,17 +156,14 @@ void ADIOI_BBLOG_Epoch_close(ADIO_File fd)
  * kept for after the drain, which every process must still enter. */
 static int flush_early(struct ADIOI_BBLOG_state *st)
 {
-    uint64_t w0 = __atomic_load_n(&st->ls->wgen, __ATOMIC_RELAXED);
-    int err = MPI_SUCCESS;
+    int err;
 
     if (!st->through_unsynced || !st->inner->is_open || !ADIOI_BBLOG_NO_BG(&st->hints) ||
         bblog_idx_count(st->ls->idx) != 0)
         return MPI_SUCCESS;
-    ADIO_Flush(st->inner, &err);
-    if (err == MPI_SUCCESS) {
-        ADIOI_BBLOG_Flushed(st->ls, w0);
+    err = flush_through(st, __atomic_load_n(&st->ls->wgen, __ATOMIC_RELAXED));
+    if (err == MPI_SUCCESS)
         st->through_unsynced = 0;
-    }
     return err;
 }
 

@@ -27,7 +27,9 @@
  * application writes to the burst buffer then, the PFS is idle); what is still pending when
  * the phase ends joins that phase's window.
  *
- * reactive: undrained bytes are drained at once, one segment after another, phases or not.
+ * reactive: undrained bytes are drained at once, one segment after another, phases or not;
+ * while a phase is open a segment waits until a whole one (segment_size) is pending, and
+ * what is left goes when the phase ends.
  *
  * params.stagger delays a window's first segment by that fraction of the spacing (the others
  * follow at the same spacing, so the last still ends by the deadline): the processes of a job

@@ -583,6 +583,28 @@ static void test_reactive(void **state)
     for (size_t i = 0; i < n; i++)
         assert_true(fabs(sg[i].start - (1 + i * 0.5)) < EPS);
     bblog_pace_free(&p);
+
+    /* Small writes in an open phase: no segment before a whole one is pending (the writer is
+     * not chased with a few KiB at a time); the rest goes when the phase ends. 64 KiB writes
+     * every 10 ms from t = 1: the 16th makes 1 MiB (t = 1.15); 40 writes, 2.5 MiB, the last
+     * at 1.39, the phase ends at its quiet gap (0.5 s: 1.89). */
+    q.max_rate = 0;
+    s.n = s.next = 0;
+    add_burst(&s, 1, 40 << 16, 40, 0.01, 0);
+    assert_int_equal(bblog_pace_init(&p, &q, 0), 0);
+    run(&p, &s, 1000 * MiB, 1.149);
+    bblog_pace_segments(&p, &n);
+    assert_int_equal(n, 0);
+    run(&p, &s, 1000 * MiB, 30);
+    sg = bblog_pace_segments(&p, &n);
+    assert_int_equal(n, 3);
+    assert_true(fabs(sg[0].start - 1.15) < EPS);
+    assert_int_equal(sg[0].bytes, 1 << 20);
+    assert_int_equal(sg[1].bytes, 1 << 20);
+    assert_true(sg[1].start >= 1.31 - EPS && sg[1].start < 1.39 + EPS);
+    assert_true(fabs(sg[2].start - 1.89) < EPS);
+    assert_int_equal(sg[2].bytes, 1 << 19);
+    bblog_pace_free(&p);
 }
 
 /* Segments slower than their slot run back to back, and the rest of the window is re-spread

@@ -37,6 +37,7 @@ EXTRA_DIST += \
     adio/ad_bblog/ad_bblog_stats.c \
     adio/ad_bblog/ad_bblog_trim.c \
     adio/ad_bblog/ad_bblog_vis.c \
+    adio/ad_bblog/ad_bblog_wait.c \
     adio/ad_bblog/ad_bblog_write.c
 # <<< driver files
 

@@ -35,6 +35,7 @@ romio_other_sources +=                  \
     adio/ad_bblog/ad_bblog_stats.c      \
     adio/ad_bblog/ad_bblog_trim.c       \
     adio/ad_bblog/ad_bblog_vis.c        \
+    adio/ad_bblog/ad_bblog_wait.c       \
     adio/ad_bblog/ad_bblog_write.c
 
 endif BUILD_AD_BBLOG

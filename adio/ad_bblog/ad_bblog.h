@@ -60,6 +60,7 @@ struct ADIOI_BBLOG_hints {
     int debug_close_alone;              /* BBLOG_DEBUG_CLOSE_ALONE: close=bb never drains */
     int debug_no_batch;                 /* BBLOG_DEBUG_NO_BATCH: no node batches */
     int debug_no_epoch;                 /* BBLOG_DEBUG_NO_EPOCH: no write-through epochs */
+    int debug_spin;                     /* BBLOG_DEBUG_SPIN: blocking collective waits */
 };
 
 /* How the last collective drain of a file ended (bblog_stats' last_drain). */
@@ -716,6 +717,22 @@ void ADIOI_BBLOG_Set_shared_fp(ADIO_File fd, ADIO_Offset offset, int *error_code
 
 /* ad_bblog_stats.c: one JSON object per file from rank 0 (collective). */
 void ADIOI_BBLOG_Stats_report(ADIO_File fd);
+
+/* ad_bblog_wait.c: the driver's collective calls, which wait for the other processes without
+ * spinning (ADIOI_BBLOG_spin_waits: BBLOG_DEBUG_SPIN, the blocking calls instead). */
+extern int ADIOI_BBLOG_spin_waits;
+int ADIOI_BBLOG_Wait_idle(MPI_Request *req);
+int ADIOI_BBLOG_Barrier(MPI_Comm comm);
+int ADIOI_BBLOG_Bcast(void *buf, int n, MPI_Datatype type, int root, MPI_Comm comm);
+int ADIOI_BBLOG_Allreduce(const void *in, void *out, int n, MPI_Datatype type, MPI_Op op,
+                          MPI_Comm comm);
+int ADIOI_BBLOG_Reduce(const void *in, void *out, int n, MPI_Datatype type, MPI_Op op,
+                       int root, MPI_Comm comm);
+int ADIOI_BBLOG_Allgather(const void *in, int n, MPI_Datatype type, void *out, int m,
+                          MPI_Datatype rtype, MPI_Comm comm);
+int ADIOI_BBLOG_Allgatherv(const void *in, int n, MPI_Datatype type, void *out,
+                           const int *counts, const int *displs, MPI_Datatype rtype,
+                           MPI_Comm comm);
 
 /* ad_bblog_err.c: MPI error codes for bblog_* codes and errno values, with a message. */
 int ADIOI_BBLOG_Err(const char *myname, int line, int error_class, const char *fmt, ...)

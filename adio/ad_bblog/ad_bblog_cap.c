@@ -159,7 +159,7 @@ int ADIOI_BBLOG_Cap_small(ADIO_File fd, uint64_t min_free, int local_procs)
         return 1;
     small = (double) min_free / (local_procs > 0 ? local_procs : 1) < (double) CAP_WATCH;
     if ((!st->one_node || st->hints.debug_node_size > 0) && !st->hints.shared_bb)
-        MPI_Allreduce(MPI_IN_PLACE, &small, 1, MPI_INT, MPI_MAX, fd->comm);
+        ADIOI_BBLOG_Allreduce(MPI_IN_PLACE, &small, 1, MPI_INT, MPI_MAX, fd->comm);
     return small;
 }
 
@@ -208,7 +208,7 @@ int ADIOI_BBLOG_Cap_coll(ADIO_File fd, uint64_t bytes)
     in[2] = INT_MAX - (int) (calls < INT_MAX ? calls : INT_MAX);
     ADIOI_BBLOG_Unlock(ls);
     if (st->nprocs > 1)
-        MPI_Allreduce(in, out, 3, MPI_INT, MPI_MAX, fd->comm);
+        ADIOI_BBLOG_Allreduce(in, out, 3, MPI_INT, MPI_MAX, fd->comm);
     else
         memcpy(out, in, sizeof(out));
     calls = (uint64_t) (INT_MAX - out[2]);
@@ -233,7 +233,7 @@ int ADIOI_BBLOG_Cap_coll(ADIO_File fd, uint64_t bytes)
             ADIOI_BBLOG_Unlock(ls);
         }
         fail = rc;
-        MPI_Allreduce(&fail, &anyfail, 1, MPI_INT, MPI_MAX, fd->comm);
+        ADIOI_BBLOG_Allreduce(&fail, &anyfail, 1, MPI_INT, MPI_MAX, fd->comm);
         if (anyfail)
             ls->cap_failed = 1;         /* held threads stay held until close */
         else

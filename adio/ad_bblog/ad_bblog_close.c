@@ -82,7 +82,7 @@ static int close_to_bb(ADIO_File fd, struct ADIOI_BBLOG_state *st, int *err)
     ADIOI_BBLOG_Unlock(st->ls);
     mine[0] |= rc != 0;
     mine[3] = !batched;
-    MPI_Allreduce(mine, all, 4, MPI_UINT64_T, MPI_SUM, fd->comm);
+    ADIOI_BBLOG_Allreduce(mine, all, 4, MPI_UINT64_T, MPI_SUM, fd->comm);
     if (all[0] != 0 || (!st->hints.debug_close_alone && all[3] > 0 && all[2] > 0 &&
                         all[1] / all[2] < ADIOI_BBLOG_CLOSE_PIECE)) {
         *err = ADIOI_BBLOG_Drain(fd, 0);
@@ -141,7 +141,7 @@ void ADIOI_BBLOG_Close(ADIO_File fd, int *error_code)
      * in between leaves the others' marked logs behind, whose drained_gen tells replay that
      * its records are on the PFS already (bblog_format.h). */
     if (!after && st->nprocs > 1 && !st->passthrough && st->inner != ADIO_FILE_NULL)
-        MPI_Barrier(fd->comm);
+        ADIOI_BBLOG_Barrier(fd->comm);
     close_shared_fp(fd, &err);
     if (!st->passthrough && st->hints_parsed && st->hints.stats[0])
         ADIOI_BBLOG_Stats_report(fd);
@@ -174,7 +174,7 @@ void ADIOI_BBLOG_Close(ADIO_File fd, int *error_code)
      * after this returns, and our Delete also removes logs of the file: no process may still
      * be closing its log then. */
     if ((fd->access_mode & ADIO_DELETE_ON_CLOSE) && !st->passthrough)
-        MPI_Barrier(fd->comm);
+        ADIOI_BBLOG_Barrier(fd->comm);
     ADIOI_Free(st);
     fd->fs_ptr = NULL;
 #ifdef __GLIBC__

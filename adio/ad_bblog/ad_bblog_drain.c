@@ -831,7 +831,7 @@ static int grow_to_logged_end(ADIO_File fd, struct ADIOI_BBLOG_state *st, uint64
     }
     if (posix)
         return err;
-    MPI_Bcast(&grow, 1, MPI_LONG_LONG, root, fd->comm);
+    ADIOI_BBLOG_Bcast(&grow, 1, MPI_LONG_LONG, root, fd->comm);
     if (grow)
         ADIO_Resize(st->inner, (ADIO_Offset) end, &err);
     return err;
@@ -922,7 +922,7 @@ static void agree_start(ADIO_File fd, struct ADIOI_BBLOG_state *st, int rc,
         mine[G_LO] = off < mine[G_LO] ? off : mine[G_LO];
         mine[G_HI] = end > mine[G_HI] ? end : mine[G_HI];
     }
-    MPI_Allgather(mine, G_N, MPI_UINT64_T, all, G_N, MPI_UINT64_T, fd->comm);
+    ADIOI_BBLOG_Allgather(mine, G_N, MPI_UINT64_T, all, G_N, MPI_UINT64_T, fd->comm);
     memset(ag, 0, sizeof(*ag));
     ag->slo = UINT64_MAX;
     ag->lo = UINT64_MAX;
@@ -1117,7 +1117,7 @@ static int node_ready(struct drain *d)
         d->node_bad = bad;
         return 1;
     }
-    MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, d->fd->comm);
+    ADIOI_BBLOG_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, d->fd->comm);
     if (anybad && st->hints.shared_bb && !st->one_node && st->rank == 0 && !shared_warned++)
         fprintf(stderr, "bblog: warning: bblog_shared_bb=true, but some process of %s "
                 "cannot open the logs of the others in %s: is that directory the same on "
@@ -1294,7 +1294,7 @@ static void drain_rounds(struct drain *d)
         if (d->indep || d->one_round)
             mmin[0] = UINT64_MAX, mmin[1] = 0;
         else
-            MPI_Allreduce(mm, mmin, 2, MPI_UINT64_T, MPI_MIN, d->fd->comm);
+            ADIOI_BBLOG_Allreduce(mm, mmin, 2, MPI_UINT64_T, MPI_MIN, d->fd->comm);
         /* Nobody has a byte left: no empty round (an empty two-phase write still costs all
          * its collectives). Every process sees the same minimum, so all stop here together. */
         if (mmin[1] == UINT64_MAX)
@@ -1366,7 +1366,7 @@ static void drain_commit(struct drain *d)
     v[2] = (uint64_t) d->node_bad;
     for (p = 0; p < st->nprocs; p++)
         want += check_word(st, CHECK_END, p);
-    MPI_Allreduce(v, sum, 3, MPI_UINT64_T, MPI_SUM, d->fd->comm);
+    ADIOI_BBLOG_Allreduce(v, sum, 3, MPI_UINT64_T, MPI_SUM, d->fd->comm);
     d->lost = sum[1] != want;
     d->anyfail = sum[0] != 0 || d->lost;
     d->node_retry = !d->anyfail && sum[2] != 0;
@@ -1379,7 +1379,7 @@ static void drain_commit(struct drain *d)
         uint32_t got = 0;
         int verr, anybad;
         d->mismatch = verify_written(d->fd, st, r, d->budget, &bad, &got, &verr);
-        MPI_Allreduce(&d->mismatch, &anybad, 1, MPI_INT, MPI_MAX, d->fd->comm);
+        ADIOI_BBLOG_Allreduce(&d->mismatch, &anybad, 1, MPI_INT, MPI_MAX, d->fd->comm);
         if (anybad) {
             d->anyfail = 1;
             if (!d->mismatch)

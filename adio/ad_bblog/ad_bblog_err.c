@@ -213,9 +213,9 @@ void ADIOI_BBLOG_Reduce_vec(const unsigned long long *in, unsigned long long *ou
     MPI_Type_commit(&vec);
     MPI_Op_create(sum_then_max, 1, &op);
     if (root < 0)
-        MPI_Allreduce(a, b, 1, vec, op, comm);
+        ADIOI_BBLOG_Allreduce(a, b, 1, vec, op, comm);
     else
-        MPI_Reduce(a, b, 1, vec, op, root, comm);
+        ADIOI_BBLOG_Reduce(a, b, 1, vec, op, root, comm);
     MPI_Op_free(&op);
     MPI_Type_free(&vec);
     memcpy(out, b + 1, (size_t) n * sizeof(*out));

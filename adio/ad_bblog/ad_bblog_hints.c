@@ -92,6 +92,7 @@ static const struct knob_def knob_defs[] = {
     {"BBLOG_DEBUG_CLOSE_ALONE", 1, offsetof(struct ADIOI_BBLOG_hints, debug_close_alone)},
     {"BBLOG_DEBUG_NO_BATCH", 1, offsetof(struct ADIOI_BBLOG_hints, debug_no_batch)},
     {"BBLOG_DEBUG_NO_EPOCH", 1, offsetof(struct ADIOI_BBLOG_hints, debug_no_epoch)},
+    {"BBLOG_DEBUG_SPIN", 1, offsetof(struct ADIOI_BBLOG_hints, debug_spin)},
 };
 #define NKNOBS (sizeof(knob_defs) / sizeof(knob_defs[0]))
 
@@ -391,6 +392,7 @@ int ADIOI_BBLOG_Parse_hints(MPI_Info info, struct ADIOI_BBLOG_hints *h)
     for (k = 0; k < NKNOBS; k++)
         if ((rc = read_knob(&knob_defs[k], h)) != MPI_SUCCESS)
             return rc;
+    ADIOI_BBLOG_spin_waits = h->debug_spin;
     return apply_info(info, h);
 }
 

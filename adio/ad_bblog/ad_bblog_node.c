@@ -274,7 +274,11 @@ static struct ADIOI_BBLOG_node *node_new(ADIO_File fd, struct ADIOI_BBLOG_state 
     /* Collective over fd->comm even when this process cannot allocate. The environment
      * variable BBLOG_DEBUG_NODE_SIZE=N (the same in all processes, read at open) makes nodes
      * of N consecutive ranks instead, so that tests on one machine cover the path of a
-     * cluster: several nodes, ROMIO's two-phase exchange between them. */
+     * cluster: several nodes, ROMIO's two-phase exchange between them. A split has no
+     * nonblocking form and would poll while the other processes are still on their way to
+     * the drain: the driver's barrier, which does not (ad_bblog_wait.c), waits for them first. */
+    if (pseudo > 0 || !(st->one_node || st->hints.shared_bb))
+        ADIOI_BBLOG_Barrier(fd->comm);
     if (pseudo > 0)
         MPI_Comm_split(fd->comm, st->rank / pseudo, st->rank, &comm);
     else if (st->one_node || st->hints.shared_bb)
@@ -459,7 +463,7 @@ void ADIOI_BBLOG_Node_slot(ADIO_File fd)
         MPI_Comm_free(&node);
         mine[2] = nd && size <= (int) BBLOG_NODE_SLOTS_MAX ? size : 0;
         all = ADIOI_Malloc(3 * st->nprocs * sizeof(*all));
-        MPI_Allgather(mine, 3, MPI_INT, all, 3, MPI_INT, fd->comm);
+        ADIOI_BBLOG_Allgather(mine, 3, MPI_INT, all, 3, MPI_INT, fd->comm);
         if (nd && nd->size == st->nprocs)
             nd->pair = all;
         else
@@ -657,7 +661,7 @@ int ADIOI_BBLOG_Node_share(ADIO_File fd, const uint64_t *mine, int n, int whole,
                                bblog_io_full(nd->list_fd, (void *) mine,
                                              (size_t) mine4 * sizeof(*mine), 0, 1, NULL) == 0);
     pair[2] = nd->claim > 0;
-    MPI_Allgather(pair, 3, MPI_INT, nd->pairs, 3, MPI_INT, nd->comm);
+    ADIOI_BBLOG_Allgather(pair, 3, MPI_INT, nd->pairs, 3, MPI_INT, nd->comm);
     /* Every process mapped the counter and opened the list files in Node_prepare, before it
      * entered the exchange above: their names can go. */
     drop_name(&nd->claim_path);
@@ -679,8 +683,8 @@ int ADIOI_BBLOG_Node_share(ADIO_File fd, const uint64_t *mine, int n, int whole,
     all = ADIOI_Malloc((ne ? ne : 1) * 4 * sizeof(*all));
     e = ADIOI_Malloc((ne ? ne : 1) * sizeof(*e));
     if (!lists) {
-        MPI_Allgatherv(mine, mine4, MPI_UINT64_T, all, nd->counts, nd->displs, MPI_UINT64_T,
-                       nd->comm);
+        ADIOI_BBLOG_Allgatherv(mine, mine4, MPI_UINT64_T, all, nd->counts, nd->displs,
+                               MPI_UINT64_T, nd->comm);
     } else {
         for (w = 0; w < nd->size && rc == 0; w++) {
             size_t bytes = (size_t) nd->counts[w] * sizeof(*all);

@@ -131,7 +131,7 @@ static int agree(ADIO_File fd, int code)
 {
     int failed = code != MPI_SUCCESS, any;
 
-    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, fd->comm);
+    ADIOI_BBLOG_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, fd->comm);
     if (any && code == MPI_SUCCESS) {
         static const char myname[] = "ADIOI_BBLOG_OPENCOLL";
         code = ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_IO,

@@ -324,7 +324,7 @@ static int gather(ADIO_File fd, struct ADIOI_BBLOG_order *o, const uint64_t *min
     uint64_t in[4], res[4];
 
     n = failed ? 0 : n * width;
-    MPI_Allgather(&n, 1, MPI_INT, counts, 1, MPI_INT, fd->comm);
+    ADIOI_BBLOG_Allgather(&n, 1, MPI_INT, counts, 1, MPI_INT, fd->comm);
     for (i = 0; i < st->nprocs; i++) {
         displs[i] = total;
         total += counts[i];
@@ -342,7 +342,7 @@ static int gather(ADIO_File fd, struct ADIOI_BBLOG_order *o, const uint64_t *min
     in[1] = o->key;
     in[2] = UINT64_MAX - o->key;
     in[3] = o->nobatch != 0;
-    MPI_Allreduce(in, res, o->agree ? 4 : 1, MPI_UINT64_T, MPI_MAX, fd->comm);
+    ADIOI_BBLOG_Allreduce(in, res, o->agree ? 4 : 1, MPI_UINT64_T, MPI_MAX, fd->comm);
     o->flag = res[0] == 1;
     if (o->agree) {
         o->key = res[1] == UINT64_MAX - res[2] ? res[1] : UINT64_MAX;
@@ -354,7 +354,7 @@ static int gather(ADIO_File fd, struct ADIOI_BBLOG_order *o, const uint64_t *min
         *all = NULL;
         return ENOMEM;
     }
-    MPI_Allgatherv(mine, n, MPI_UINT64_T, *all, counts, displs, MPI_UINT64_T, fd->comm);
+    ADIOI_BBLOG_Allgatherv(mine, n, MPI_UINT64_T, *all, counts, displs, MPI_UINT64_T, fd->comm);
     st->st.exchange_bytes += (uint64_t) total * sizeof(**all);
     ADIOI_BBLOG_MAX(st->st.max_exchange_bytes, (uint64_t) total * sizeof(**all));
     return 0;

@@ -114,7 +114,7 @@ void ADIOI_BBLOG_ReadStridedColl(ADIO_File fd, void *buf, ADIOI_BBLOG_count_t co
      * them) read there what other processes wrote just before, without the sync-barrier-sync
      * MPI asks for, and get it on plain ROMIO; so when any process holds logged data, the
      * logs are drained first, then the inner two-phase read serves everyone. */
-    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, fd->comm);
+    ADIOI_BBLOG_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, fd->comm);
     *error_code = any ? ADIOI_BBLOG_Drain(fd, 0) : MPI_SUCCESS;
     if (*error_code == MPI_SUCCESS)
         ADIOI_BBLOG_INNER_STRIDED(fd, st,

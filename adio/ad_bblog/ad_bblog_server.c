@@ -295,7 +295,7 @@ int ADIOI_BBLOG_Remote_open(ADIO_File fd, struct ADIOI_BBLOG_state *st)
     s = rm ? server_start(&mine.port, st) : NULL;
     if (s)
         my_addrs(&mine, host);
-    MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE, fd->comm);
+    ADIOI_BBLOG_Allgather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE, fd->comm);
     for (k = 0; k < st->nprocs; k++) {
         here[k] = all[k].node == mine.node;
         if (here[k] && leader < 0)

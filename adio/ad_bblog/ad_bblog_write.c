@@ -418,7 +418,7 @@ static void write_coll(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t count,
         MPI_Type_size_x(datatype, &size);
         need = st->ls->log_bytes > 0 && st->ls->log_bytes + (ADIO_Offset) size * count >
             st->hints.max_size;
-        MPI_Allreduce(&need, &any, 1, MPI_LONG_LONG, MPI_MAX, fd->comm);
+        ADIOI_BBLOG_Allreduce(&need, &any, 1, MPI_LONG_LONG, MPI_MAX, fd->comm);
         if (any && (*error_code = ADIOI_BBLOG_Drain(fd, 0)) != MPI_SUCCESS)
             return;
     } else if (may_wait && st->cap_watch && st->ls->colls >= st->ls->cap_next) {

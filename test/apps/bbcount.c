@@ -7,6 +7,8 @@
  * with the calls counted since the last start (names with a zero count left out), so that the
  * runner (run-count.sh) can give the calls per write call of the library under test.
  * Each wrapper counts and calls the MPI's own PMPI_ function, found with dlsym(RTLD_NEXT).
+ * A nonblocking collective (MPI_Iallreduce, ...) counts as one collective call, as its blocking
+ * form does (the driver waits for its own that way: ad_bblog_wait.c).
  * A call on a communicator of one process (MPI_COMM_SELF or a duplicate) communicates with
  * no one and is not counted.
  * It also counts the process's statfs calls on paths that begin with $BBCOUNT_PATH, where set
@@ -51,7 +53,19 @@
     X(Exscan, (const void *s, void *r, int n, MPI_Datatype t, MPI_Op o, MPI_Comm c), \
       (s, r, n, t, o, c)) \
     X(Comm_dup, (MPI_Comm c, MPI_Comm *n), (c, n)) \
-    X(Comm_split, (MPI_Comm c, int color, int key, MPI_Comm *n), (c, color, key, n))
+    X(Comm_split, (MPI_Comm c, int color, int key, MPI_Comm *n), (c, color, key, n)) \
+    X(Ibarrier, (MPI_Comm c, MPI_Request *q), (c, q)) \
+    X(Ibcast, (void *b, int n, MPI_Datatype t, int r, MPI_Comm c, MPI_Request *q), \
+      (b, n, t, r, c, q)) \
+    X(Iallreduce, (const void *s, void *r, int n, MPI_Datatype t, MPI_Op o, MPI_Comm c, \
+                   MPI_Request *q), (s, r, n, t, o, c, q)) \
+    X(Ireduce, (const void *s, void *r, int n, MPI_Datatype t, MPI_Op o, int root, MPI_Comm c, \
+                MPI_Request *q), (s, r, n, t, o, root, c, q)) \
+    X(Iallgather, (const void *s, int sn, MPI_Datatype st, void *r, int rn, MPI_Datatype rt, \
+                   MPI_Comm c, MPI_Request *q), (s, sn, st, r, rn, rt, c, q)) \
+    X(Iallgatherv, (const void *s, int sn, MPI_Datatype st, void *r, const int *rn, \
+                    const int *d, MPI_Datatype rt, MPI_Comm c, MPI_Request *q), \
+      (s, sn, st, r, rn, d, rt, c, q))
 
 #define P2P(X) \
     X(Send, (const void *b, int n, MPI_Datatype t, int d, int tag, MPI_Comm c), \

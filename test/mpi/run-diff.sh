@@ -168,7 +168,7 @@ programs="t_contig t_strided t_noncontig t_view t_overlap t_raw t_size t_atomic 
           t_nonblock t_manyfiles t_delete t_empty t_bigdata t_hints t_errors t_collread t_capacity
           t_twofh t_xorder t_bgdrain t_selfsync t_selfgrow t_peerread t_subcomm t_merge
           t_durable t_planspace t_phases t_sieve t_closebb t_batchfh t_batchmix t_holes
-          t_epoch"
+          t_epoch t_idlewait"
 cflags="-std=gnu11 -O2 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
         -Wno-unused-parameter -Werror"
 
@@ -826,6 +826,7 @@ cases=(
     "t_holes         t_holes      1 2 4"
     "t_epoch         t_epoch      1 2 4"
     "t_durable       t_durable    1 2 3"
+    "t_idlewait      t_idlewait   2 4"
 )
 for c in "${cases[@]}"; do
     read -r name prog ranks <<<"$c"

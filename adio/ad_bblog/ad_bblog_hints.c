@@ -392,7 +392,6 @@ int ADIOI_BBLOG_Parse_hints(MPI_Info info, struct ADIOI_BBLOG_hints *h)
     for (k = 0; k < NKNOBS; k++)
         if ((rc = read_knob(&knob_defs[k], h)) != MPI_SUCCESS)
             return rc;
-    ADIOI_BBLOG_spin_waits = h->debug_spin;
     return apply_info(info, h);
 }
 

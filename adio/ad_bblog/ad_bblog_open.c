@@ -348,8 +348,10 @@ static int open_local(ADIO_File fd, struct ADIOI_BBLOG_state *st, int access_mod
     *created = 0;
     if (err == MPI_SUCCESS && !st->passthrough) {
         err = ADIOI_BBLOG_Parse_hints(st->user_info, &st->hints);
-        if (err == MPI_SUCCESS)
+        if (err == MPI_SUCCESS) {
             st->hints_parsed = 1;
+            ADIOI_BBLOG_spin_waits = st->hints.debug_spin;      /* process-wide (_wait.c) */
+        }
     }
     /* The log header names the file by absolute path, so that `bblog replay` finds it. */
     if (err == MPI_SUCCESS && ADIOI_BBLOG_Abspath(*inner_name, st->pfs_path, sizeof(st->pfs_path)))

@@ -723,7 +723,7 @@ def main():
     r.add_argument("--pfs", default="gluster", help="comma list of gluster, ext4, tmpfs")
     r.add_argument("--bb", default="shm", help="comma list of shm (/dev/shm), disk (/var/tmp)")
     r.add_argument("--workloads", default=",".join(WORKLOADS))
-    r.add_argument("--modes", default="plain-indep,plain-coll,bblog,bblog-indep,ncbb")
+    r.add_argument("--modes", default="plain-indep,plain-coll,plain-ref,bblog,bblog-indep,ncbb")
     r.add_argument("--np", default="4",
                    help="ranks for IOR and FLASH (default 4); a comma list (1,2,4) runs the "
                         "matrix once per count, into matrix-TAG-npN.*, BTIO in the run of its "
@@ -778,7 +778,8 @@ def main():
         bad = [v for v in vals if v not in allowed]
         if bad:
             die(f"{name}: unknown {', '.join(bad)} (known: {', '.join(allowed)})")
-    if "plain-ref" in a.modes and a.size % REF:
+    if "plain-ref" in a.modes and a.size % REF and \
+            any(w in ("ior-strided", "ior-segmented") for w in a.workloads):
         die(f"--modes plain-ref: --size {human(a.size)} is not a multiple of 4 MiB")
     a.env = a.env or os.environ.get("BBLOG_ENV") or "/var/cache/bblog/current/bin/bblog-env.sh"
     if not os.path.exists(a.env):

@@ -69,6 +69,7 @@ WORKLOADS = ("ior-strided", "ior-contiguous", "ior-segmented", "ior-fpp", "btio"
              "pnetcdf", "ior-pnetcdf", "ior-hdf5")
 MODES = ("plain-indep", "plain-coll", "bblog", "bblog-mpi", "bblog-indep", "ncbb", "plain-ref")
 REF = 4 << 20   # plain-ref's transfer
+REF_WORKLOADS = ("ior-strided", "ior-segmented")    # the points plain-ref runs in
 # IOR through a library (bench/ior_nc.c, bench/ior_h5.c): program, output file, the modes it runs.
 LIB_IOR = {"ior-pnetcdf": ("ior_nc", "ior.nc"), "ior-hdf5": ("ior_h5", "ior.h5")}
 LIB_MODES = {"ior-pnetcdf": ("plain-indep", "plain-coll", "bblog", "bblog-indep", "ncbb"),
@@ -149,8 +150,7 @@ def points(a):
                 elif w == "ior-fpp":
                     args = ["-F", "-a", "contiguous", "-b", str(a.size), "-t", str(t), "-s", "1"]
                 else:
-                    args = ["-a", "contiguous", "-b", str(t), "-t", str(t),
-                            "-s", str(a.size // t)]
+                    args = contiguous_args(a.size, t)
                 files = (["ior.dat.%08d" % r for r in range(a.np)] if w == "ior-fpp"
                          else ["ior.dat"])
                 out.append((w, human(t), a.np, "ior", args + ["-k"], files))
@@ -175,11 +175,16 @@ def points(a):
     return out
 
 
+def contiguous_args(size, t):
+    """IOR's records appended: each write call one transfer t, size bytes per rank."""
+    return ["-a", "contiguous", "-b", str(t), "-t", str(t), "-s", str(size // t)]
+
+
 def modes_for(w, modes):
     if w in LIB_MODES:
         return [m for m in modes if m in LIB_MODES[w]]
     return [m for m in modes if (m != "ncbb" or w == "pnetcdf") and
-            (m != "plain-ref" or w in ("ior-strided", "ior-segmented"))]
+            (m != "plain-ref" or w in REF_WORKLOADS)]
 
 
 def md5(path):
@@ -249,8 +254,7 @@ def run_one(a, env, work, pfs_dir, bb_dir, w, label, nprocs, prog, args, files, 
     renv["BBLOG_DIR"] = bb_dir
     cargs = list(args)
     if mode == "plain-ref":     # the same bytes in 4 MiB contiguous transfers
-        cargs = ["-a", "contiguous", "-b", str(REF), "-t", str(REF), "-s", str(a.size // REF),
-                 "-k"]
+        cargs = contiguous_args(a.size, REF) + ["-k"]
     indep = mode in ("plain-indep", "bblog-indep", "plain-ref")
     if prog in ("btio_nc", "ior_nc"):
         # PnetCDF: a plain path (bblog through ROMIO_FSTYPE_FORCE), -i for independent data mode.
@@ -440,7 +444,6 @@ def aggregate(result):
     votes = {}
     for key, row in agg.items():
         if key[4] == "plain-ref":   # other offsets per rank, so other bytes: not in the vote
-            row["md5_ok"] = None
             continue
         for m in row["md5"]:
             v = votes.setdefault(key[:4], {})
@@ -448,6 +451,7 @@ def aggregate(result):
             v[k] = v.get(k, 0) + 1
     for key, row in agg.items():
         if key[4] == "plain-ref":
+            row["md5_ok"] = None
             continue
         # A reference needs plain ROMIO's output in the vote (either mode).
         if not any(key[:4] + (m,) in agg for m in ("plain-coll", "plain-indep")):
@@ -477,7 +481,7 @@ def bars(agg):
         ref = max(x["total_MiBps"] for x in c4) if c4 else None
         for (p_, b_, w, pt, m), row in sorted(agg.items(), key=lambda kv: size_bytes(kv[0][3])
                                               if kv[0][3][0].isdigit() else 0):
-            if (p_, b_, m) == (pfs, bb, "bblog") and w in ("ior-strided", "ior-segmented"):
+            if (p_, b_, m) == (pfs, bb, "bblog") and w in REF_WORKLOADS:
                 # The reference measured in the point itself where it ran (plain-ref)
                 here = g(w, pt, "plain-ref")
                 if here or ref:
@@ -779,7 +783,7 @@ def main():
         if bad:
             die(f"{name}: unknown {', '.join(bad)} (known: {', '.join(allowed)})")
     if "plain-ref" in a.modes and a.size % REF and \
-            any(w in ("ior-strided", "ior-segmented") for w in a.workloads):
+            any(w in REF_WORKLOADS for w in a.workloads):
         die(f"--modes plain-ref: --size {human(a.size)} is not a multiple of 4 MiB")
     a.env = a.env or os.environ.get("BBLOG_ENV") or "/var/cache/bblog/current/bin/bblog-env.sh"
     if not os.path.exists(a.env):

@@ -59,7 +59,7 @@ struct ADIOI_BBLOG_hints {
     int debug_no_map;                   /* BBLOG_DEBUG_NO_MAP: the drain reads the logs */
     int debug_close_alone;              /* BBLOG_DEBUG_CLOSE_ALONE: close=bb never drains */
     int debug_no_batch;                 /* BBLOG_DEBUG_NO_BATCH: no node batches */
-    int debug_no_epoch;                 /* BBLOG_DEBUG_NO_EPOCH: no write-through epochs */
+    int debug_sync_agree;               /* BBLOG_DEBUG_SYNC_AGREE: every sync agrees */
     int debug_spin;                     /* BBLOG_DEBUG_SPIN: blocking collective waits */
 };
 
@@ -89,7 +89,7 @@ enum { ADIOI_BBLOG_LAST_NONE, ADIOI_BBLOG_LAST_DONE, ADIOI_BBLOG_LAST_VERIFIED,
     X(SUM, bytes_sieved, "bytes_sieved")        /* holes read and written back (drain.c) */ \
     X(SUM, bytes_through, "bytes_through")      /* straight to the PFS (fallback, atomic) */ \
     X(SUM, writes_through, "writes_through") \
-    X(MAX, syncs_alone, "syncs_alone")          /* syncs with no communication (flush.c) */ \
+    X(MAX, syncs_alone, "syncs_alone")          /* syncs with no collective call (flush.c) */ \
     X(SUM, read_calls, "read_calls") \
     X(SUM, bytes_overlaid, "bytes_overlaid")    /* read from the own log over the PFS bytes */ \
     X(SUM, bytes_from_others, "bytes_read_from_others")     /* ad_bblog_vis.c */ \
@@ -185,11 +185,6 @@ struct ADIOI_BBLOG_logstate {
     int trims;                          /* some process of the open may trim its log */
     int planning;                       /* the drain thread plans at collective writes */
     uint32_t cap_next;                  /* colls at which Cap_coll next agrees (all alike) */
-    /* Write-through epochs (ad_bblog_flush.c): handles of the file in one (every write goes
-     * through), and whether a write below bblog_through_threshold went through for it since
-     * the last epoch sync. */
-    int epoch;
-    int epoch_small;
 };
 
 /* The logstate's lock, with a background drain (its thread shares the index, the log and its
@@ -249,14 +244,13 @@ struct ADIOI_BBLOG_state {
     uint64_t *clock;                    /* the node's write clock of this open, or NULL */
     int64_t clock_origin;               /* several nodes: rank 0's real time at open, in us */
     char clock_path[PATH_MAX + 300];
-    /* Write-through epoch (ad_bblog_flush.c): in one (the flags of its last sync in flight:
-     * reqs, their sends, then the receives of the others'); the last drain found nothing
-     * logged on any process and bytes written through on some; this process's flag; the
-     * epoch's communicator (MPI_COMM_NULL before the first). */
-    int epoch, through_only, epoch_out;
-    int *epoch_in;
-    MPI_Request *epoch_reqs;
-    MPI_Comm epoch_comm;
+    /* Syncs without an agreement (ad_bblog_flush.c): their communicator (MPI_COMM_NULL before
+     * the first); whether the last one still has notes or a "done" to hear; whose notes of it
+     * were heard, and who logged; the sends in flight. */
+    MPI_Comm notes_comm;
+    int notes_pending;
+    unsigned char *notes_heard, *notes_logged;
+    struct ADIOI_BBLOG_batch *notes_sends;
     struct ADIOI_BBLOG_stats st;
 };
 
@@ -436,9 +430,13 @@ static inline void ADIOI_BBLOG_Flushed(struct ADIOI_BBLOG_logstate *ls, uint64_t
 }
 
 void ADIOI_BBLOG_Refresh_info(ADIO_File fd);
-/* Ends the handle's write-through epoch, if any, and frees its communicator: at close, on
- * every process. */
-void ADIOI_BBLOG_Epoch_close(ADIO_File fd);
+/* ad_bblog_flush.c: Notes_settle hears the rest of the last sync made without an agreement
+ * (the other processes' notes, and the "done" of those that drained alone), before any write,
+ * collective call or close on the file (ADIOI_BBLOG_SETTLE); Notes_close also waits for this
+ * process's sends and frees the communicator, at close, on every process. */
+int ADIOI_BBLOG_Notes_settle(struct ADIOI_BBLOG_state *st);
+void ADIOI_BBLOG_Notes_close(ADIO_File fd);
+#define ADIOI_BBLOG_SETTLE(st) ((st)->notes_pending ? ADIOI_BBLOG_Notes_settle(st) : MPI_SUCCESS)
 int ADIOI_BBLOG_Note_drained(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len,
                              uint64_t stamp);
 int ADIOI_BBLOG_Note_through(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len,
@@ -486,8 +484,17 @@ int ADIOI_BBLOG_Order_exchange(ADIO_File fd, struct ADIOI_BBLOG_order *o, const 
                                int n_mine, int every);
 /* Calls keep for each part of [lo, hi) that no other process wrote with a stamp above stamp,
  * in file order; returns the first non-zero keep result, or 0. */
+/* o from n (off, len, stamp) triples of other processes, as an exchange would leave it; 0 or
+ * ENOMEM. */
+int ADIOI_BBLOG_Order_set(struct ADIOI_BBLOG_order *o, const uint64_t *pieces, size_t n);
 int ADIOI_BBLOG_Order_keep(const struct ADIOI_BBLOG_order *o, uint64_t lo, uint64_t hi,
                            uint64_t stamp, ADIOI_BBLOG_keep_fn keep, void *arg);
+/* ad_bblog_drain.c: this process's logged pieces as (off, len, stamp) triples, in file order
+ * (*triples is the caller's to free); 0 or ENOMEM. Drain_alone drains this process's log
+ * alone, with no collective call, leaving out what `later` lists with a higher stamp, and
+ * flushes the inner file (a sync that the other processes left, ad_bblog_flush.c). */
+int ADIOI_BBLOG_Drain_pieces(struct ADIOI_BBLOG_state *st, uint64_t **triples, size_t *n);
+int ADIOI_BBLOG_Drain_alone(ADIO_File fd, const struct ADIOI_BBLOG_order *later);
 
 /* ad_bblog_node.c: the drain's node exchange through the burst buffer. Node_stage, before the
  * drain's starting MPI_Allgather (collective over fd->comm the first time), makes this

@@ -126,7 +126,7 @@ void ADIOI_BBLOG_Close(ADIO_File fd, int *error_code)
     *error_code = MPI_SUCCESS;
     if (!st)
         return;
-    ADIOI_BBLOG_Epoch_close(fd);
+    ADIOI_BBLOG_Notes_close(fd);
     /* The last handle of the file in this process: the background drain goes on after close
      * (bblog_close=bb) or stops here. Handles are closed in the same order on all processes
      * of the communicator, so "last" agrees among them for files opened on the same one. */

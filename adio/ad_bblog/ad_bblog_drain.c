@@ -26,6 +26,11 @@
  * path, the same everywhere: independent; the node exchange, alone on one node (solo) or into
  * ROMIO's two-phase write across nodes; two-phase with or without the Order exchange),
  * drain_rounds (2, 3), drain_commit and drain_finish (4).
+ *
+ * A drain alone (Drain_alone: a sync that the processes with nothing logged left at once,
+ * ad_bblog_flush.c) runs the same stages on this process only: no collective call, the
+ * independent path, the pieces that others wrote later (their notes of the sync) left out as
+ * the Order exchange would, and only this process's log marked drained.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -92,6 +97,28 @@ static int snapshot(struct ADIOI_BBLOG_state *st, struct bblog_seg **segs, uint6
     *n = rc == 0 ? s.n : 0;
     *lo = s.lo;
     *hi = s.hi;
+    return rc;
+}
+
+int ADIOI_BBLOG_Drain_pieces(struct ADIOI_BBLOG_state *st, uint64_t **triples, size_t *n)
+{
+    struct bblog_seg *segs = NULL;
+    uint64_t *stamps = NULL, lo, hi, *t = NULL;
+    size_t i;
+    int rc = snapshot(st, &segs, &stamps, n, &lo, &hi);
+
+    if (rc == 0 && *n > 0 && !(t = malloc(3 * *n * sizeof(*t))))
+        rc = ENOMEM;
+    for (i = 0; rc == 0 && i < *n; i++) {
+        t[3 * i] = segs[i].off;
+        t[3 * i + 1] = segs[i].len;
+        t[3 * i + 2] = stamps[i];
+    }
+    free(segs);
+    free(stamps);
+    *triples = t;
+    if (rc != 0)
+        *n = 0;
     return rc;
 }
 
@@ -896,9 +923,10 @@ static int by_lo(const void *a, const void *b)
  * collective call where sums and maxima took two, and the exchange three. */
 static void agree_start(ADIO_File fd, struct ADIOI_BBLOG_state *st, int rc,
                         const struct bblog_seg *segs, size_t n, uint64_t slo, uint64_t shi,
-                        int staged, unsigned node, struct agreed *ag)
+                        int staged, unsigned node, int alone, struct agreed *ag)
 {
-    uint64_t mine[G_N], *all = ADIOI_Malloc((size_t) st->nprocs * sizeof(mine));
+    int np = alone ? 1 : st->nprocs;
+    uint64_t mine[G_N], *all = ADIOI_Malloc((size_t) np * sizeof(mine));
     uint64_t reach = 0;
     size_t i;
     int p;
@@ -922,13 +950,16 @@ static void agree_start(ADIO_File fd, struct ADIOI_BBLOG_state *st, int rc,
         mine[G_LO] = off < mine[G_LO] ? off : mine[G_LO];
         mine[G_HI] = end > mine[G_HI] ? end : mine[G_HI];
     }
-    ADIOI_BBLOG_Allgather(mine, G_N, MPI_UINT64_T, all, G_N, MPI_UINT64_T, fd->comm);
+    if (alone)
+        memcpy(all, mine, sizeof(mine));
+    else
+        ADIOI_BBLOG_Allgather(mine, G_N, MPI_UINT64_T, all, G_N, MPI_UINT64_T, fd->comm);
     memset(ag, 0, sizeof(*ag));
     ag->slo = UINT64_MAX;
     ag->lo = UINT64_MAX;
     if (staged)
         ag->node = malloc((size_t) st->nprocs);
-    for (p = 0; p < st->nprocs; p++) {
+    for (p = 0; p < np; p++) {
         const uint64_t *g = all + (size_t) p * G_N;
         ag->bytes += g[G_BYTES];
         ag->count += g[G_COUNT];
@@ -939,7 +970,7 @@ static void agree_start(ADIO_File fd, struct ADIOI_BBLOG_state *st, int rc,
         ag->lo = g[G_LO] < ag->lo ? g[G_LO] : ag->lo;
         ag->hi = g[G_HI] > ag->hi ? g[G_HI] : ag->hi;
         ag->most = g[G_SNAP] > ag->most ? g[G_SNAP] : ag->most;
-        ag->lost |= g[G_CHECK] != check_word(st, CHECK_START, p);
+        ag->lost |= g[G_CHECK] != check_word(st, CHECK_START, alone ? st->rank : p);
         ag->node_none |= (g[G_NODE] & ADIOI_BBLOG_NODE_NONE) != 0;
         ag->node_unstaged |= (g[G_NODE] & ADIOI_BBLOG_NODE_UNSTAGED) != 0;
         if (ag->node)
@@ -957,9 +988,9 @@ static void agree_start(ADIO_File fd, struct ADIOI_BBLOG_state *st, int rc,
         ADIOI_Free(all);
         return;
     }
-    qsort(all, (size_t) st->nprocs, sizeof(mine), by_lo);
+    qsort(all, (size_t) np, sizeof(mine), by_lo);
     ag->disjoint = 1;
-    for (p = 0; p < st->nprocs; p++) {
+    for (p = 0; p < np; p++) {
         const uint64_t *g = all + (size_t) p * G_N;
         if (g[G_LO] >= g[G_HI])
             continue;           /* nothing logged or written through */
@@ -974,9 +1005,9 @@ static void agree_start(ADIO_File fd, struct ADIOI_BBLOG_state *st, int rc,
  * process, every record of this file stamped up to now is on the PFS: the header says so
  * job-wide, for a replay after a crash in which some process died before marking its own log
  * (bblog_format.h, drained_gen). Returns 0 or the log's error. */
-static int mark_log_drained(struct ADIOI_BBLOG_state *st)
+static int mark_log_drained(struct ADIOI_BBLOG_state *st, int alone)
 {
-    return st->nprocs > 1 ?
+    return st->nprocs > 1 && !alone ?
         bblog_log_mark_drained_gen(st->ls->log,
                                    ADIOI_BBLOG_COLL_STAMP(ADIOI_BBLOG_Stamp(st->ls)) + 1) :
         bblog_log_mark_drained(st->ls->log);
@@ -995,6 +1026,9 @@ struct drain {
     uint64_t *stamps, slo, shi;
     size_t n;
     int partial;                /* a one-process handle that drains its newest extents only */
+    /* A drain of this process's log alone, at a sync the others left (ad_bblog_flush.c): no
+     * collective call; what the others wrote later than its pieces, from their notes. */
+    const struct ADIOI_BBLOG_order *alone;
     struct agreed ag;
     /* path: the same on every process */
     int indep;                  /* each process writes its own extents, no two-phase write */
@@ -1045,9 +1079,9 @@ static void drain_plan(struct drain *d)
     /* The node exchange's files are made ready before the agreement, which tells every
      * process which exist (ad_bblog_node.c); a process without node state means none for
      * anyone, and all forget theirs alike. */
-    d->staged = st->hints.node_exchange && st->nprocs > 1 && !st->node_off;
+    d->staged = st->hints.node_exchange && st->nprocs > 1 && !st->node_off && !d->alone;
     agree_start(d->fd, st, d->rc, d->segs, d->n, d->slo, d->shi, d->staged,
-                d->staged ? ADIOI_BBLOG_Node_stage(d->fd) : 0, &d->ag);
+                d->staged ? ADIOI_BBLOG_Node_stage(d->fd) : 0, d->alone != NULL, &d->ag);
     if (d->ag.node_none)
         ADIOI_BBLOG_Node_free(st);
 }
@@ -1060,16 +1094,13 @@ static int drain_nothing(struct drain *d, int *emptied)
 
     ADIOI_BBLOG_Vis_emptied(st->ls);    /* what it lists is all in the PFS file */
     ADIOI_BBLOG_Node_end(st);           /* Node_stage's list file */
-    /* Some process wrote through since the last drain (its notes span a range): a sync may
-     * start a write-through epoch (ad_bblog_flush.c). The same on every process. */
-    st->through_only = d->ag.hi > d->ag.lo;
     free(d->ag.node);
     /* Nothing left to write, but the log may still hold records: of what the background
      * drain wrote, or PFS records. Marked drained like after any drain, or a replay after
      * a crash before close removes the log would put them back over newer bytes of
      * processes whose logs are gone. */
     if (d->rc == 0 && st->ls->log && (st->ls->log_end > 0 || st->ls->nthrough > 0)) {
-        rc = mark_log_drained(st);
+        rc = mark_log_drained(st, d->alone != NULL);
         if (rc != 0)
             d->err = ADIOI_BBLOG_Err_rc(myname_drain, __LINE__, rc, "cannot mark drained",
                                         bblog_log_meta_path(st->ls->log));
@@ -1184,7 +1215,7 @@ static void drain_choose(struct drain *d)
      * the same file at the same moment through handles of their own (PnetCDF's MPI_COMM_SELF
      * handles in independent mode, at sync and close), so it must neither read-modify-write
      * the bytes between its extents nor grow the file (below). */
-    d->indep = st->nprocs == 1 ||
+    d->indep = st->nprocs == 1 || d->alone ||
         (st->hints.indep_threshold > 0 && st->inner->hints->cb_write != ADIOI_HINT_ENABLE &&
          ag->bytes / ag->count >= (uint64_t) st->hints.indep_threshold);
     if (d->rc == 0)
@@ -1226,6 +1257,8 @@ static void drain_choose(struct drain *d)
      * stamps and keeps the later writes itself: no Order exchange. */
     d->exchange = st->nprocs > 1 && !ag->failed && ag->slo != ag->shi && !ag->disjoint &&
         !d->solo;
+    if (d->alone)
+        d->exchange = !ag->failed && d->alone->n > 0;
     size_rounds(d);
     /* Under the node exchange a process with nothing logged still receives a share. */
     if (d->rc == 0 && (d->n > 0 || d->r.collect) && !d->r.map &&
@@ -1252,7 +1285,8 @@ static void round_add(struct drain *d, size_t cursor, uint64_t start, uint64_t e
             continue;
         r->stamp = d->stamps[i];
         if (d->exchange) {
-            d->rc = ADIOI_BBLOG_Order_keep(&d->order, lo, hi, d->stamps[i], keep_piece, &k);
+            d->rc = ADIOI_BBLOG_Order_keep(d->alone ? d->alone : &d->order, lo, hi,
+                                           d->stamps[i], keep_piece, &k);
             st->st.bytes_superseded += (hi - lo) - (r->added - before);
         } else {
             d->rc = add_piece(st, r, lo, hi - lo, s->src + (lo - s->off));
@@ -1306,7 +1340,7 @@ static void drain_rounds(struct drain *d)
         r->k = 0;
         r->bytes = 0;
         r->nquad = 0;
-        if (d->exchange) {
+        if (d->exchange && !d->alone) {
             xrc = d->rc == 0 ? round_pieces(st, d->segs, d->stamps, cursor, d->n, start, end,
                                             &d->mine, &d->mine_cap, &count) : 0;
             if (xrc != 0)
@@ -1364,9 +1398,14 @@ static void drain_commit(struct drain *d)
     v[0] = d->err != MPI_SUCCESS;
     v[1] = check_word(st, CHECK_END, st->rank);
     v[2] = (uint64_t) d->node_bad;
-    for (p = 0; p < st->nprocs; p++)
-        want += check_word(st, CHECK_END, p);
-    ADIOI_BBLOG_Allreduce(v, sum, 3, MPI_UINT64_T, MPI_SUM, d->fd->comm);
+    if (d->alone) {
+        want = v[1];
+        memcpy(sum, v, sizeof(v));
+    } else {
+        for (p = 0; p < st->nprocs; p++)
+            want += check_word(st, CHECK_END, p);
+        ADIOI_BBLOG_Allreduce(v, sum, 3, MPI_UINT64_T, MPI_SUM, d->fd->comm);
+    }
     d->lost = sum[1] != want;
     d->anyfail = sum[0] != 0 || d->lost;
     d->node_retry = !d->anyfail && sum[2] != 0;
@@ -1379,7 +1418,10 @@ static void drain_commit(struct drain *d)
         uint32_t got = 0;
         int verr, anybad;
         d->mismatch = verify_written(d->fd, st, r, d->budget, &bad, &got, &verr);
-        ADIOI_BBLOG_Allreduce(&d->mismatch, &anybad, 1, MPI_INT, MPI_MAX, d->fd->comm);
+        if (d->alone)
+            anybad = d->mismatch;
+        else
+            ADIOI_BBLOG_Allreduce(&d->mismatch, &anybad, 1, MPI_INT, MPI_MAX, d->fd->comm);
         if (anybad) {
             d->anyfail = 1;
             if (!d->mismatch)
@@ -1434,7 +1476,7 @@ static void drain_empty_log(struct drain *d, int *emptied)
     if (st->ls->log) {
         struct bblog_log_stats ls;
 
-        rc = mark_log_drained(st);
+        rc = mark_log_drained(st, d->alone != NULL);
         if (rc != 0)
             d->err = ADIOI_BBLOG_Err_rc(myname_drain, __LINE__, rc, "cannot mark drained",
                                         bblog_log_meta_path(st->ls->log));
@@ -1506,7 +1548,8 @@ static void drain_free(struct drain *d)
     free(d->mine);
 }
 
-static int drain(ADIO_File fd, int sync_inner, int *emptied)
+static int drain(ADIO_File fd, int sync_inner, const struct ADIOI_BBLOG_order *alone,
+                 int *emptied)
 {
     struct drain d;
 
@@ -1519,9 +1562,10 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
     d.err = MPI_SUCCESS;
     d.budget = d.plan_budget = (uint64_t) d.st->hints.flush_buffer_size;
     d.r.verify = d.st->hints.verify;
+    d.alone = alone;
     *emptied = 0;
-    d.st->drain_seq++;
-    d.st->through_only = 0;
+    if (!alone)
+        d.st->drain_seq++;      /* counted alike on every process: collective drains only */
     drain_plan(&d);
     if (d.ag.count == 0)
         return drain_nothing(&d, emptied);
@@ -1534,7 +1578,7 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
         drain_free(&d);
         d.st->node_off = 1;
         d.st->st.drains_again++;
-        return drain(fd, sync_inner, emptied);
+        return drain(fd, sync_inner, NULL, emptied);
     }
     drain_finish(&d, emptied);
     drain_free(&d);
@@ -1543,14 +1587,24 @@ static int drain(ADIO_File fd, int sync_inner, int *emptied)
 
 /* A background drain (ad_bblog_bg.c) is paused meanwhile: its segment in flight ends
  * after the write under way, and it forgets what it wrote, so nothing is written twice. */
-int ADIOI_BBLOG_Drain(ADIO_File fd, int sync_inner)
+static int drain_paused(ADIO_File fd, int sync_inner, const struct ADIOI_BBLOG_order *alone)
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
     int err, emptied = 0;
 
     ADIOI_BBLOG_Bg_settle(st->ls, st);
     ADIOI_BBLOG_Bg_pause(st->ls);
-    err = drain(fd, sync_inner, &emptied);
+    err = drain(fd, sync_inner, alone, &emptied);
     ADIOI_BBLOG_Bg_resume(st->ls, emptied);
     return err;
+}
+
+int ADIOI_BBLOG_Drain(ADIO_File fd, int sync_inner)
+{
+    return drain_paused(fd, sync_inner, NULL);
+}
+
+int ADIOI_BBLOG_Drain_alone(ADIO_File fd, const struct ADIOI_BBLOG_order *later)
+{
+    return drain_paused(fd, 1, later);
 }

@@ -45,7 +45,10 @@ void ADIOI_BBLOG_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t * fcntl_struct, int 
             ADIO_Fcntl(st->inner, flag, fcntl_struct, error_code);
         return;
     case ADIO_FCNTL_SET_ATOMICITY:
-        if (fcntl_struct->atomicity && !fd->atomicity && !st->passthrough)
+        if (!st->passthrough)
+            *error_code = ADIOI_BBLOG_SETTLE(st);
+        if (*error_code == MPI_SUCCESS && fcntl_struct->atomicity && !fd->atomicity &&
+            !st->passthrough)
             *error_code = ADIOI_BBLOG_Drain(fd, 0);
         if (*error_code == MPI_SUCCESS) {
             fd->atomicity = fcntl_struct->atomicity ? 1 : 0;

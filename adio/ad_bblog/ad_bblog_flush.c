@@ -7,90 +7,172 @@
  * Like every collective call, a sync orders the writes before it before those after it, across
  * processes (ad_bblog_order.c).
  *
- * Write-through epochs. A sync whose drain found nothing logged on any process and bytes
- * written straight to the PFS file on some (every write was of bblog_through_threshold or more:
- * a checkpoint of large blocks, under the default hints) starts one. From then on this
- * process writes the file straight through whatever the size, so nothing is logged anywhere,
- * and a sync is each process's own flush of the PFS file, as under plain ROMIO, with no
- * collective call: the drain's agreement made every process wait at each sync for the slowest
- * writer, then flush at the same moment, and enter the next phase in step (the checkpoint
- * benchmark, bench/results/README.md). Each epoch sync sends every other process one flag,
- * whether a write since the previous sync went through that the log would have taken (below
- * the threshold), and receives the flags they sent at the previous sync: a process waits only
- * for another that is a whole phase behind. When a flag is set the epoch ends at that sync,
- * on every process alike, with the drain's agreement, and that sync starts none. So small
- * writes go straight through for at most the two phases after the epoch's last sync without
- * them, or until close. Only where nothing drains in the background (it would log them), under
- * bblog_sync=pfs, with 2 to ADIOI_BBLOG_EPOCH_PROCS processes (the flags are nprocs - 1
- * messages each way a sync), and not under BBLOG_DEBUG_NO_EPOCH=1.
+ * Syncs without an agreement. Where nothing drains in the background, a sync does not start
+ * with the drain's MPI_Allgather, which made every process wait for the slowest writer and
+ * leave the sync together with the others: the next phases were then written by all processes
+ * at once, where under plain ROMIO (each process's own fsync) they drift apart and take turns
+ * (a checkpoint of large blocks, 4 processes on 2 cores: whole job 4.60 s against plain
+ * ROMIO's 4.29; bench/results/README.md). Instead each process sends every other one its notes
+ * of the sync, point to point: whether it logged anything, and the pieces (offset, length,
+ * stamp) it wrote straight to the PFS since the last drain, with those it logged. Then:
+ *   - a process that logged nothing flushes its writes to the PFS file and returns at once;
+ *   - a process that logged hears every other process's notes (it waits for all of them to
+ *     enter the sync). When every process logged, they drain together, as before (two-phase
+ *     writes of everything). Otherwise it drains its own log alone (ad_bblog_drain.c), leaving
+ *     out what another process wrote later (a higher stamp, from the notes), flushes, and sends
+ *     every other process "done".
+ * A process that left a sync early learns the notes of that sync at its next write, collective
+ * call or close on the file (Notes_settle), and waits there for the "done" of every process
+ * that drained alone: so a write made after the sync cannot be overwritten by an older logged
+ * byte another process was still draining, and a collective drain never starts while one
+ * process's lone drain goes on. After sync-barrier-sync every byte written before the first
+ * sync is in the PFS file, as before: each process's own sync returns only when its bytes are
+ * there. The waits are those of a collective call that synchronises, which MPI allows any
+ * collective call to do. Where nothing is ever logged (every write of bblog_through_threshold
+ * or more), a sync is each process's own flush plus 2 x (nprocs - 1) small messages. Only with
+ * 2 to ADIOI_BBLOG_NOTES_PROCS processes, and not under BBLOG_DEBUG_SYNC_AGREE=1 (every sync
+ * agrees, for comparisons).
  */
+#include <stdlib.h>
+#include <string.h>
+
 #include "ad_bblog.h"
 #include "adioi.h"
 
-#define ADIOI_BBLOG_EPOCH_PROCS 256
+#define ADIOI_BBLOG_NOTES_PROCS 256
 
-/* The flags of the last epoch sync: this process's, sent, and the others', received. */
-static int epoch_recv(struct ADIOI_BBLOG_state *st, int *any)
+enum { TAG_HEAD = 1, TAG_PIECES, TAG_DONE };
+enum { H_LOGGED, H_FAILED, H_N, H_WORDS };
+
+/* Sends in flight, kept until they complete: a sync's notes to every other process, or its
+ * "done". Never waited for before close: a process that has not yet come back to the file
+ * may be the one that must receive them. */
+struct ADIOI_BBLOG_batch {
+    struct ADIOI_BBLOG_batch *next;
+    int n;                      /* requests */
+    MPI_Request *reqs;
+    uint64_t words[];
+};
+
+static struct ADIOI_BBLOG_batch *batch_new(size_t words, int nreq)
 {
-    int n = st->nprocs - 1, p, k = 0, rc = MPI_SUCCESS;
+    struct ADIOI_BBLOG_batch *b = malloc(sizeof(*b) + words * sizeof(uint64_t));
 
-    for (p = 0; p < st->nprocs; p++)
-        if (p != st->rank) {
-            MPI_Irecv(&st->epoch_in[k], 1, MPI_INT, p, 0, st->epoch_comm,
-                      &st->epoch_reqs[n + k]);
-            k++;
-        }
-    for (k = 0; k < 2 * n; k++) {
-        int r = MPI_Wait(&st->epoch_reqs[k], MPI_STATUS_IGNORE);
-        if (rc == MPI_SUCCESS)
-            rc = r;
+    if (!b)
+        return NULL;
+    b->reqs = malloc((size_t) (nreq > 0 ? nreq : 1) * sizeof(*b->reqs));
+    if (!b->reqs) {
+        free(b);
+        return NULL;
     }
-    *any = st->epoch_out;
-    for (k = 0; k < n; k++)
-        *any |= st->epoch_in[k];
+    b->n = 0;
+    b->next = NULL;
+    return b;
+}
+
+static void batches_reap(struct ADIOI_BBLOG_state *st, int wait)
+{
+    struct ADIOI_BBLOG_batch **pb = &st->notes_sends;
+
+    while (*pb) {
+        struct ADIOI_BBLOG_batch *b = *pb;
+        int done = 1, i;
+        for (i = 0; i < b->n && done; i++) {
+            if (wait)
+                ADIOI_BBLOG_Wait_idle(&b->reqs[i]);
+            else
+                MPI_Test(&b->reqs[i], &done, MPI_STATUS_IGNORE);
+        }
+        if (!done) {
+            pb = &b->next;
+            continue;
+        }
+        *pb = b->next;
+        free(b->reqs);
+        free(b);
+    }
+}
+
+/* Sends b's first n words with tag to every other process. */
+static int send_others(struct ADIOI_BBLOG_state *st, struct ADIOI_BBLOG_batch *b,
+                       const uint64_t *w, int n, int tag)
+{
+    int p, rc = MPI_SUCCESS;
+
+    for (p = 0; p < st->nprocs && rc == MPI_SUCCESS; p++)
+        if (p != st->rank)
+            rc = MPI_Isend(w, n, MPI_UINT64_T, p, tag, st->notes_comm, &b->reqs[b->n++]);
     return rc;
 }
 
-static void epoch_send(struct ADIOI_BBLOG_state *st)
+static int recv_idle(struct ADIOI_BBLOG_state *st, void *buf, int n, int p, int tag)
 {
-    int p, k = 0;
+    MPI_Request rq;
+    int rc = MPI_Irecv(buf, n, MPI_UINT64_T, p, tag, st->notes_comm, &rq);
 
-    st->epoch_out = st->ls->epoch_small;
-    st->ls->epoch_small = 0;
-    for (p = 0; p < st->nprocs; p++)
-        if (p != st->rank)
-            MPI_Isend(&st->epoch_out, 1, MPI_INT, p, 0, st->epoch_comm, &st->epoch_reqs[k++]);
+    return rc == MPI_SUCCESS ? ADIOI_BBLOG_Wait_idle(&rq) : rc;
 }
 
-static int epoch_due(const struct ADIOI_BBLOG_state *st)
+/* Process p's notes of the last notes sync: its header, and its pieces appended to *pcs
+ * (n triples, room for cap) or dropped when pcs is NULL. */
+static int recv_notes(struct ADIOI_BBLOG_state *st, int p, uint64_t *head, uint64_t **pcs,
+                      size_t *n, size_t *cap)
 {
-    return st->through_only && ADIOI_BBLOG_NO_BG(&st->hints) && !st->hints.debug_no_epoch &&
-        st->nprocs > 1 && st->nprocs <= ADIOI_BBLOG_EPOCH_PROCS && st->ls;
-}
+    uint64_t *buf;
+    int rc = recv_idle(st, head, H_WORDS, p, TAG_HEAD);
 
-/* At a sync whose drain found what epoch_due asks, on every process alike. */
-static int epoch_start(ADIO_File fd, struct ADIOI_BBLOG_state *st)
-{
-    int rc;
-
-    if (st->epoch_comm == MPI_COMM_NULL) {
-        rc = MPI_Comm_dup(fd->comm, &st->epoch_comm);
-        if (rc != MPI_SUCCESS)
-            return rc;
-        st->epoch_in = ADIOI_Malloc((size_t) st->nprocs * sizeof(*st->epoch_in));
-        st->epoch_reqs = ADIOI_Malloc(2 * (size_t) st->nprocs * sizeof(*st->epoch_reqs));
+    if (rc != MPI_SUCCESS || head[H_N] == 0)
+        return rc;
+    buf = malloc(3 * head[H_N] * sizeof(*buf));
+    if (!buf)
+        return ADIOI_BBLOG_Err("ADIOI_BBLOG_FLUSH", __LINE__, MPI_ERR_NO_MEM, "bblog: out of "
+                               "memory for another process's notes of a sync of %s",
+                               st->pfs_path);
+    rc = recv_idle(st, buf, (int) (3 * head[H_N]), p, TAG_PIECES);
+    if (rc == MPI_SUCCESS && pcs) {
+        if (bblog_grow((void **) pcs, cap, *n + head[H_N], 3 * sizeof(**pcs)) != 0)
+            head[H_FAILED] = 1;
+        else {
+            memcpy(*pcs + 3 * *n, buf, 3 * head[H_N] * sizeof(*buf));
+            *n += head[H_N];
+        }
     }
-    st->epoch = 1;
-    st->ls->epoch++;
-    st->ls->epoch_small = 0;
-    epoch_send(st);
-    return MPI_SUCCESS;
+    free(buf);
+    return rc;
 }
 
-static void epoch_end(struct ADIOI_BBLOG_state *st)
+/* The rest of the last notes sync: the notes not heard yet, then the "done" of every process
+ * that drained alone in it (some process logged and some did not). */
+int ADIOI_BBLOG_Notes_settle(struct ADIOI_BBLOG_state *st)
 {
-    st->epoch = 0;
-    st->ls->epoch--;
+    int p, any = 0, all = 1, rc = MPI_SUCCESS;
+
+    if (!st->notes_pending)
+        return MPI_SUCCESS;
+    st->notes_pending = 0;
+    for (p = 0; p < st->nprocs; p++) {
+        if (!st->notes_heard[p] && rc == MPI_SUCCESS) {
+            uint64_t head[H_WORDS];
+            rc = recv_notes(st, p, head, NULL, NULL, NULL);
+            st->notes_logged[p] = rc == MPI_SUCCESS && head[H_LOGGED] != 0;
+            st->notes_heard[p] = 1;
+        }
+        any |= st->notes_logged[p];
+        all &= st->notes_logged[p];
+    }
+    for (p = 0; any && !all && p < st->nprocs && rc == MPI_SUCCESS; p++)
+        if (p != st->rank && st->notes_logged[p]) {
+            uint64_t done;
+            rc = recv_idle(st, &done, 1, p, TAG_DONE);
+        }
+    batches_reap(st, 0);
+    return rc;
+}
+
+static int notes_due(const struct ADIOI_BBLOG_state *st)
+{
+    return ADIOI_BBLOG_NO_BG(&st->hints) && !st->hints.debug_sync_agree && st->nprocs > 1 &&
+        st->nprocs <= ADIOI_BBLOG_NOTES_PROCS && st->ls;
 }
 
 /* Flushes what this process wrote straight to the PFS file, if anything; then its writes up to
@@ -106,46 +188,144 @@ static int flush_through(struct ADIOI_BBLOG_state *st, uint64_t w0)
     return err;
 }
 
-/* A sync in the epoch: the previous sync's flags; 1 when the epoch goes on, and then this
- * process's flush of the PFS file and its flag for the next. */
-static int sync_alone(ADIO_File fd, struct ADIOI_BBLOG_state *st, int *error_code)
+/* This process's notes of a sync, sent to every other process: the header, then the pieces
+ * written through since the last drain and, when it logged, those in its log. */
+static int send_notes(struct ADIOI_BBLOG_state *st, int logged)
 {
-    uint64_t w0 = __atomic_load_n(&st->ls->wgen, __ATOMIC_RELAXED);
-    int any = 0;
+    uint64_t *mine = NULL, *w;
+    size_t nmine = 0, n, i;
+    int failed = 0, rc;
+    struct ADIOI_BBLOG_batch *b;
 
-    *error_code = epoch_recv(st, &any);
-    if (*error_code != MPI_SUCCESS || any) {
-        epoch_end(st);
-        return *error_code != MPI_SUCCESS;
+    if (logged)
+        failed = ADIOI_BBLOG_Drain_pieces(st, &mine, &nmine) != 0;
+    n = failed ? 0 : st->ls->nthrough + nmine;
+    if (3 * n > INT_MAX)
+        failed = 1, n = 0;
+    b = batch_new(H_WORDS + 3 * n, 2 * (st->nprocs - 1));
+    if (!b) {
+        /* The others wait for a header all the same: a failed one, sent from static memory
+         * (small enough to leave at once). */
+        static const uint64_t no_notes[2][H_WORDS] = { {0, 1, 0}, {1, 1, 0} };
+        int p;
+        free(mine);
+        for (p = 0; p < st->nprocs; p++)
+            if (p != st->rank)
+                MPI_Send(no_notes[logged], H_WORDS, MPI_UINT64_T, p, TAG_HEAD, st->notes_comm);
+        return ADIOI_BBLOG_Err("ADIOI_BBLOG_FLUSH", __LINE__, MPI_ERR_NO_MEM, "bblog: out of "
+                               "memory for the notes of a sync of %s", st->pfs_path);
     }
-    *error_code = flush_through(st, w0);
-    /* What was written through is ordered against logged bytes at a drain; none are logged
-     * anywhere now, so the notes go, unless another handle of the file may still drain. */
-    ADIOI_BBLOG_Lock(st->ls);
-    if (st->ls->refs - (st->ls->bg ? 1 : 0) == 1)
-        ADIOI_BBLOG_Order_reset(st->ls);
-    ADIOI_BBLOG_Unlock(st->ls);
-    st->st.syncs_alone++;
-    epoch_send(st);
-    return 1;
+    w = b->words;
+    w[H_LOGGED] = (uint64_t) logged;
+    w[H_FAILED] = (uint64_t) failed;
+    w[H_N] = n;
+    for (i = 0; n > 0 && i < st->ls->nthrough; i++, w += 3) {
+        w[H_WORDS] = st->ls->through[i].off;
+        w[H_WORDS + 1] = st->ls->through[i].len;
+        w[H_WORDS + 2] = st->ls->through[i].stamp;
+    }
+    if (n > 0 && nmine > 0)
+        memcpy(w + H_WORDS, mine, 3 * nmine * sizeof(*mine));
+    free(mine);
+    rc = send_others(st, b, b->words, H_WORDS, TAG_HEAD);
+    if (rc == MPI_SUCCESS && n > 0)
+        rc = send_others(st, b, b->words + H_WORDS, (int) (3 * n), TAG_PIECES);
+    b->next = st->notes_sends;
+    st->notes_sends = b;
+    return rc;
 }
 
-void ADIOI_BBLOG_Epoch_close(ADIO_File fd)
+/* A sync without the agreement (above). */
+static int sync_notes(ADIO_File fd, struct ADIOI_BBLOG_state *st)
+{
+    static const uint64_t done = 1;
+    uint64_t w0 = __atomic_load_n(&st->ls->wgen, __ATOMIC_RELAXED), *others = NULL;
+    size_t nothers = 0, cap = 0;
+    int logged = bblog_idx_count(st->ls->idx) != 0, all = 1, failed = 0, p, rc;
+    struct ADIOI_BBLOG_order later;
+    struct ADIOI_BBLOG_batch *b;
+
+    if (st->notes_comm == MPI_COMM_NULL) {
+        rc = MPI_Comm_dup(fd->comm, &st->notes_comm);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        st->notes_heard = ADIOI_Malloc((size_t) st->nprocs);
+        st->notes_logged = ADIOI_Malloc((size_t) st->nprocs);
+    }
+    rc = send_notes(st, logged);
+    memset(st->notes_heard, 0, (size_t) st->nprocs);
+    st->notes_heard[st->rank] = 1;
+    st->notes_logged[st->rank] = (unsigned char) logged;
+    st->notes_pending = 1;
+    if (!logged) {
+        int frc = flush_through(st, w0);
+        /* Its notes went out: a process that drains alone leaves out what they list, and
+         * later logged bytes are stamped after them. Kept while another handle of the file
+         * may still drain. */
+        ADIOI_BBLOG_Lock(st->ls);
+        if (st->ls->refs - (st->ls->bg ? 1 : 0) == 1)
+            ADIOI_BBLOG_Order_reset(st->ls);
+        ADIOI_BBLOG_Unlock(st->ls);
+        st->st.syncs_alone++;
+        return rc != MPI_SUCCESS ? rc : frc;
+    }
+    /* Logged: hear everyone's notes of this sync. */
+    for (p = 0; p < st->nprocs && rc == MPI_SUCCESS; p++) {
+        uint64_t head[H_WORDS];
+        if (p == st->rank)
+            continue;
+        rc = recv_notes(st, p, head, &others, &nothers, &cap);
+        st->notes_heard[p] = 1;
+        st->notes_logged[p] = (unsigned char) (head[H_LOGGED] != 0);
+        all &= head[H_LOGGED] != 0;
+        failed |= head[H_FAILED] != 0;
+    }
+    if (rc != MPI_SUCCESS) {
+        free(others);
+        return rc;
+    }
+    if (all) {                  /* every process is here: the collective drain */
+        free(others);
+        st->notes_pending = 0;
+        return ADIOI_BBLOG_Drain(fd, 1);
+    }
+    if (failed)
+        rc = ADIOI_BBLOG_Err("ADIOI_BBLOG_FLUSH", __LINE__, MPI_ERR_NO_MEM, "bblog: a process "
+                             "of %s could not list what it wrote for a sync (out of memory); "
+                             "the data stays in the logs under %s", st->pfs_path, st->logdir);
+    else if ((rc = ADIOI_BBLOG_Order_set(&later, others, nothers)) != 0)
+        rc = ADIOI_BBLOG_Err("ADIOI_BBLOG_FLUSH", __LINE__, MPI_ERR_NO_MEM, "bblog: out of "
+                             "memory ordering the sync of %s", st->pfs_path);
+    else {
+        rc = ADIOI_BBLOG_Drain_alone(fd, &later);
+        ADIOI_BBLOG_Order_fini(&later);
+    }
+    free(others);
+    st->st.syncs_alone++;
+    /* Done, even after a failure: the others must not wait for ever. */
+    b = batch_new(0, st->nprocs - 1);
+    if (!b)
+        return ADIOI_BBLOG_Err("ADIOI_BBLOG_FLUSH", __LINE__, MPI_ERR_NO_MEM, "bblog: out of "
+                               "memory ending the sync of %s", st->pfs_path);
+    p = send_others(st, b, &done, 1, TAG_DONE);
+    b->next = st->notes_sends;
+    st->notes_sends = b;
+    return rc != MPI_SUCCESS ? rc : p;
+}
+
+void ADIOI_BBLOG_Notes_close(ADIO_File fd)
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
-    int any;
 
-    if (st->epoch) {            /* the flags of its last sync are in flight */
-        epoch_recv(st, &any);
-        epoch_end(st);
-    }
-    if (st->epoch_comm == MPI_COMM_NULL)
+    if (st->notes_comm == MPI_COMM_NULL)
         return;
-    MPI_Comm_free(&st->epoch_comm);
-    ADIOI_Free(st->epoch_in);
-    ADIOI_Free(st->epoch_reqs);
-    st->epoch_in = NULL;
-    st->epoch_reqs = NULL;
+    ADIOI_BBLOG_Notes_settle(st);
+    batches_reap(st, 1);        /* every other process settles in its close too */
+    MPI_Comm_free(&st->notes_comm);
+    ADIOI_Free(st->notes_heard);
+    ADIOI_Free(st->notes_logged);
+    st->notes_heard = NULL;
+    st->notes_logged = NULL;
 }
 
 /* A process with nothing logged flushes what it wrote through before the drain's agreement,
@@ -172,7 +352,7 @@ void ADIOI_BBLOG_Flush(ADIO_File fd, int *error_code)
     static const char myname[] = "ADIOI_BBLOG_FLUSH";
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
     double t0 = ADIOI_BBLOG_Now();
-    int was_epoch;
+    int serr;
 
     *error_code = MPI_SUCCESS;
     if (st->passthrough) {
@@ -180,7 +360,7 @@ void ADIOI_BBLOG_Flush(ADIO_File fd, int *error_code)
         return;
     }
     ADIOI_BBLOG_Bg_mark(st->ls);     /* a sync ends an I/O phase (pacing) */
-    was_epoch = st->epoch;
+    serr = ADIOI_BBLOG_Notes_settle(st);
     if (st->hints.sync_bb) {
         int rc = 0;
         /* What went around the log must be durable too, on the PFS, before the log's PFS
@@ -194,20 +374,17 @@ void ADIOI_BBLOG_Flush(ADIO_File fd, int *error_code)
         if (rc != 0)
             *error_code = ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot make the log durable",
                                              bblog_log_meta_path(st->ls->log));
-    } else if (!(st->epoch && sync_alone(fd, st, error_code))) {
+    } else if (notes_due(st)) {
+        *error_code = sync_notes(fd, st);
+    } else {
         int early = flush_early(st);
 
         *error_code = ADIOI_BBLOG_Drain(fd, 1);
-        /* Whether an epoch starts is agreed (epoch_due's inputs are the drain's agreement);
-         * a flush that failed on one process must not keep it out of the epoch's start. */
-        if (!was_epoch && epoch_due(st)) {
-            int rc = epoch_start(fd, st);
-            if (*error_code == MPI_SUCCESS)
-                *error_code = rc;
-        }
         if (*error_code == MPI_SUCCESS)
             *error_code = early;
     }
+    if (*error_code == MPI_SUCCESS)
+        *error_code = serr;
     if (*error_code == MPI_SUCCESS)
         st->through_unsynced = 0;
     ADIOI_BBLOG_Coll_end(fd, 0, 1);

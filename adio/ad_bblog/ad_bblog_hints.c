@@ -91,7 +91,7 @@ static const struct knob_def knob_defs[] = {
     {"BBLOG_DEBUG_NO_MAP", 1, offsetof(struct ADIOI_BBLOG_hints, debug_no_map)},
     {"BBLOG_DEBUG_CLOSE_ALONE", 1, offsetof(struct ADIOI_BBLOG_hints, debug_close_alone)},
     {"BBLOG_DEBUG_NO_BATCH", 1, offsetof(struct ADIOI_BBLOG_hints, debug_no_batch)},
-    {"BBLOG_DEBUG_NO_EPOCH", 1, offsetof(struct ADIOI_BBLOG_hints, debug_no_epoch)},
+    {"BBLOG_DEBUG_SYNC_AGREE", 1, offsetof(struct ADIOI_BBLOG_hints, debug_sync_agree)},
     {"BBLOG_DEBUG_SPIN", 1, offsetof(struct ADIOI_BBLOG_hints, debug_spin)},
 };
 #define NKNOBS (sizeof(knob_defs) / sizeof(knob_defs[0]))

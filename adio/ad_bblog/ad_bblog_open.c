@@ -91,7 +91,7 @@ void ADIOI_BBLOG_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
         st->inner = ADIO_FILE_NULL;
         st->user_info = MPI_INFO_NULL;
         st->synced_filetype = MPI_DATATYPE_NULL;
-        st->epoch_comm = MPI_COMM_NULL;
+        st->notes_comm = MPI_COMM_NULL;
         if (users_info != MPI_INFO_NULL)
             MPI_Info_dup(users_info, &st->user_info);
         fd->fs_ptr = st;

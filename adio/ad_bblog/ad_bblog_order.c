@@ -491,6 +491,27 @@ int ADIOI_BBLOG_Order_exchange(ADIO_File fd, struct ADIOI_BBLOG_order *o, const 
     return rc;
 }
 
+int ADIOI_BBLOG_Order_set(struct ADIOI_BBLOG_order *o, const uint64_t *pieces, size_t n)
+{
+    size_t j;
+
+    memset(o, 0, sizeof(*o));
+    if (bblog_grow((void **) &o->pieces, &o->cap, n + 1, 3 * sizeof(uint64_t)) != 0 ||
+        bblog_grow((void **) &o->reach, &o->reach_cap, n + 1, sizeof(uint64_t)) != 0) {
+        ADIOI_BBLOG_Order_fini(o);
+        return ENOMEM;
+    }
+    if (n > 0)
+        memcpy(o->pieces, pieces, 3 * n * sizeof(uint64_t));
+    qsort(o->pieces, n, 3 * sizeof(uint64_t), by_off);
+    for (j = 0; j < n; j++) {
+        uint64_t end = o->pieces[3 * j] + o->pieces[3 * j + 1];
+        o->reach[j] = j > 0 && o->reach[j - 1] > end ? o->reach[j - 1] : end;
+    }
+    o->n = n;
+    return 0;
+}
+
 int ADIOI_BBLOG_Order_keep(const struct ADIOI_BBLOG_order *o, uint64_t lo, uint64_t hi,
                            uint64_t stamp, ADIOI_BBLOG_keep_fn keep, void *arg)
 {

@@ -108,8 +108,11 @@ void ADIOI_BBLOG_ReadStridedColl(ADIO_File fd, void *buf, ADIOI_BBLOG_count_t co
                                  ADIO_Status * status, int *error_code)
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
-    int mine = has_logged(st), any;
+    int mine, any;
 
+    if ((*error_code = ADIOI_BBLOG_SETTLE(st)) != MPI_SUCCESS)
+        return;
+    mine = has_logged(st);
     /* A collective read is a point all processes reach together. Programs (PnetCDF's among
      * them) read there what other processes wrote just before, without the sync-barrier-sync
      * MPI asks for, and get it on plain ROMIO; so when any process holds logged data, the

@@ -230,13 +230,6 @@ static int log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void
     if (len <= 0)
         return MPI_SUCCESS;
     st->st.write_calls++;
-    /* A write-through epoch (ad_bblog_flush.c): no process logs anything, whatever the size;
-     * a write the log would have taken tells the next epoch sync. */
-    if (st->ls->epoch && !logged_overlap(st, off, len)) {
-        if (st->hints.through_threshold <= 0 || len < st->hints.through_threshold)
-            st->ls->epoch_small = 1;
-        return write_through(fd, off, len, buf);
-    }
     if (st->hints.through_threshold > 0 && len >= st->hints.through_threshold &&
         ADIOI_BBLOG_NO_BG(&st->hints) && !logged_overlap(st, off, len))
         return write_through(fd, off, len, buf);
@@ -333,6 +326,9 @@ void ADIOI_BBLOG_WriteContig(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t 
     MPI_Count size;
     ADIO_Offset off = contig_offset(fd, file_ptr_type, offset), len;
 
+    /* The last sync's lone drains are over before this write lands (ad_bblog_flush.c). */
+    if ((*error_code = ADIOI_BBLOG_SETTLE(st)) != MPI_SUCCESS)
+        return;
     MPI_Type_size_x(datatype, &size);
     len = (ADIO_Offset) size * count;
     if (st->passthrough || fd->atomicity) {
@@ -364,6 +360,8 @@ void ADIOI_BBLOG_WriteStrided(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
 
+    if ((*error_code = ADIOI_BBLOG_SETTLE(st)) != MPI_SUCCESS)
+        return;
     if (st->passthrough || fd->atomicity) {
         ADIOI_BBLOG_INNER_STRIDED(fd, st,
                                   ADIO_WriteStrided(st->inner, buf, count, datatype,
@@ -400,6 +398,8 @@ static void write_coll(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t count,
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
 
+    if ((*error_code = ADIOI_BBLOG_SETTLE(st)) != MPI_SUCCESS)
+        return;
     if (st->passthrough || fd->atomicity) {
         ADIOI_BBLOG_INNER_STRIDED(fd, st,
                                   ADIO_WriteStridedColl(st->inner, buf, count, datatype,

@@ -4,8 +4,8 @@
  * by argv[1]. Kinds: MPI_File_write_at_all (IOR's MPIIO back end), MPI_File_set_view followed
  * by MPI_File_write_all (what PnetCDF and HDF5 do for every write), MPI_File_write_at; then
  * one MPI_File_sync of one write call's data, and the close after one more; the open first.
- * Last, in a second file, a sync in a write-through epoch (bblog's default hints: blocks of
- * bblog_through_threshold, whose first sync found nothing logged anywhere).
+ * Last, in a second file, a sync of blocks written straight through (bblog's default hints:
+ * blocks of bblog_through_threshold), the second of two.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -92,9 +92,9 @@ int main(int argc, char **argv)
     MPI_Pcontrol(0);
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Pcontrol(2, "close", 1);
-    /* A block per process and a sync (through bblog: the epoch starts), then one more block:
-     * its sync is each process's own flush, and a flag to and from each other process. */
-    snprintf(name, sizeof(name), "%s.epoch", argv[1]);
+    /* A block per process and a sync, then one more block and its sync: through bblog each
+     * process's own flush, and its notes to each other process. */
+    snprintf(name, sizeof(name), "%s.through", argv[1]);
     if (MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL,
                       &fh) != MPI_SUCCESS) {
         fprintf(stderr, "cnt_mpiio: cannot open %s\n", name);
@@ -109,7 +109,7 @@ int main(int argc, char **argv)
         MPI_Pcontrol(0);
         MPI_Barrier(MPI_COMM_WORLD);
     }
-    MPI_Pcontrol(2, "sync(epoch)", 1);
+    MPI_Pcontrol(2, "sync(through)", 1);
     MPI_File_close(&fh);
     MPI_Finalize();
     return 0;

@@ -73,7 +73,7 @@ export BBLOG_TOOL=${BBLOG_TOOL:-$PWD/tools/bblog}
 # drain (node2bb at 4 ranks: the nodes of the first shape; the closebb stats case asserts that
 # the close left the small pieces to them), and the reads of what processes of
 # other nodes logged (t_peerread, t_subcomm: through the read servers), and the flags of a
-# write-through epoch's syncs between nodes (t_epoch[stats]). Not here, and why (issue
+# syncs without an agreement between nodes (t_syncalone[stats]). Not here, and why (issue
 # notes): t_delete expects
 # MPI_File_delete, which one process calls, to remove kept logs on every node (it removes
 # those of its own node); t_strided[noread] and t_strided[stats] are one-node cases (the drain
@@ -85,7 +85,7 @@ diff_cases=(t_contig t_strided t_noncontig t_overlap t_raw t_size t_atomic t_sha
     't_strided?nodempi?' 't_strided?proactive?' 't_strided?modebb?' 't_bigdata?flush64k?'
     't_merge?stats?' 't_strided?lognode?' 't_overlap?lognode?' 't_collread?lognode?'
     't_peerread?lognode?' 't_bgdrain?lognodebb?' 't_closebb?modebb?' 't_batchfh?node2bb?'
-    't_xorder?node2bb?' 't_closebb?closebb,stats?' 't_epoch?stats?')
+    't_xorder?node2bb?' 't_closebb?closebb,stats?' 't_syncalone?stats?')
 # ROMIO's programs but the 4 GiB ones (large_array, large_file: the single-node run has them).
 romio_programs="simple async async-multiple atomicity coll_test excl file_info misc shared_fp
     noncontig_coll2 ordered_fp split_coll psimple creat_excl perf i_noncontig noncontig

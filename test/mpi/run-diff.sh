@@ -168,7 +168,7 @@ programs="t_contig t_strided t_noncontig t_view t_overlap t_raw t_size t_atomic 
           t_nonblock t_manyfiles t_delete t_empty t_bigdata t_hints t_errors t_collread t_capacity
           t_twofh t_xorder t_bgdrain t_selfsync t_selfgrow t_peerread t_subcomm t_merge
           t_durable t_planspace t_phases t_sieve t_closebb t_batchfh t_batchmix t_holes
-          t_epoch t_idlewait"
+          t_syncalone t_idlewait"
 cflags="-std=gnu11 -O2 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
         -Wno-unused-parameter -Werror"
 
@@ -336,7 +336,7 @@ check_kept_logs() {
 # BBLOG_DEBUG_CLOSE_ALONE=1); N:closebatch: neither close drained, and the drain threads wrote
 # the first file's small pieces as a node batch (batch_chunks of its bblog_bg lines) and the
 # second file's large extents each on its own (ad_bblog_batch.c);
-# N:epoch / N:noepoch: the first object (t_epoch's file) says syncs_alone 3 / 0;
+# N:syncalone / N:syncagree: the first object (t_syncalone's file) says syncs_alone 7 / 0;
 # N:phased: no process planned more than 10 times (t_phases: 6 phases of 36 collective writes;
 # with a point at each phase's end once their length is known 8, with phase-blind spacing 12),
 # and at least 3 of its phases but the last ended at such a point, before the quiet gap.
@@ -463,12 +463,13 @@ if want[1:] in (["closedrain"], ["closealone"], ["closebatch"]):
     if want[1:] == ["closealone"] and got != [0, 0]:
         print("bblog_stats: bytes_drained at the closes %s, expected none "
               "(BBLOG_DEBUG_CLOSE_ALONE=1)" % got)
-if want[1:] in (["epoch"], ["noepoch"]):
-    expect = 3 if want[1:] == ["epoch"] else 0
+if want[1:] in (["syncalone"], ["syncagree"]):
+    expect = 7 if want[1:] == ["syncalone"] else 0
     if objs[0].get("syncs_alone") != expect:
-        print("bblog_stats: syncs_alone %s, expected %d (t_epoch: the syncs of phases 2, 3 and 7 "
-              "in a write-through epoch%s)" % (objs[0].get("syncs_alone"), expect,
-                                               "" if expect else "; BBLOG_DEBUG_NO_EPOCH=1"))
+        print("bblog_stats: syncs_alone %s, expected %d (t_syncalone at 3 ranks: the syncs of "
+              "phases 1, 2, 6, 8, 9 and both of 10 make no collective call%s)"
+              % (objs[0].get("syncs_alone"), expect,
+                 "" if expect else "; BBLOG_DEBUG_SYNC_AGREE=1"))
 through = sum(o.get("bytes_through", 0) for o in objs)
 if want[1:] == ["through"] and through <= 0:
     print("bblog_stats: bytes_through 0: no write went straight to the PFS file")
@@ -824,7 +825,7 @@ cases=(
     "t_subcomm       t_subcomm    1 2 4 6"
     "t_merge         t_merge      1 3 4"
     "t_holes         t_holes      1 2 4"
-    "t_epoch         t_epoch      1 2 4"
+    "t_syncalone     t_syncalone  1 2 3 4"
     "t_durable       t_durable    1 2 3"
     "t_idlewait      t_idlewait   2 4"
 )
@@ -1088,11 +1089,12 @@ selected "t_bgdrain[verify,proactive]" &&
 selected "t_selfgrow[notrunc]" && run_case "t_selfgrow[notrunc]" t_selfgrow 4 "" notrunc
 # Pieces of the node's processes with holes between them: each chunk's runs written alone, the
 # holes neither read nor written (a read-modify-write of them read the PFS file back).
-# Write-through epochs (ad_bblog_flush.c): the syncs of t_epoch's phases 2, 3 and 7 are each
-# process's own (syncs_alone), and none under BBLOG_DEBUG_NO_EPOCH=1.
-selected "t_epoch[stats]" && run_case "t_epoch[stats]" t_epoch 3 "" stats=2:epoch
-selected "t_epoch[stats,noepoch]" && run_case "t_epoch[stats,noepoch]" t_epoch 3 "" \
-    "stats=2:noepoch,noforce,env=BBLOG_DEBUG_NO_EPOCH=1"
+# Syncs without an agreement (ad_bblog_flush.c): the syncs of t_syncalone's phases 1, 2, 6, 8, 9
+# and 10 make no collective call (syncs_alone), and none do under BBLOG_DEBUG_SYNC_AGREE=1.
+selected "t_syncalone[stats]" && run_case "t_syncalone[stats]" t_syncalone 3 "" \
+    stats=2:syncalone
+selected "t_syncalone[stats,agree]" && run_case "t_syncalone[stats,agree]" t_syncalone 3 "" \
+    "stats=2:syncagree,noforce,env=BBLOG_DEBUG_SYNC_AGREE=1"
 selected "t_holes[nopfsread]" && run_case "t_holes[nopfsread]" t_holes 4 "" nopfsread,stats=1:alone
 selected "t_holes[nopfsread,nomap]" &&
     run_case "t_holes[nopfsread,nomap]" t_holes 4 "" nopfsread,env=BBLOG_DEBUG_NO_MAP=1

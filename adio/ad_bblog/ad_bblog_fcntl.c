@@ -40,7 +40,11 @@ void ADIOI_BBLOG_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t * fcntl_struct, int 
         ADIOI_BBLOG_Unlock(st->ls);
         return;
     case ADIO_FCNTL_SET_DISKSPACE:
-        *error_code = ADIOI_BBLOG_Inner_ready(fd);
+        /* ROMIO's preallocation reads the file's bytes and writes them back: not over a
+         * lone drain of the last sync (ad_bblog_flush.c) still under way. */
+        *error_code = st->passthrough ? MPI_SUCCESS : ADIOI_BBLOG_SETTLE(st);
+        if (*error_code == MPI_SUCCESS)
+            *error_code = ADIOI_BBLOG_Inner_ready(fd);
         if (*error_code == MPI_SUCCESS)
             ADIO_Fcntl(st->inner, flag, fcntl_struct, error_code);
         return;

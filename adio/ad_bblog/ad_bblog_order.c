@@ -360,6 +360,21 @@ static int gather(ADIO_File fd, struct ADIOI_BBLOG_order *o, const uint64_t *min
     return 0;
 }
 
+/* Sorts the n pieces of o by offset and sets reach[j], the furthest end among pieces 0..j, to
+ * find by binary search the first piece that can overlap an offset, although pieces of
+ * different processes overlap. */
+static void index_pieces(struct ADIOI_BBLOG_order *o, size_t n)
+{
+    size_t j;
+
+    qsort(o->pieces, n, 3 * sizeof(uint64_t), by_off);
+    for (j = 0; j < n; j++) {
+        uint64_t end = o->pieces[3 * j] + o->pieces[3 * j + 1];
+        o->reach[j] = j > 0 && o->reach[j - 1] > end ? o->reach[j - 1] : end;
+    }
+    o->n = n;
+}
+
 /* Whether ranges (off, end, process) of two different processes overlap; sorts them. */
 static int any_overlap(uint64_t *r, size_t n)
 {
@@ -475,14 +490,7 @@ int ADIOI_BBLOG_Order_exchange(ADIO_File fd, struct ADIOI_BBLOG_order *o, const 
         memcpy(o->pieces + 3 * k, all + displs[i], counts[i] * sizeof(*all));
         k += counts[i] / 3;
     }
-    qsort(o->pieces, k, 3 * sizeof(uint64_t), by_off);
-    /* reach[j]: the furthest end among pieces 0..j, to find by binary search the first piece
-     * that can overlap an offset, although pieces of different processes overlap. */
-    for (j = 0; j < k; j++) {
-        uint64_t end = o->pieces[3 * j] + o->pieces[3 * j + 1];
-        o->reach[j] = j > 0 && o->reach[j - 1] > end ? o->reach[j - 1] : end;
-    }
-    o->n = k;
+    index_pieces(o, k);
   out:
     free(all);
     free(send);
@@ -493,8 +501,6 @@ int ADIOI_BBLOG_Order_exchange(ADIO_File fd, struct ADIOI_BBLOG_order *o, const 
 
 int ADIOI_BBLOG_Order_set(struct ADIOI_BBLOG_order *o, const uint64_t *pieces, size_t n)
 {
-    size_t j;
-
     memset(o, 0, sizeof(*o));
     if (bblog_grow((void **) &o->pieces, &o->cap, n + 1, 3 * sizeof(uint64_t)) != 0 ||
         bblog_grow((void **) &o->reach, &o->reach_cap, n + 1, sizeof(uint64_t)) != 0) {
@@ -503,12 +509,7 @@ int ADIOI_BBLOG_Order_set(struct ADIOI_BBLOG_order *o, const uint64_t *pieces, s
     }
     if (n > 0)
         memcpy(o->pieces, pieces, 3 * n * sizeof(uint64_t));
-    qsort(o->pieces, n, 3 * sizeof(uint64_t), by_off);
-    for (j = 0; j < n; j++) {
-        uint64_t end = o->pieces[3 * j] + o->pieces[3 * j + 1];
-        o->reach[j] = j > 0 && o->reach[j - 1] > end ? o->reach[j - 1] : end;
-    }
-    o->n = n;
+    index_pieces(o, n);
     return 0;
 }
 

@@ -103,6 +103,7 @@ enum { ADIOI_BBLOG_LAST_NONE, ADIOI_BBLOG_LAST_DONE, ADIOI_BBLOG_LAST_VERIFIED,
     X(SEC, t_append, "max_time_append_s") \
     X(SEC, t_drain, "max_time_drain_s") \
     X(SEC, t_sync, "max_time_sync_s") \
+    X(SEC, t_settle, "max_time_settle_s")       /* waits for the rest of a sync (flush.c) */ \
     X(SEC, t_log_sync, "max_time_log_fsync_s")  /* LOG */ \
     /* What grows with the job (the scaling notes in bench/results/cluster.md): */ \
     X(MAX, max_index_bytes, "max_index_bytes")  /* the index's memory at a drain's start */ \
@@ -244,10 +245,12 @@ struct ADIOI_BBLOG_state {
     uint64_t *clock;                    /* the node's write clock of this open, or NULL */
     int64_t clock_origin;               /* several nodes: rank 0's real time at open, in us */
     char clock_path[PATH_MAX + 300];
-    /* Syncs without an agreement (ad_bblog_flush.c): their communicator (MPI_COMM_NULL before
-     * the first); whether the last one still has notes or a "done" to hear; whose notes of it
-     * were heard, and who logged; the sends in flight. */
+    /* Syncs without an agreement (ad_bblog_flush.c): their communicator (MPI_COMM_NULL when
+     * there is none), and its MPI_Comm_idup while that is in flight; whether the last one
+     * still has notes or a "done" to hear; whose notes of it were heard, and who logged; the
+     * sends in flight. */
     MPI_Comm notes_comm;
+    MPI_Request notes_dup;
     int notes_pending;
     unsigned char *notes_heard, *notes_logged;
     struct ADIOI_BBLOG_batch *notes_sends;
@@ -435,6 +438,7 @@ void ADIOI_BBLOG_Refresh_info(ADIO_File fd);
  * collective call or close on the file (ADIOI_BBLOG_SETTLE); Notes_close also waits for this
  * process's sends and frees the communicator, at close, on every process. */
 int ADIOI_BBLOG_Notes_settle(struct ADIOI_BBLOG_state *st);
+int ADIOI_BBLOG_Notes_open(ADIO_File fd);
 void ADIOI_BBLOG_Notes_close(ADIO_File fd);
 #define ADIOI_BBLOG_SETTLE(st) ((st)->notes_pending ? ADIOI_BBLOG_Notes_settle(st) : MPI_SUCCESS)
 int ADIOI_BBLOG_Note_drained(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len,

@@ -1,7 +1,8 @@
 /*
  * bbcount: an LD_PRELOAD library that counts the MPI communication calls a program makes, those
  * made inside the MPI library included (ROMIO calls MPI_ and PMPI_ entry points of its own MPI),
- * between MPI_Pcontrol(1) (reset, start) and MPI_Pcontrol(0) (stop).
+ * between MPI_Pcontrol(1) (reset, start) and MPI_Pcontrol(0) (stop); MPI_Pcontrol(3) starts
+ * again without a reset.
  * MPI_Pcontrol(2, const char *label, int ncalls) prints, on stdout, one line per process:
  *   bbcount LABEL rank=R ncalls=N coll=C p2p=P Barrier=.. Allreduce=.. ...
  * with the calls counted since the last start (names with a zero count left out), so that the
@@ -54,6 +55,7 @@
       (s, r, n, t, o, c)) \
     X(Comm_dup, (MPI_Comm c, MPI_Comm *n), (c, n)) \
     X(Comm_split, (MPI_Comm c, int color, int key, MPI_Comm *n), (c, color, key, n)) \
+    X(Comm_idup, (MPI_Comm c, MPI_Comm *n, MPI_Request *q), (c, n, q)) \
     X(Ibarrier, (MPI_Comm c, MPI_Request *q), (c, q)) \
     X(Ibcast, (void *b, int n, MPI_Datatype t, int r, MPI_Comm c, MPI_Request *q), \
       (b, n, t, r, c, q)) \
@@ -189,6 +191,8 @@ int MPI_Pcontrol(const int level, ...)
             counts[i] = 0;
         nstatfs = 0;
         ncreat = 0;
+        on = 1;
+    } else if (level == 3) {
         on = 1;
     } else if (level == 2) {
         va_start(ap, level);

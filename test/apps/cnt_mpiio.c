@@ -5,7 +5,7 @@
  * by MPI_File_write_all (what PnetCDF and HDF5 do for every write), MPI_File_write_at; then
  * one MPI_File_sync of one write call's data, and the close after one more; the open first.
  * Last, in a second file, a sync of blocks written straight through (bblog's default hints:
- * blocks of bblog_through_threshold), the second of two.
+ * blocks of bblog_through_threshold): two, the first counted as the second.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -93,7 +93,8 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Pcontrol(2, "close", 1);
     /* A block per process and a sync, then one more block and its sync: through bblog each
-     * process's own flush, and its notes to each other process. */
+     * process's own flush, and its notes to each other process, the first sync as the second
+     * (the notes' communicator comes from the open). */
     snprintf(name, sizeof(name), "%s.through", argv[1]);
     if (MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL,
                       &fh) != MPI_SUCCESS) {
@@ -104,12 +105,12 @@ int main(int argc, char **argv)
         MPI_File_write_at_all(fh, ((MPI_Offset) i * nprocs + rank) * BLOCK, block, BLOCK,
                               MPI_BYTE, MPI_STATUS_IGNORE);
         MPI_Barrier(MPI_COMM_WORLD);
-        MPI_Pcontrol(i);
+        MPI_Pcontrol(i == 0 ? 1 : 3);
         MPI_File_sync(fh);
         MPI_Pcontrol(0);
         MPI_Barrier(MPI_COMM_WORLD);
     }
-    MPI_Pcontrol(2, "sync(through)", 1);
+    MPI_Pcontrol(2, "sync(through)", 2);
     MPI_File_close(&fh);
     MPI_Finalize();
     return 0;

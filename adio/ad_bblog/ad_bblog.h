@@ -245,12 +245,11 @@ struct ADIOI_BBLOG_state {
     uint64_t *clock;                    /* the node's write clock of this open, or NULL */
     int64_t clock_origin;               /* several nodes: rank 0's real time at open, in us */
     char clock_path[PATH_MAX + 300];
-    /* Syncs without an agreement (ad_bblog_flush.c): their communicator (MPI_COMM_NULL when
-     * there is none), and its MPI_Comm_idup while that is in flight; whether the last one
-     * still has notes or a "done" to hear; whose notes of it were heard, and who logged; the
-     * sends in flight. */
+    /* Syncs without an agreement (ad_bblog_flush.c): their communicator (fd->comm, or
+     * MPI_COMM_NULL before the first) and first tag; whether the last one still has notes or
+     * a "done" to hear; whose notes of it were heard, and who logged; the sends in flight. */
     MPI_Comm notes_comm;
-    MPI_Request notes_dup;
+    int notes_tag;
     int notes_pending;
     unsigned char *notes_heard, *notes_logged;
     struct ADIOI_BBLOG_batch *notes_sends;
@@ -438,7 +437,6 @@ void ADIOI_BBLOG_Refresh_info(ADIO_File fd);
  * collective call or close on the file (ADIOI_BBLOG_SETTLE); Notes_close also waits for this
  * process's sends and frees the communicator, at close, on every process. */
 int ADIOI_BBLOG_Notes_settle(struct ADIOI_BBLOG_state *st);
-int ADIOI_BBLOG_Notes_open(ADIO_File fd);
 void ADIOI_BBLOG_Notes_close(ADIO_File fd);
 #define ADIOI_BBLOG_SETTLE(st) ((st)->notes_pending ? ADIOI_BBLOG_Notes_settle(st) : MPI_SUCCESS)
 int ADIOI_BBLOG_Note_drained(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len,

@@ -41,7 +41,7 @@
 
 #define ADIOI_BBLOG_NOTES_PROCS 256
 
-enum { TAG_HEAD = 1, TAG_PIECES, TAG_DONE };
+enum { TAG_HEAD, TAG_PIECES, TAG_DONE, TAGS };
 enum { H_LOGGED, H_FAILED, H_N, H_WORDS };
 
 /* Sends in flight, kept until they complete: a sync's notes to every other process, or its
@@ -101,14 +101,15 @@ static int send_others(struct ADIOI_BBLOG_state *st, struct ADIOI_BBLOG_batch *b
 
     for (p = 0; p < st->nprocs && rc == MPI_SUCCESS; p++)
         if (p != st->rank)
-            rc = MPI_Isend(w, n, MPI_UINT64_T, p, tag, st->notes_comm, &b->reqs[b->n++]);
+            rc = MPI_Isend(w, n, MPI_UINT64_T, p, st->notes_tag + tag, st->notes_comm,
+                           &b->reqs[b->n++]);
     return rc;
 }
 
 static int recv_idle(struct ADIOI_BBLOG_state *st, void *buf, int n, int p, int tag)
 {
     MPI_Request rq;
-    int rc = MPI_Irecv(buf, n, MPI_UINT64_T, p, tag, st->notes_comm, &rq);
+    int rc = MPI_Irecv(buf, n, MPI_UINT64_T, p, st->notes_tag + tag, st->notes_comm, &rq);
 
     return rc == MPI_SUCCESS ? ADIOI_BBLOG_Wait_idle(&rq) : rc;
 }
@@ -178,17 +179,21 @@ static int notes_due(const struct ADIOI_BBLOG_state *st)
         st->nprocs <= ADIOI_BBLOG_NOTES_PROCS && st->ls;
 }
 
-/* The notes' communicator, started at open (collective) with MPI_Comm_idup and completed at
- * the first sync: an MPI_Comm_dup there would be a collective call that lines the processes
- * up at the first sync (a checkpoint of large blocks at 4 processes: its first sync took
- * 65-75 ms against plain ROMIO's 2). */
-int ADIOI_BBLOG_Notes_open(ADIO_File fd)
+/* The notes travel on the file's own communicator, with the largest tags MPI allows: no
+ * communicator of their own (a collective call to make, a context id held per open file; a
+ * MPI_Comm_dup at the first sync lined the processes up there: a checkpoint of large blocks at
+ * 4 processes, first sync 65-75 ms against plain ROMIO's 2), and no message of ROMIO's on it
+ * can match them (its two-phase exchanges, and the ordered modes, use small tags from given
+ * sources; the driver sends nothing else there). */
+static void notes_start(ADIO_File fd, struct ADIOI_BBLOG_state *st)
 {
-    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    int *ub, flag = 0;
 
-    if (!notes_due(st))
-        return MPI_SUCCESS;
-    return MPI_Comm_idup(fd->comm, &st->notes_comm, &st->notes_dup);
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+    st->notes_tag = (flag ? *ub : 32767) - (TAGS - 1);
+    st->notes_comm = fd->comm;
+    st->notes_heard = ADIOI_Malloc((size_t) st->nprocs);
+    st->notes_logged = ADIOI_Malloc((size_t) st->nprocs);
 }
 
 /* Flushes what this process wrote straight to the PFS file, if anything; then its writes up to
@@ -227,7 +232,8 @@ static int send_notes(struct ADIOI_BBLOG_state *st, int logged)
         free(mine);
         for (p = 0; p < st->nprocs; p++)
             if (p != st->rank)
-                MPI_Send(no_notes[logged], H_WORDS, MPI_UINT64_T, p, TAG_HEAD, st->notes_comm);
+                MPI_Send(no_notes[logged], H_WORDS, MPI_UINT64_T, p, st->notes_tag + TAG_HEAD,
+                         st->notes_comm);
         return ADIOI_BBLOG_Err("ADIOI_BBLOG_FLUSH", __LINE__, MPI_ERR_NO_MEM, "bblog: out of "
                                "memory for the notes of a sync of %s", st->pfs_path);
     }
@@ -261,14 +267,8 @@ static int sync_notes(ADIO_File fd, struct ADIOI_BBLOG_state *st)
     struct ADIOI_BBLOG_order later;
     struct ADIOI_BBLOG_batch *b;
 
-    if (st->notes_dup != MPI_REQUEST_NULL && (rc = ADIOI_BBLOG_Wait_idle(&st->notes_dup)))
-        return rc;
-    if (st->notes_comm == MPI_COMM_NULL && (rc = MPI_Comm_dup(fd->comm, &st->notes_comm)))
-        return rc;
-    if (!st->notes_heard) {
-        st->notes_heard = ADIOI_Malloc((size_t) st->nprocs);
-        st->notes_logged = ADIOI_Malloc((size_t) st->nprocs);
-    }
+    if (st->notes_comm == MPI_COMM_NULL)
+        notes_start(fd, st);
     rc = send_notes(st, logged);
     memset(st->notes_heard, 0, (size_t) st->nprocs);
     st->notes_heard[st->rank] = 1;
@@ -334,19 +334,15 @@ void ADIOI_BBLOG_Notes_close(ADIO_File fd)
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
 
-    if (st->notes_dup != MPI_REQUEST_NULL)
-        ADIOI_BBLOG_Wait_idle(&st->notes_dup);  /* every other process waits in its close */
     if (st->notes_comm == MPI_COMM_NULL)
         return;
     ADIOI_BBLOG_Notes_settle(st);
     batches_reap(st, 1);        /* every other process settles in its close too */
-    MPI_Comm_free(&st->notes_comm);
-    if (st->notes_heard) {      /* from the first sync on */
-        ADIOI_Free(st->notes_heard);
-        ADIOI_Free(st->notes_logged);
-        st->notes_heard = NULL;
-        st->notes_logged = NULL;
-    }
+    st->notes_comm = MPI_COMM_NULL;
+    ADIOI_Free(st->notes_heard);
+    ADIOI_Free(st->notes_logged);
+    st->notes_heard = NULL;
+    st->notes_logged = NULL;
 }
 
 /* A process with nothing logged flushes what it wrote through before the drain's agreement,

@@ -92,7 +92,6 @@ void ADIOI_BBLOG_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
         st->user_info = MPI_INFO_NULL;
         st->synced_filetype = MPI_DATATYPE_NULL;
         st->notes_comm = MPI_COMM_NULL;
-        st->notes_dup = MPI_REQUEST_NULL;
         if (users_info != MPI_INFO_NULL)
             MPI_Info_dup(users_info, &st->user_info);
         fd->fs_ptr = st;
@@ -547,7 +546,7 @@ static int open_drains(ADIO_File fd, struct ADIOI_BBLOG_state *st, int rank, int
         ADIOI_BBLOG_Cap_open(st, local);
     }
     if (ADIOI_BBLOG_NO_BG(&st->hints))
-        return ADIOI_BBLOG_Notes_open(fd);
+        return MPI_SUCCESS;
     st->ls->rank = rank;
     err = agree(fd, ADIOI_BBLOG_Bg_start(fd));
     if (err == MPI_SUCCESS && st->hints.drain != ADIOI_BBLOG_DRAIN_ON_DEMAND)

@@ -94,7 +94,7 @@ int main(int argc, char **argv)
     MPI_Pcontrol(2, "close", 1);
     /* A block per process and a sync, then one more block and its sync: through bblog each
      * process's own flush, and its notes to each other process, the first sync as the second
-     * (the notes' communicator comes from the open). */
+     * (no communicator is made for the notes). */
     snprintf(name, sizeof(name), "%s.through", argv[1]);
     if (MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL,
                       &fh) != MPI_SUCCESS) {

@@ -19,12 +19,11 @@
 # the barrier before the logs are removed, after which the driver ends the shared file pointer
 # (the graft has ROMIO skip its own barrier for it)                                   4
 # and of an MPI_File_sync of 1 MiB blocks, written straight through (each of two syncs, the
-# first too: the notes' communicator comes from the open, MPI_Comm_idup): no collective call,
+# first too: the notes go on the file's communicator, no new one is made): no collective call,
 # its notes (a header and the block's piece) to the other process, and nothing received (the
 # other's notes are heard at the next write or the close)                               2
 # and MPI_File_open, at most as many as through ufs: (each process opens the PFS file alone,
-# and the processes agree on the result once; ROMIO's collective open of it made six), plus
-# the syncs' communicator (MPI_Comm_idup, which no process waits for in the open)    ufs+1
+# and the processes agree on the result once; ROMIO's collective open of it made six) ufs
 # and, in that open, no statfs of the PFS file or its directory by any process but rank 0
 # beyond ROMIO's own (MPI_File_open asks on every process before ROMIO_FSTYPE_FORCE applies:
 # the ufs: count): which file system holds the file is asked once, the answer shared by the
@@ -102,7 +101,7 @@ python3 - "$work/counts" <<'PY'
 import sys
 limit = {"write_at_all": 0, "set_view+write_all": 0, "write_at": 0, "ncmpi_put_vara_all": 0,
          "ncmpi_put_vara": 0, "H5Dwrite(collective)": 1, "H5Dwrite(independent)": 0,
-         "sync": 7, "close": 4, "sync(through)": 2, "open": "ufs+1"}
+         "sync": 7, "close": 4, "sync(through)": 2, "open": "ufs"}
 per = {}    # (label, fs) -> (calls per write, detail) of the process with the most
 bad = []
 statfs, creat = {}, {}

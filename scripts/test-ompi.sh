@@ -45,8 +45,11 @@ if ! "$here/scripts/build-ompi.sh" --series "$series" -j "$jobs" ${reuse:+--reus
 fi
 echo "test-ompi: build: $(($(date +%s) - t)) s"
 
+# The bblog command of that MPI's install (t_durable runs `bblog status`): a fresh clone has
+# no in-tree build of it.
 t=$(date +%s)
-CI=${CI:-1} BBLOG_ENV_SCRIPT=$(cat "$env_out") "$here/test/mpi/run-diff.sh" || status=1
+CI=${CI:-1} BBLOG_TOOL=${BBLOG_TOOL:-$(dirname "$(cat "$env_out")")/bblog} \
+    BBLOG_ENV_SCRIPT=$(cat "$env_out") "$here/test/mpi/run-diff.sh" || status=1
 echo "test-ompi: differential suite: $(($(date +%s) - t)) s"
 
 t=$(date +%s)

@@ -113,6 +113,23 @@ CLOSE_SHARED_FP = (
     "         * synchronisation its own close makes anyway (ad_bblog_close.c): no barrier here */\n"
     "    } else\n"
     "#endif\n")
+# ROMIO 3.2 (Open MPI 4.1) has none of the 3.4 hooks above but get_info's refresh, and keeps its
+# close's MPI_Barrier before the shared pointer's file is closed; Open MPI's blocking barrier polls,
+# so a bblog file's processes wait there with the driver's own barrier, which sleeps
+# (ad_bblog_wait.c), as they do in the driver's close.
+CHAIN_PROTOS = (
+    "#ifdef ROMIO_BBLOG\n"
+    "/* bblog graft: get_info's refresh (ad_bblog_hints.c) and close's barrier (ad_bblog_wait.c) */\n"
+    "void ADIOI_BBLOG_Refresh_info(ADIO_File fd);\n"
+    "int ADIOI_BBLOG_Barrier(MPI_Comm comm);\n"
+    "#endif\n\n")
+CLOSE_BARRIER = (
+    "#ifdef ROMIO_BBLOG\n"
+    "\t/* bblog graft: a bblog file's processes wait here without spinning (ad_bblog_wait.c) */\n"
+    "\tif (adio_fh->file_system == ADIO_BBLOG)\n"
+    "\t    ADIOI_BBLOG_Barrier((adio_fh)->comm);\n"
+    "\telse\n"
+    "#endif\n")
 SET_VIEW_INFO = (
     "#ifdef ROMIO_BBLOG\n"
     "    /* bblog graft: a bblog file's set_view makes no collective call (ad_bblog_shfp.c);\n"
@@ -304,6 +321,15 @@ def romio_edits(ed, gen, link):
              ("adio/include/adioi_fs_proto.h", fs_proto_h),
              ("adio/common/ad_fstype.c", fstype_c),
              ("adio/Makefile.mk", adio_makefile_mk)]
+    if gen == "chain":
+        edits += [("adio/include/adioi_fs_proto.h",
+                   lambda text, path: text if "ADIOI_BBLOG_Refresh_info" in text else
+                   ed.insert(text, path, r"^#endif\s*(?:/\*[^\n]*\*/)?\s*\Z", CHAIN_PROTOS,
+                             "the closing #endif of ADIO_PROTO", last=True)),
+                  ("mpi-io/close.c", once("bblog graft",
+                                          r"^[ \t]*MPI_Barrier\(\(adio_fh\)->comm\);",
+                                          CLOSE_BARRIER, "the shared pointer's barrier")),
+                  ("mpi-io/get_info.c", get_info_c)]
     if gen == "table":
         edits += [("adio/include/adioi_fs_proto.h", hook_protos),
                   ("adio/include/adioi_fs_proto.h", close_hook_define),
@@ -378,6 +404,136 @@ def keep_hints(ed, text, path):
     return text.replace(INFO_DUP, INFO_DUP + INFO_KEEP)
 
 
+# ---- Open MPI 4.1: get_info and set_info ------------------------------------------------------
+# Open MPI 4.1's MPI_File_get_info and MPI_File_set_info answer from Open MPI's own copy of the
+# hints and never call the io component, so ROMIO never hears of them: the bblog driver's
+# bblog_pending_bytes and bblog_durable (bblog(7), DURABILITY) were missing from get_info, and
+# set_info took an invalid bblog_* value without a word. Two hooks in Open MPI's core, set by
+# io/romio321 when it opens a file, add the driver's bblog_* keys to what get_info returns and
+# hand set_info's hints to ROMIO first, for bblog files only; other files are left as they were.
+
+OMPI_HOOKS_DECL = """/* bblog graft (bblog adio/graft/graft.py): set by io/romio321 when it opens a file; for a file
+ * of the bblog driver, get_info adds the driver's bblog_* keys to INFO, set_info hands INFO to
+ * ROMIO (which refuses an invalid bblog_* value); other files: OMPI_SUCCESS, nothing done. */
+OMPI_DECLSPEC extern int (*ompi_file_bblog_get_info)(ompi_file_t *fh, opal_info_t *info);
+OMPI_DECLSPEC extern int (*ompi_file_bblog_set_info)(ompi_file_t *fh, opal_info_t *info);
+
+"""
+OMPI_HOOKS_DEF = """
+/* bblog graft (bblog adio/graft/graft.py): see file.h */
+int (*ompi_file_bblog_get_info)(ompi_file_t *fh, opal_info_t *info) = NULL;
+int (*ompi_file_bblog_set_info)(ompi_file_t *fh, opal_info_t *info) = NULL;
+"""
+GET_INFO_CALL = """    /* bblog graft (graft.py): the bblog driver's own keys, which only ROMIO knows */
+    if (NULL != ompi_file_bblog_get_info) {
+        int bblog_rc = ompi_file_bblog_get_info(fh, opal_info_used);
+        if (OMPI_SUCCESS != bblog_rc) {
+            ompi_info_free(info_used);
+            return OMPI_ERRHANDLER_INVOKE(fh, bblog_rc, FUNC_NAME);
+        }
+    }
+"""
+SET_INFO_LINE = "    ret = opal_infosubscribe_change_info(&fh->super, &info->super);\n"
+SET_INFO_CALLS = """    /* bblog graft (graft.py): a bblog file's hints go to its driver first, which refuses an
+     * invalid bblog_* value as MPI_File_open does; nothing is changed then */
+    ret = OMPI_SUCCESS;
+    if (NULL != ompi_file_bblog_set_info)
+        ret = ompi_file_bblog_set_info(fh, &info->super);
+    if (OMPI_SUCCESS == ret)
+        ret = opal_infosubscribe_change_info(&fh->super, &info->super);
+"""
+ROMIO321_HOOKS = """/* bblog graft (bblog adio/graft/graft.py): the hooks of ompi/file/file.h for this component's
+ * bblog files. */
+static int bblog_file_of_ours(ompi_file_t *fh)
+{
+    return strcmp(fh->f_io_selected_component.v2_0_0.io_version.mca_component_name,
+                  "romio321") == 0 && bblog_claims(fh->f_filename);
+}
+
+static int bblog_get_info(ompi_file_t *fh, opal_info_t *info)
+{
+    mca_io_romio321_data_t *data;
+    ompi_info_t *romio_info = NULL;
+    opal_info_entry_t *e;
+    int ret;
+
+    if (!bblog_file_of_ours(fh))
+        return OMPI_SUCCESS;
+    data = (mca_io_romio321_data_t *) fh->f_io_selected_data;
+    OPAL_THREAD_LOCK (&mca_io_romio321_mutex);
+    ret = ROMIO_PREFIX(MPI_File_get_info) (data->romio_fh, &romio_info);
+    OPAL_THREAD_UNLOCK (&mca_io_romio321_mutex);
+    if (MPI_SUCCESS != ret)
+        return ret;
+    OPAL_LIST_FOREACH (e, &romio_info->super.super, opal_info_entry_t) {
+        if (strncmp(e->ie_key, "bblog_", 6) == 0 &&
+            OPAL_SUCCESS != (ret = opal_info_set(info, e->ie_key, e->ie_value)))
+            break;
+    }
+    ompi_info_free(&romio_info);
+    return ret;
+}
+
+static int bblog_set_info(ompi_file_t *fh, opal_info_t *info)
+{
+    return bblog_file_of_ours(fh) ? mca_io_romio321_file_set_info(fh, info) : OMPI_SUCCESS;
+}
+
+"""
+ROMIO321_REGISTER = """    ompi_file_bblog_get_info = bblog_get_info;     /* bblog graft: the hooks above */
+    ompi_file_bblog_set_info = bblog_set_info;
+"""
+
+
+# bblog_claims() of CLAIMS_HELPER (below) with the comment of Open MPI 4.1, which has no OMPIO claim
+CLAIMS_41 = ("/* bblog graft (bblog adio/graft/graft.py): a bblog file: a bblog: name, or any name\n"
+             " * while ROMIO_FSTYPE_FORCE says bblog: */\n" + CLAIMS_HELPER[CLAIMS_HELPER.index("static int"):])
+
+
+def once_file(marker, anchor_re, block, what, after=False, last=False):
+    """An edit inserting BLOCK at ANCHOR_RE unless MARKER is in the file."""
+    def edit_fn(ed, text, path):
+        if marker in text:
+            return text
+        return ed.insert(text, path, anchor_re, block, what, after=after, last=last)
+    return edit_fn
+
+
+def set_info_calls(ed, text, path):
+    if "bblog graft" in text:
+        return text
+    if text.count(SET_INFO_LINE) != 1:
+        fail("%s: not one line %r; is this %s?" % (path, SET_INFO_LINE.strip(), ed.what))
+    return text.replace(SET_INFO_LINE, SET_INFO_CALLS)
+
+
+def romio321_open(ed, text, path):
+    if "bblog graft" in text:
+        return text
+    text = ed.insert(text, path, r"^int\nmca_io_romio321_file_open \(",
+                     CLAIMS_41 + ROMIO321_HOOKS, "mca_io_romio321_file_open")
+    text = ed.insert(text, path, r"^    ret = ROMIO_PREFIX\(MPI_File_open\)", ROMIO321_REGISTER,
+                     "the ROMIO open")
+    for inc in ("#include <stdlib.h>\n", "#include <string.h>\n"):
+        if inc not in text:
+            text = ed.insert(text, path, r"^#include ", inc, "the first #include")
+    return text
+
+
+OMPI41_COMPONENTS = [
+    ("ompi/file/file.h", once_file("ompi_file_bblog_get_info", r"^END_C_DECLS", OMPI_HOOKS_DECL,
+                                   "the last END_C_DECLS", last=True)),
+    ("ompi/file/file.c", once_file("ompi_file_bblog_get_info",
+                                   r"^ompi_predefined_file_t +\*ompi_mpi_file_null_addr = .*\n",
+                                   OMPI_HOOKS_DEF, "ompi_mpi_file_null_addr", after=True)),
+    ("ompi/mpi/c/file_get_info.c", once_file("bblog graft",
+                                             r"^    opal_info_dup_mpistandard\(fh->super\.s_info, "
+                                             r"&opal_info_used\);\n", GET_INFO_CALL,
+                                             "the info duplication", after=True)),
+    ("ompi/mpi/c/file_set_info.c", set_info_calls),
+    ("ompi/mca/io/romio321/src/io_romio321_file_open.c", romio321_open),
+]
+
 OMPI5_COMPONENTS = [
     ("ompi/mca/io/romio341/src/io_romio341_component.c", component_claims((
         ("    *priority = priority_param;\n",
@@ -397,7 +553,8 @@ TREES = (
     Tree("Open MPI 5.0", "3rd-party/romio341", "flags",
          marker="ompi/mca/io/romio341/src/io_romio341_component.c", components=OMPI5_COMPONENTS),
     Tree("MPICH 4.x", "src/mpi/romio", "archive"),
-    Tree("Open MPI 4.1", "ompi/mca/io/romio321/romio", "flags"),
+    Tree("Open MPI 4.1", "ompi/mca/io/romio321/romio", "flags",
+         marker="ompi/mca/io/romio321/src/io_romio321_file_open.c", components=OMPI41_COMPONENTS),
     Tree("a ROMIO tree", ".", "archive"),
 )
 

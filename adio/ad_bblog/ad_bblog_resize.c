@@ -1,6 +1,12 @@
 /*
  * MPI_File_set_size (collective): drain first, so that no logged byte past the new size can
  * come back later, then let the inner driver resize the file.
+ *
+ * Order: each process empties its list of published writes (ad_bblog_vis.c) on its own, after
+ * the drain's commit. Until it has, another process's get_size and reads still count what the
+ * list names, bytes the resize may just have cut. So no process returns before every list is
+ * empty and the file resized: a barrier ends the call, as the new size must be what every
+ * process sees at once (HDF5 compares it with its end of allocation).
  */
 #include "ad_bblog.h"
 #include "adioi.h"
@@ -8,11 +14,17 @@
 void ADIOI_BBLOG_Resize(ADIO_File fd, ADIO_Offset size, int *error_code)
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
+    int rc;
 
     *error_code = st->passthrough ? MPI_SUCCESS : ADIOI_BBLOG_SETTLE(st);
     if (!st->passthrough && *error_code == MPI_SUCCESS)
         *error_code = ADIOI_BBLOG_Drain(fd, 0);
     if (*error_code == MPI_SUCCESS)
         ADIO_Resize(st->inner, size, error_code);
+    if (!st->passthrough && st->nprocs > 1) {
+        rc = ADIOI_BBLOG_Barrier(fd->comm);
+        if (*error_code == MPI_SUCCESS)
+            *error_code = rc;
+    }
     ADIOI_BBLOG_Coll_end(fd, 0, 1);
 }

@@ -168,7 +168,7 @@ programs="t_contig t_strided t_noncontig t_view t_overlap t_raw t_size t_atomic 
           t_nonblock t_manyfiles t_delete t_empty t_bigdata t_hints t_errors t_collread t_capacity
           t_twofh t_xorder t_bgdrain t_selfsync t_selfgrow t_peerread t_subcomm t_merge
           t_durable t_planspace t_phases t_sieve t_closebb t_batchfh t_batchmix t_holes
-          t_syncalone t_idlewait"
+          t_syncalone t_idlewait t_extent"
 cflags="-std=gnu11 -O2 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
         -Wno-unused-parameter -Werror"
 
@@ -233,7 +233,8 @@ fi
 # run_leg DIR MODE [ENV=VAL...] -- MPIEXEC-ARGS...
 # Runs one mpiexec (with MPICH: -launcher fork; under timeout) with a fresh burst-buffer
 # directory as BBLOG_DIR and the given variables; sets leg_rc, leg_bb, leg_log. With leg_ro set and
-# ro_method=mount, runs in a private mount namespace where leg_ro is a read-only tmpfs.
+# ro_method=mount, runs in a private mount namespace where leg_ro is a read-only tmpfs; with
+# leg_small=SIZE, in one where the burst-buffer directory is a tmpfs of SIZE.
 run_leg() {
     local dir=$1 mode=$2
     shift 2
@@ -250,6 +251,9 @@ run_leg() {
     if [ -n "${leg_ro:-}" ] && [ "$ro_method" = mount ]; then
         wrap=(unshare -m sh -c 'mount -t tmpfs -o ro,size=64k bblog-ro "$0" && exec "$@"'
               "$leg_ro")
+    elif [ -n "${leg_small:-}" ]; then
+        wrap=(unshare -m sh -c 'mount -t tmpfs -o "size=$1,mode=1777" bblog-small "$0" &&
+              shift && exec "$@"' "$leg_bb" "$leg_small")
     fi
     local t0
     t0=$(date +%s%N)
@@ -571,11 +575,13 @@ reuse_ref() {
 # fails: no read server starts, so processes write straight to the PFS file, each rank warns
 # once per file, and the file and every read must still be right), sharedwarn (bblog_shared_bb
 # =true where each node has a burst buffer of its own: one warning in the job that the logs of
-# other nodes cannot be opened).
+# other nodes cannot be opened), smallbb=SIZE (the bblog legs' burst buffer is a tmpfs of SIZE,
+# mounted in a private mount namespace: full, the logs cannot grow nor the lists of published
+# writes; one node only, and the logs left are not looked for, the tmpfs going with the leg).
 run_case() {
     local name=$1 prog=$2 n=$3 hints=$4 opts=${5:-}
     local dir=$work/$name.$n keep=0 stats= warn=0 syncnote= vg=0 nested=0 noforce=0 ref_ok=0
-    local noserver=0 sharedwarn=0 nolock=0
+    local noserver=0 sharedwarn=0 nolock=0 small=
     local mode target
     local base why s
     local want got
@@ -587,6 +593,7 @@ run_case() {
         stats=*) stats=${o#stats=} ;;
         warn) warn=1 ;;
         sharedwarn) sharedwarn=1 ;;
+        smallbb=*) small=${o#smallbb=} ;;
         syncnote=*) syncnote=${o#syncnote=} ;;
         valgrind) vg=1 ;;
         nested) nested=1 ;;
@@ -654,7 +661,10 @@ run_case() {
                 continue
             fi
         fi
+        leg_small=
+        [ "$mode" != ufs ] && leg_small=$small
         run_leg "$dir" "$mode" "${envs[@]}" -- -n "$n" "${pre[@]}" "$bin/$prog" "$target"
+        leg_small=
         check_leg "$dir" "$base" "$keep"
         why=$leg_why
         if [ "$mode" != ufs ]; then
@@ -828,6 +838,7 @@ cases=(
     "t_syncalone     t_syncalone  1 2 3 4"
     "t_durable       t_durable    1 2 3"
     "t_idlewait      t_idlewait   2 4"
+    "t_extent        t_extent     1 2 4"
 )
 for c in "${cases[@]}"; do
     read -r name prog ranks <<<"$c"
@@ -1004,6 +1015,24 @@ selected "t_xorder[max256k]" &&
     run_case "t_xorder[max256k]" t_xorder 3 "$tiny;bblog_through_threshold=0" warn
 selected "t_peerread[max256k]" &&
     run_case "t_peerread[max256k]" t_peerread 3 "$tiny;bblog_through_threshold=0" warn
+# The file's extent and pointers after every kind of write, in the fallbacks (t_extent.c): a
+# burst buffer too small (bblog_max_size), one that is full (a 1 MiB tmpfs: the lists of
+# published writes cannot grow), every write logged, pseudo-nodes of one rank (other ranks'
+# bytes through the read servers), their servers unable to start, and bblog_mode=bb there.
+if [ -z "$cl_nodes" ]; then
+    selected "t_extent[smallbb]" && run_case "t_extent[smallbb]" t_extent 4 "" smallbb=1m,noforce
+    selected "t_extent[smallbb,node1]" && run_case "t_extent[smallbb,node1]" t_extent 4 "" \
+        "smallbb=1m,noforce,env=BBLOG_DEBUG_NODE_SIZE=1"
+fi
+selected "t_extent[max256k]" && run_case "t_extent[max256k]" t_extent 3 "$tiny" noforce
+selected "t_extent[through0]" &&
+    run_case "t_extent[through0]" t_extent 4 "bblog_through_threshold=0" noforce
+selected "t_extent[node1]" &&
+    run_case "t_extent[node1]" t_extent 4 "" "noforce,env=BBLOG_DEBUG_NODE_SIZE=1"
+selected "t_extent[node1,noserver]" && run_case "t_extent[node1,noserver]" t_extent 4 "" \
+    "noforce,noserver,env=BBLOG_DEBUG_NODE_SIZE=1"
+selected "t_extent[node1,modebb]" && run_case "t_extent[node1,modebb]" t_extent 4 "bblog_mode=bb" \
+    "noforce,env=BBLOG_DEBUG_NODE_SIZE=1"
 # Nodes whose read server cannot start (pseudo-nodes of 2): their processes write straight to the
 # PFS file, where the other nodes' reads find the bytes. (Not t_peerread: its case 7 reads a
 # collective write's bytes before entering that call, and written straight through they show

@@ -1047,6 +1047,7 @@ struct drain {
     int rc;                     /* local failure (errno), before it is an MPI error */
     int err;
     int flushed, anyfail, lost, mismatch;
+    int nospace;                /* some process's failure was a full PFS (MPI_ERR_NO_SPACE) */
     int node_retry;             /* some process had node_bad: drain again through MPI */
 };
 
@@ -1395,7 +1396,15 @@ static void drain_commit(struct drain *d)
     if (d->err == MPI_SUCCESS && (d->sync_inner || r->verify) && st->inner->is_open)
         ADIO_Flush(st->inner, &d->err);
     d->flushed = d->err == MPI_SUCCESS && (d->sync_inner || r->verify) && st->inner->is_open;
+    /* Failures count in the low half, those of a full file system in the high half: every
+     * process then reports the class a plain ROMIO write of the same bytes would have. */
     v[0] = d->err != MPI_SUCCESS;
+    if (d->err != MPI_SUCCESS) {
+        int cls = MPI_ERR_IO;
+        MPI_Error_class(d->err, &cls);
+        if (cls == MPI_ERR_NO_SPACE || cls == MPI_ERR_QUOTA)
+            v[0] |= UINT64_C(1) << 32;
+    }
     v[1] = check_word(st, CHECK_END, st->rank);
     v[2] = (uint64_t) d->node_bad;
     if (d->alone) {
@@ -1407,6 +1416,7 @@ static void drain_commit(struct drain *d)
         ADIOI_BBLOG_Allreduce(v, sum, 3, MPI_UINT64_T, MPI_SUM, d->fd->comm);
     }
     d->lost = sum[1] != want;
+    d->nospace = (sum[0] >> 32) != 0;
     d->anyfail = sum[0] != 0 || d->lost;
     d->node_retry = !d->anyfail && sum[2] != 0;
     if (d->node_retry)
@@ -1519,6 +1529,12 @@ static void drain_finish(struct drain *d, int *emptied)
             ADIOI_BBLOG_Err(myname_drain, __LINE__, MPI_ERR_OTHER, "bblog: a process of %s did "
                             "not finish its drain (did it die?); the data stays in the logs "
                             "under %s", st->pfs_path, st->logdir) :
+            d->nospace ?
+            ADIOI_BBLOG_Err(myname_drain, __LINE__, MPI_ERR_NO_SPACE, "bblog: draining %s failed "
+                            "on another process: no space left on the file system of %s; the "
+                            "data stays in the logs under %s (make room, then sync or close "
+                            "again, or run bblog replay)", st->pfs_path, st->pfs_path,
+                            st->logdir) :
             ADIOI_BBLOG_Err(myname_drain, __LINE__, MPI_ERR_IO, "bblog: draining %s failed on "
                             "another process; the data stays in the logs under %s",
                             st->pfs_path, st->logdir);

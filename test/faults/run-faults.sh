@@ -22,8 +22,8 @@
 #   straight from the mapped logs), and the same steps of the background drain's node batches
 #   (bblog_mode=bb). The fault must have been injected (its log is not empty); a short
 #   transfer must be absorbed (no error at all); EIO must come back as MPI_ERR_IO, ENOSPC as
-#   MPI_ERR_NO_SPACE or MPI_ERR_IO (the other ranks of a failed collective drain say
-#   MPI_ERR_IO).
+#   MPI_ERR_NO_SPACE on every rank (the other ranks of a failed collective drain learn the
+#   class at its commit), as a plain ROMIO write into a full file system reports it.
 #
 # Usage: run-faults.sh [PATTERN...]  only the cases whose name matches a shell pattern
 # Environment: BBLOG_ENV_SCRIPT, BBLOG_TOOL, CI as for test/crash/run-crash.sh;
@@ -288,6 +288,7 @@ PY
         else
             case $err in
             EIO) bad=$(echo "$errs" | grep -v -E '^[a-z]+( [0-9]+ [01])? MPI_ERR_IO ') ;;
+            ENOSPC) bad=$(echo "$errs" | grep -v -E '^[a-z]+( [0-9]+ [01])? MPI_ERR_NO_SPACE ') ;;
             *) bad=$(echo "$errs" | grep -v -E '^[a-z]+( [0-9]+ [01])? MPI_ERR_(IO|NO_SPACE) ') ;;
             esac
             [ -n "$bad" ] && why="${why:+$why; }wrong error class: $(echo "$bad" | head -n 1 |

@@ -3,8 +3,9 @@
 # GlusterFS volume as the parallel file system, MPI across the nodes over TCP. Needs root.
 #
 #   scripts/cluster.sh up N [--netem 'SPEC' | --rate RATE] [--shared-bb] [--slurm]
-#                               build nodes n1..nN and the storage node, mount the PFS on every
-#                               node; --netem adds `tc qdisc ... netem SPEC` on every node's link
+#                        [--pfs local|gluster]
+#                               build nodes n1..nN and the storage node, the PFS on every
+#                               node (--pfs, below); --netem adds `tc qdisc ... netem SPEC` on every node's link
 #                               (e.g. 'delay 0.2ms rate 2gbit'; needs the kernel's sch_netem),
 #                               --rate a token bucket (tbf) of RATE (e.g. 1gbit) instead;
 #                               --shared-bb gives all nodes one burst-buffer directory instead
@@ -27,10 +28,20 @@
 #
 # Every node is a network namespace (`ip netns`, veth to a bridge in a switch namespace, addresses
 # in 10.213.0.0/24 inside these namespaces only), a mount namespace with its own /etc/hosts,
-# /etc/passwd and /etc/group (with a user of the cluster's own, for jobs), burst buffer (a tmpfs
-# at $CLUSTER_ROOT/bb) and the GlusterFS FUSE mount at $CLUSTER_ROOT/pfs, and a UTS namespace
-# (hostname nI), held open by one sleeping process per node. The storage node runs glusterd
-# and its brick daemons in its own namespaces. hydra calls this script as `ssh -x HOST COMMAND`
+# /etc/passwd and /etc/group (with a user of the cluster's own, for jobs) and burst buffer (a
+# tmpfs at $CLUSTER_ROOT/bb), and a UTS namespace (hostname nI), held open by one sleeping
+# process per node. The storage node runs glusterd and its brick daemons in its own namespaces.
+# The PFS at $CLUSTER_ROOT/pfs is made before the nodes, so that every node's mount namespace
+# holds it (the host's too): with --pfs local (the default) a directory of the host's own file
+# system, with --pfs gluster the FUSE mount of a GlusterFS volume that the storage node serves,
+# one client (in the storage node's network namespace) for all nodes.
+# RATIONALE: the tests across nodes need a PFS that orders and shows writes as Lustre and GPFS
+# do, or a reference leg can fail and a bblog defect hide behind a flake. GlusterFS with one
+# FUSE client per node did not, even with every client-side cache off (plain ROMIO's t_peerread
+# read another node's older bytes after a barrier: once in some hundreds of runs, and in CI);
+# GlusterFS's own issue tracker calls its consistency across clients best effort. A local file
+# system is coherent by construction; the GlusterFS volume stays for measurements of a network
+# file system (bench/results/cluster.md). hydra calls this script as `ssh -x HOST COMMAND`
 # (-launcher ssh -launcher-exec): it enters HOST's namespaces with nsenter.
 # Environment: CLUSTER_ROOT (state, mount points, logs; default /var/tmp/bblog-cluster) and
 # CLUSTER_PFX (the namespaces' name prefix; default bbc): a second cluster beside the first
@@ -113,8 +124,55 @@ gluster_cli() { in_node st gluster --mode=script --glusterd-sock="$RUN/glusterd.
 # shellcheck source=gluster-lib.sh
 . "$(dirname "$SELF")/gluster-lib.sh"
 
+# The GlusterFS volume of --pfs gluster: glusterd and two bricks on the storage node, one FUSE
+# client for every node (above) at $CLUSTER_ROOT/pfs.
+gluster_up() {
+    local ok=0 i
+    cat >"$RUN/glusterd.vol" <<EOF
+volume management
+    type mgmt/glusterd
+    option working-directory $CLUSTER_ROOT/wd
+    option transport-type socket
+    option transport.address-family inet
+    option transport.socket.bind-address $STORE_IP
+    option transport.socket.listen-port 24007
+    option glusterd-sockfile $RUN/glusterd.socket
+    option event-threads 1
+    option ping-timeout 0
+end-volume
+EOF
+    in_node st glusterd -f "$RUN/glusterd.vol" -p "$RUN/glusterd.pid" \
+        -l "$CLUSTER_ROOT/log/glusterd.log"
+    for _ in $(seq 1 60); do
+        gluster_cli volume list >/dev/null 2>&1 && { ok=1; break; }
+        sleep 0.5
+    done
+    [ $ok = 1 ] || die "glusterd did not answer within 30 s: see $CLUSTER_ROOT/log/glusterd.log"
+    local bricks=()
+    for i in 1 2; do
+        mkdir -p "$CLUSTER_ROOT/bricks/b$i"
+        bricks+=("$STORE_IP:$CLUSTER_ROOT/bricks/b$i")
+    done
+    gluster_cli volume create $VOL transport tcp "${bricks[@]}" force >/dev/null
+    # Whole files on one brick of the two (no sharding: writes to one sharded file from several
+    # clients at once left it twice its size here, the shard translator's size accounting).
+    # No client-side caching of data or attributes (write-behind returns a write before the
+    # brick has it).
+    for i in write-behind io-cache quick-read stat-prefetch read-ahead open-behind \
+        readdir-ahead; do
+        gluster_cli volume set $VOL performance.$i off >/dev/null
+    done
+    gluster_cli volume start $VOL >/dev/null
+    # One client for every node (above): FUSE I/O straight to the bricks, no attribute or
+    # directory entry cached in the kernel.
+    mkdir -p "$CLUSTER_ROOT/pfs"
+    nsenter --net="/run/netns/$PFX-st" -- mount -t glusterfs -o \
+        log-file=$CLUSTER_ROOT/log/client.log,direct-io-mode=enable,attribute-timeout=0,entry-timeout=0,negative-timeout=0 \
+        "$STORE_IP:/$VOL" "$CLUSTER_ROOT/pfs"
+}
+
 up() {
-    local n=${1:-} netem= rate= shared=0 slurm=0 i
+    local n=${1:-} netem= rate= shared=0 slurm=0 pfs=local i
     [[ $n =~ ^[1-9][0-9]*$ ]] && [ "$n" -le 32 ] || die "up N: N nodes, 1 to 32 (got '${n}')"
     shift
     while [ $# -gt 0 ]; do
@@ -123,6 +181,7 @@ up() {
         --rate) rate=${2:?--rate needs a rate, e.g. 1gbit}; shift ;;
         --shared-bb) shared=1 ;;
         --slurm) slurm=1 ;;
+        --pfs) pfs=${2:?--pfs needs local or gluster}; shift ;;
         *) die "up: unknown option '$1'" ;;
         esac
         shift
@@ -131,9 +190,15 @@ up() {
     ip netns list >/dev/null 2>&1 || die "'ip netns' does not work here (iproute2, kernel netns)"
     command -v nsenter >/dev/null && command -v unshare >/dev/null ||
         die "nsenter and unshare (util-linux) are needed"
-    command -v glusterd >/dev/null && command -v mount.glusterfs >/dev/null ||
-        die "glusterd or mount.glusterfs missing: apt-get install glusterfs-server glusterfs-client"
-    [ -c /dev/fuse ] || die "/dev/fuse is missing: FUSE is needed for the GlusterFS client"
+    case $pfs in
+    local) ;;
+    gluster)
+        command -v glusterd >/dev/null && command -v mount.glusterfs >/dev/null ||
+            die "glusterd or mount.glusterfs missing: apt-get install glusterfs-server glusterfs-client"
+        [ -c /dev/fuse ] || die "/dev/fuse is missing: FUSE is needed for the GlusterFS client"
+        ;;
+    *) die "up: --pfs $pfs: expected local or gluster" ;;
+    esac
     [ -n "$netem$rate" ] && ! command -v tc >/dev/null && die "--netem and --rate need tc (iproute2)"
     [ $slurm = 0 ] || { command -v slurmctld && command -v slurmd && command -v munged &&
         command -v sbatch; } >/dev/null ||
@@ -173,43 +238,12 @@ up() {
     start_holder st st "mount -t tmpfs none /var/run/gluster 2>/dev/null ||
         { mkdir -p /var/run/gluster && mount -t tmpfs none /var/run/gluster; } &&
         mkdir -p /var/log/glusterfs && mount -t tmpfs none /var/log/glusterfs"
-    cat >"$RUN/glusterd.vol" <<EOF
-volume management
-    type mgmt/glusterd
-    option working-directory $CLUSTER_ROOT/wd
-    option transport-type socket
-    option transport.address-family inet
-    option transport.socket.bind-address $STORE_IP
-    option transport.socket.listen-port 24007
-    option glusterd-sockfile $RUN/glusterd.socket
-    option event-threads 1
-    option ping-timeout 0
-end-volume
-EOF
-    in_node st glusterd -f "$RUN/glusterd.vol" -p "$RUN/glusterd.pid" \
-        -l "$CLUSTER_ROOT/log/glusterd.log"
-    local ok=0
-    for _ in $(seq 1 60); do
-        gluster_cli volume list >/dev/null 2>&1 && { ok=1; break; }
-        sleep 0.5
-    done
-    [ $ok = 1 ] || die "glusterd did not answer within 30 s: see $CLUSTER_ROOT/log/glusterd.log"
-    local bricks=()
-    for i in 1 2; do
-        mkdir -p "$CLUSTER_ROOT/bricks/b$i"
-        bricks+=("$STORE_IP:$CLUSTER_ROOT/bricks/b$i")
-    done
-    gluster_cli volume create $VOL transport tcp "${bricks[@]}" force >/dev/null
-    # Whole files on one brick of the two (no sharding: writes to one sharded file from several
-    # clients at once left it twice its size here, the shard translator's size accounting).
-    # Coherent across clients, as Lustre and GPFS are with their locks: no client-side caching
-    # of data or attributes (write-behind would make one node's write invisible to another's
-    # read after MPI_File_sync and a barrier).
-    for i in write-behind io-cache quick-read stat-prefetch read-ahead open-behind \
-        readdir-ahead; do
-        gluster_cli volume set $VOL performance.$i off >/dev/null
-    done
-    gluster_cli volume start $VOL >/dev/null
+    if [ "$pfs" = gluster ]; then
+        gluster_up
+    else
+        chmod 1777 "$CLUSTER_ROOT/pfs"
+    fi
+    echo "$pfs" >"$RUN/pfskind"
 
     # Compute nodes.
     local bbsetup="mount -t tmpfs -o size=4g,mode=1777 bblog-bb $CLUSTER_ROOT/bb"
@@ -222,8 +256,7 @@ EOF
         [ -z "$netem" ] || ip netns exec "$PFX-n$i" tc qdisc add dev eth0 root netem $netem
         [ -z "$rate" ] || ip netns exec "$PFX-n$i" tc qdisc add dev eth0 root tbf rate "$rate" \
             burst 256kb latency 50ms
-        start_holder "n$i" "n$i" "$bbsetup && mount -t glusterfs \
-            -o log-file=$CLUSTER_ROOT/log/client-n$i.log,direct-io-mode=enable,attribute-timeout=0,entry-timeout=0,negative-timeout=0 $STORE_IP:/$VOL $CLUSTER_ROOT/pfs"
+        start_holder "n$i" "n$i" "$bbsetup"
         echo "n$i" >>"$RUN/nodes"
     done
     for i in $(seq 1 "$n"); do
@@ -232,7 +265,7 @@ EOF
             in_node "n$i" sh -c "echo x >$CLUSTER_ROOT/pfs/.probe-n$i" 2>/dev/null && { ok=1; break; }
             sleep 0.25
         done
-        [ $ok = 1 ] || die "n$i: PFS not writable: see $CLUSTER_ROOT/log/client-n$i.log"
+        [ $ok = 1 ] || die "n$i: PFS not writable (--pfs $pfs; GlusterFS: $CLUSTER_ROOT/log/client.log)"
         in_node "n$i" rm -f "$CLUSTER_ROOT/pfs/.probe-n$i"
     done
     echo "$([ $shared = 1 ] && echo shared || echo node-local)" >"$RUN/bbkind"
@@ -335,6 +368,9 @@ down() {
                 in_node "$node" umount -l "$CLUSTER_ROOT/pfs" 2>/dev/null || true
         fi
     done
+    if mountpoint -q "$CLUSTER_ROOT/pfs" 2>/dev/null; then
+        umount "$CLUSTER_ROOT/pfs" 2>/dev/null || umount -l "$CLUSTER_ROOT/pfs" || true
+    fi
     if [ -s "$RUN/glusterd.pid" ] && [ -n "$(holder st)" ]; then
         gluster_cli volume stop $VOL force >/dev/null 2>&1 || true
         gluster_cli volume delete $VOL >/dev/null 2>&1 || true
@@ -367,10 +403,10 @@ status() {
         echo "cluster: $node: pid $p, $(in_node "$node" hostname)," \
             "$(ip -n "$PFX-$node" -4 -o addr show dev eth0 | awk '{print $4}')" \
             "$([ "$node" = st ] || in_node "$node" sh -c \
-                "grep -q ' $CLUSTER_ROOT/pfs fuse.glusterfs ' /proc/mounts && echo pfs mounted ||
-                 echo PFS NOT MOUNTED")"
+                "[ -w $CLUSTER_ROOT/pfs ] && echo pfs writable || echo PFS NOT WRITABLE")"
     done
-    echo "cluster: burst buffer $(cat "$RUN/bbkind") at $CLUSTER_ROOT/bb, PFS at $CLUSTER_ROOT/pfs"
+    echo "cluster: burst buffer $(cat "$RUN/bbkind") at $CLUSTER_ROOT/bb, PFS ($(cat \
+        "$RUN/pfskind")) at $CLUSTER_ROOT/pfs"
     [ ! -s "$SLURM_DIR/slurm.conf" ] || echo "cluster: slurm: $(in_node n1 env \
         SLURM_CONF="$SLURM_DIR/slurm.conf" sinfo -h -o '%P %D nodes %T' 2>&1 | paste -sd' ')"
 }

@@ -7,6 +7,8 @@
 #     with --all;
 #   - crash recovery across nodes (test/crash/run-crash.sh): a complete run per sync mode, then
 #     killed runs, the whole job or one node's ranks, `bblog replay` on every node after each;
+#   - at the first shape, the read servers of a job on n1 and n2 attacked by a process on n1
+#     (test/mpi/run-srvattack.sh);
 #   - at the first shape, with --hdf5-dir, HDF5's t_mpi and t_filters_parallel through bblog
 #     (test/apps/run-hdf5-testpar.sh): processes read what processes of other nodes wrote, a
 #     compressed chunk among it;
@@ -85,7 +87,8 @@ diff_cases=(t_contig t_strided t_noncontig t_overlap t_raw t_size t_atomic t_sha
     't_strided?nodempi?' 't_strided?proactive?' 't_strided?modebb?' 't_bigdata?flush64k?'
     't_merge?stats?' 't_strided?lognode?' 't_overlap?lognode?' 't_collread?lognode?'
     't_peerread?lognode?' 't_bgdrain?lognodebb?' 't_closebb?modebb?' 't_batchfh?node2bb?'
-    't_xorder?node2bb?' 't_closebb?closebb,stats?' 't_syncalone?stats?')
+    't_xorder?node2bb?' 't_closebb?closebb,stats?' 't_syncalone?stats?' t_extent
+    't_extent?modebb?' 't_extent?lognode?' 't_extent?through0?' 't_extent?max256k?')
 # ROMIO's programs but the 4 GiB ones (large_array, large_file: the single-node run has them).
 romio_programs="simple async async-multiple atomicity coll_test excl file_info misc shared_fp
     noncontig_coll2 ordered_fp split_coll psimple creat_excl perf i_noncontig noncontig
@@ -94,7 +97,7 @@ romio_programs="simple async async-multiple atomicity coll_test excl file_info m
 # --quick: at the shapes after the first, and ROMIO's programs at every shape.
 quick_cases=(t_contig t_strided t_noncontig t_overlap t_collread t_xorder t_merge t_peerread
     't_strided?flush64k?' 't_strided?nodempi?' 't_bgdrain?proactive?' 't_strided?lognode?'
-    't_peerread?lognode?')
+    't_peerread?lognode?' t_extent)
 quick_romio="simple async atomicity coll_test noncontig_coll2 split_coll aggregation1 shared_fp
     aggregation2 darray_read i_noncontig noncontig_coll types_with_zeros"
 [ "$all" = 1 ] && diff_cases=() romio_programs= quick=0
@@ -124,9 +127,12 @@ for shape in $shapes; do
     if [ "$quick" = 1 ] && [ "$shape" != "${shapes%% *}" ]; then
         cases=("${quick_cases[@]}") runs=$(((crash_runs + 1) / 2))
     fi
-    for t in diff romio crash $hdf5 ${slurm:+slurm}; do
+    srvattack=
+    [ "$shape" = "${shapes%% *}" ] && srvattack=srvattack
+    for t in diff romio crash $srvattack $hdf5 ${slurm:+slurm}; do
         case $t in
         diff) "$here/test/mpi/run-diff.sh" "${cases[@]}" ;;
+        srvattack) MPITEST_CLUSTER=n1:1,n2:1 "$here/test/mpi/run-srvattack.sh" ;;
         romio) "$here/test/romio/run-romio-tests.sh" --mpi-env "$BBLOG_ENV_SCRIPT" --quick \
             ${romio_programs:+--programs "$romio_programs"} ;;
         crash) "$here/test/crash/run-crash.sh" --runs "$runs" ;;

@@ -23,7 +23,7 @@ EXTRA_DIST += test/runner-lib.sh test/mpi/run-diff.sh test/mpi/common.h test/mpi
     test/mpi/t_peerread.c test/mpi/t_subcomm.c test/mpi/t_merge.c test/mpi/t_durable.c \
     test/mpi/t_capacity.c test/mpi/t_planspace.c test/mpi/t_phases.c test/mpi/t_sieve.c \
     test/mpi/t_closebb.c test/mpi/t_batchfh.c test/mpi/t_batchmix.c test/mpi/t_holes.c \
-    test/mpi/t_syncalone.c test/mpi/t_idlewait.c
+    test/mpi/t_syncalone.c test/mpi/t_idlewait.c test/mpi/t_extent.c
 
 # Application tests (test/apps/run-apps.sh): HDF5 programs compiled by the runner with the bblog
 # MPI's mpicc against Debian's libhdf5-mpich, compared with h5diff against plain ROMIO. Same
@@ -69,6 +69,14 @@ EXTRA_DIST += test/crash/run-crash.sh test/crash/crashpat.h test/crash/crashwrit
     test/crash/crashcheck.c test/crash/captrim.c test/faults/run-faults.sh \
     test/faults/faultpat.h test/faults/fio.c \
     test/faults/fcheck.c test/faults/bbfault.c bench/crash-replay-long.sh
+
+# The read servers against an outside process (issue 68; bblog(7), READ SERVERS): garbage,
+# stalled requests, floods of connections, wrong and replayed signatures, absurd sizes and
+# half-closed connections while a job on pseudo-nodes reads other nodes' logged bytes.
+if MPI_TESTS
+TESTS += test/mpi/run-srvattack.sh
+endif
+EXTRA_DIST += test/mpi/run-srvattack.sh test/mpi/srvjob.c test/mpi/srvattack.c test/mpi/srvcap.c
 
 # bblog_dir on a different device per rank (issue 8): even ranks log to /dev/shm, odd ranks to
 # /var/tmp; the file must equal plain ROMIO's, and the logs of both replayed after a kill.

@@ -53,6 +53,7 @@ struct ADIOI_BBLOG_hints {
     int shared_bb;                      /* bblog_shared_bb=true: every node sees bblog_dir */
     int posix_reads;                    /* bblog_consistency=posix: reads see others' writes */
     char stats[PATH_MAX];               /* "" = off, "stderr", or a file to append JSON to */
+    char server_addr[64];               /* "" = auto, an IPv4 address or an interface name */
     /* The tests' environment variables (bblog(7), ENVIRONMENT), 0 when unset: */
     int debug_node_size;                /* BBLOG_DEBUG_NODE_SIZE: nodes of N consecutive ranks */
     int debug_static_chunks;            /* BBLOG_DEBUG_STATIC_CHUNKS: no shared chunk counter */
@@ -95,6 +96,12 @@ enum { ADIOI_BBLOG_LAST_NONE, ADIOI_BBLOG_LAST_DONE, ADIOI_BBLOG_LAST_VERIFIED,
     X(SUM, bytes_from_others, "bytes_read_from_others")     /* ad_bblog_vis.c */ \
     X(SUM, bytes_from_nodes, "bytes_read_from_other_nodes") /* of those, ad_bblog_remote.c */ \
     X(SUM, remote_asks, "other_node_asks")      /* reads that asked other nodes */ \
+    X(SUM, srv_accepted, "server_connections")  /* the read server's (ad_bblog_server.c) */ \
+    X(SUM, srv_refused, "server_refused")       /* closed at once: no room */ \
+    X(SUM, srv_evicted, "server_evicted")       /* unauthenticated, dropped for a newer one */ \
+    X(SUM, srv_deadline, "server_deadline_drops") \
+    X(SUM, srv_bad, "server_bad_requests")      /* not the job's: no valid MAC */ \
+    X(MAX, srv_max_conns, "server_max_connections") \
     X(SUM, aio_submits, "aio_submits")          /* LOG: staging buffers written with libaio */ \
     X(SUM, pwrite_flushes, "pwrite_flushes")    /* LOG: staging buffers written with pwrite */ \
     X(SUM, straight_writes, "straight_writes")  /* LOG: appends written from the user buffer */ \
@@ -648,6 +655,8 @@ const struct ADIOI_BBLOG_served *ADIOI_BBLOG_Remote_answer(const struct ADIOI_BB
                                                           int i);
 int ADIOI_BBLOG_Remote_err(const struct ADIOI_BBLOG_state *st, const char *myname, int line,
                            int rc);
+/* The read server's counters so far (zero where this process runs none) into s. */
+void ADIOI_BBLOG_Remote_stats(const struct ADIOI_BBLOG_state *st, struct ADIOI_BBLOG_stats *s);
 
 /* ad_bblog_node.c: reads the file bytes at off into iov[0..n) (is_write 0) or writes them
  * there, retrying EINTR and short transfers; advances iov. 0 or an errno (EIO at the end of

@@ -4,7 +4,9 @@
  * parse is an error naming the key (or variable) and the value, never a silent default. The
  * tests' BBLOG_DEBUG_* variables are read at the same moment and refused the same way.
  */
+#include <arpa/inet.h>
 #include <ctype.h>
+#include <net/if.h>
 #include <errno.h>
 #include <limits.h>
 #include <stddef.h>
@@ -21,7 +23,7 @@
 #define GIB ((ADIO_Offset) 1 << 30)
 #define ANY_SIZE ((ADIO_Offset) INT64_MAX)
 
-enum hint_kind { H_PATH, H_SIZE, H_ENUM, H_BOOL, H_SECONDS, H_PERCENT };
+enum hint_kind { H_PATH, H_SIZE, H_ENUM, H_BOOL, H_SECONDS, H_PERCENT, H_ADDR };
 
 #define NO_FIELD ((size_t) -1)
 #define F(field) offsetof(struct ADIOI_BBLOG_hints, field)
@@ -74,6 +76,7 @@ static const struct hint_def hint_defs[] = {
     PLAIN("bblog_keep_logs", "BBLOG_KEEP_LOGS", H_BOOL, F(keep_logs), "false"),
     PLAIN("bblog_verify", "BBLOG_VERIFY", H_BOOL, F(verify), "false"),
     PLAIN("bblog_stats", "BBLOG_STATS", H_PATH, F(stats), "off"),
+    PLAIN("bblog_server_addr", "BBLOG_SERVER_ADDR", H_ADDR, F(server_addr), "auto"),
 };
 #define NHINTS (sizeof(hint_defs) / sizeof(hint_defs[0]))
 
@@ -264,6 +267,26 @@ static int apply_size(const struct hint_def *d, int from_env, const char *v,
     return MPI_SUCCESS;
 }
 
+/* The read server's address: auto (""), an IPv4 address, or a network interface's name (looked
+ * up on each node at the open, where a missing one means no read server there). */
+static int apply_addr(const struct hint_def *d, int from_env, const char *v,
+                      struct ADIOI_BBLOG_hints *h)
+{
+    struct in_addr in;
+    size_t i, n = strlen(v);
+    int name_ok = n > 0 && n < IF_NAMESIZE;
+
+    for (i = 0; name_ok && i < n; i++)
+        name_ok = isalnum((unsigned char) v[i]) || strchr("._-:", v[i]);
+    if (strcmp(v, "auto") == 0)
+        v = "";
+    else if (inet_pton(AF_INET, v, &in) != 1 && !name_ok)
+        return bad_value(d, from_env, v, "expected auto, an IPv4 address or the name of a "
+                         "network interface");
+    snprintf((char *) h + d->off, sizeof(h->server_addr), "%s", v);
+    return MPI_SUCCESS;
+}
+
 /* Checks the value v of the hint d and sets it in h; an error names the hint and the value. */
 static int apply(const struct hint_def *d, int from_env, const char *v,
                  struct ADIOI_BBLOG_hints *h)
@@ -284,6 +307,8 @@ static int apply(const struct hint_def *d, int from_env, const char *v,
         return MPI_SUCCESS;
     case H_ENUM:
         return apply_enum(d, from_env, v, h);
+    case H_ADDR:
+        return apply_addr(d, from_env, v, h);
     case H_PERCENT: {
             long pct;
             errno = 0;
@@ -452,6 +477,9 @@ void ADIOI_BBLOG_Publish_hints(ADIO_File fd, const struct ADIOI_BBLOG_hints *h)
         switch (d->kind) {
         case H_PATH:
             snprintf(v, sizeof(v), "%s", f[0] ? f : "off");
+            break;
+        case H_ADDR:
+            snprintf(v, sizeof(v), "%s", f[0] ? f : "auto");
             break;
         case H_SIZE:
             snprintf(v, sizeof(v), "%lld", (long long) *(const ADIO_Offset *) f);

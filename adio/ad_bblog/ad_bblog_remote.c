@@ -16,12 +16,17 @@
  * is doing, and it costs nothing while no one reads. It makes no MPI call, so the
  * application's thread level does not matter.
  *
- * The wire: TCP, the same byte order on every node (checked by the magic). A request is
- * struct req; an answer is struct ans, then its candidates, then the bytes of the logged
- * ones. The open's secret (random, from rank 0 with the open's agreement) is in every request:
- * a connection without it is closed. Each reader keeps one connection per node, and the
- * server one view of its node's lists per connection, since readers that made different
- * numbers of collective calls see different entries (ad_bblog_vis.c).
+ * The wire: TCP, the same byte order on every node (checked by the magics). The server opens
+ * each connection with a hello holding a fresh random nonce; each request (struct req) carries
+ * its number on the connection and a MAC (SipHash-2-4, twice, domain-separated: 128 bits)
+ * over the nonce, the number and its fields, keyed with the open's secret (random, 128 bits,
+ * from rank 0 with the open's agreement, sent only through MPI). A request recorded on one
+ * connection is worth nothing on another (other nonce) or again on the same (other number).
+ * An answer is struct ans, then its candidates, then the bytes of the logged ones. Each
+ * reader keeps one connection per node, and the server one view of its node's lists per
+ * connection, since readers that made different numbers of collective calls see different
+ * entries (ad_bblog_vis.c). What the server does against clients that are not the job's:
+ * ad_bblog_server.c.
  *
  * Order against a drain: a node's answer carries the sum of its lists' epochs, which grows
  * whenever one is emptied (its bytes then are in the PFS file). A reader whose answer shows a
@@ -49,6 +54,52 @@
 #include "adioi.h"
 #include "ad_bblog_remote.h"
 
+/* SipHash-2-4 (Aumasson and Bernstein, 2012) of n words, each taken as 8 bytes in the host's
+ * order: the MAC's building block, one per half. */
+#define ROTL(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
+#define SIPROUND \
+    do { \
+        v0 += v1; v1 = ROTL(v1, 13); v1 ^= v0; v0 = ROTL(v0, 32); \
+        v2 += v3; v3 = ROTL(v3, 16); v3 ^= v2; \
+        v0 += v3; v3 = ROTL(v3, 21); v3 ^= v0; \
+        v2 += v1; v1 = ROTL(v1, 17); v1 ^= v2; v2 = ROTL(v2, 32); \
+    } while (0)
+
+static uint64_t siphash(const uint64_t key[2], const uint64_t *w, size_t n)
+{
+    uint64_t v0 = key[0] ^ UINT64_C(0x736f6d6570736575), v1 = key[1] ^ UINT64_C(0x646f72616e646f6d);
+    uint64_t v2 = key[0] ^ UINT64_C(0x6c7967656e657261), v3 = key[1] ^ UINT64_C(0x7465646279746573);
+    uint64_t last = (uint64_t) (n * 8) << 56;
+
+    for (size_t i = 0; i < n; i++) {
+        v3 ^= w[i];
+        SIPROUND;
+        SIPROUND;
+        v0 ^= w[i];
+    }
+    v3 ^= last;
+    SIPROUND;
+    SIPROUND;
+    v0 ^= last;
+    v2 ^= 0xff;
+    SIPROUND;
+    SIPROUND;
+    SIPROUND;
+    SIPROUND;
+    return v0 ^ v1 ^ v2 ^ v3;
+}
+
+void ADIOI_BBLOG_Remote_mac(const uint64_t key[2], const uint64_t nonce[2], const struct req *q,
+                            uint64_t mac[2])
+{
+    uint64_t w[8] = { 0, nonce[0], nonce[1], q->magic, q->seq, q->lo, q->len, q->limit };
+
+    w[0] = 1;
+    mac[0] = siphash(key, w, 8);
+    w[0] = 2;
+    mac[1] = siphash(key, w, 8);
+}
+
 int ADIOI_BBLOG_Remote_io(int fd, void *buf, size_t len, int is_write)
 {
     char *p = buf;
@@ -75,8 +126,10 @@ void ADIOI_BBLOG_Remote_timeouts(int fd)
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
-static int connect_to(uint32_t addr, uint32_t port)
+/* A connection to a server, its hello read into nonce: the socket, or -1. */
+static int connect_to(uint32_t addr, uint32_t port, uint64_t nonce[2])
 {
+    struct hello h;
     struct sockaddr_in sa;
     struct pollfd pf;
     int fd, err = 0, flags;
@@ -101,6 +154,10 @@ static int connect_to(uint32_t addr, uint32_t port)
     if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0)
         goto fail;
     ADIOI_BBLOG_Remote_timeouts(fd);
+    if (ADIOI_BBLOG_Remote_io(fd, &h, sizeof(h), 0) != 0 || h.magic != HELLO_MAGIC)
+        goto fail;
+    nonce[0] = h.nonce[0];
+    nonce[1] = h.nonce[1];
     return fd;
   fail:
     close(fd);
@@ -109,26 +166,36 @@ static int connect_to(uint32_t addr, uint32_t port)
 
 /* ---- the reader ---- */
 
-static int send_req(struct ADIOI_BBLOG_remote *rm, struct rnode *nd, const struct req *q)
+/* q, numbered and signed for nd's connection, sent on it. */
+static int sign_send(const struct ADIOI_BBLOG_state *st, struct rnode *nd, const struct req *q)
+{
+    struct req s = *q;
+
+    s.seq = nd->seq++;
+    ADIOI_BBLOG_Remote_mac(st->key, nd->nonce, &s, s.mac);
+    return ADIOI_BBLOG_Remote_io(nd->fd, &s, sizeof(s), 1);
+}
+
+static int send_req(const struct ADIOI_BBLOG_state *st, struct rnode *nd, const struct req *q)
 {
     int rc = ECONNREFUSED;
 
-    if (nd->fd >= 0 && ADIOI_BBLOG_Remote_io(nd->fd, (void *) q, sizeof(*q), 1) == 0)
+    if (nd->fd >= 0 && sign_send(st, nd, q) == 0)
         return 0;
     if (nd->fd >= 0)
         close(nd->fd);
     nd->fd = -1;
     for (uint32_t i = 0; i < nd->r.naddr && i < ADDRS; i++) {
-        nd->fd = connect_to(nd->r.addr[i], nd->r.port);
+        nd->fd = connect_to(nd->r.addr[i], nd->r.port, nd->nonce);
         if (nd->fd < 0)
             continue;
-        rc = ADIOI_BBLOG_Remote_io(nd->fd, (void *) q, sizeof(*q), 1);
+        nd->seq = 0;
+        rc = sign_send(st, nd, q);
         if (rc == 0)
             return 0;
         close(nd->fd);
         nd->fd = -1;
     }
-    (void) rm;
     return rc;
 }
 
@@ -167,8 +234,6 @@ int ADIOI_BBLOG_Remote_ask(struct ADIOI_BBLOG_state *st, uint64_t lo, uint64_t l
 
     memset(&q, 0, sizeof(q));
     q.magic = REQ_MAGIC;
-    q.key[0] = st->key[0];
-    q.key[1] = st->key[1];
     q.lo = lo;
     q.len = len;
     q.limit = limit;
@@ -181,7 +246,7 @@ int ADIOI_BBLOG_Remote_ask(struct ADIOI_BBLOG_state *st, uint64_t lo, uint64_t l
         nd->ans.n = nd->ans.ndata = 0;
         if (nd->r.port == 0)
             continue;
-        if ((rc = send_req(rm, nd, &q)) != 0)
+        if ((rc = send_req(st, nd, &q)) != 0)
             break;
         sent = i + 1;
     }
@@ -195,7 +260,7 @@ int ADIOI_BBLOG_Remote_ask(struct ADIOI_BBLOG_state *st, uint64_t lo, uint64_t l
             /* A broken connection says nothing about the data: one more try on a new one. */
             close(nd->fd);
             nd->fd = -1;
-            r = send_req(rm, nd, &q);
+            r = send_req(st, nd, &q);
             if (r == 0)
                 r = recv_ans(nd);
         }

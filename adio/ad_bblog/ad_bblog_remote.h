@@ -10,17 +10,31 @@
 
 #include "ad_bblog.h"
 
-/* The wire: a request, an answer (then its candidates, then the bytes of the logged ones). */
-#define REQ_MAGIC UINT64_C(0x31514552474f4c42)      /* "BLOGREQ1" */
-#define ANS_MAGIC UINT64_C(0x31534e41474f4c42)      /* "BLOGANS1" */
+/* The wire. On accept the server sends a hello with a fresh nonce; every request then carries
+ * its sequence number on that connection (0, 1, ...) and a MAC over the nonce, the sequence
+ * number and the request's fields, keyed with the open's secret, which never travels on the
+ * wire. An answer is struct ans, then its candidates, then the bytes of the logged ones. */
+#define HELLO_MAGIC UINT64_C(0x324f4c48474f4c42)    /* "BLOGHLO2" */
+#define REQ_MAGIC UINT64_C(0x32514552474f4c42)      /* "BLOGREQ2" */
+#define ANS_MAGIC UINT64_C(0x32534e41474f4c42)      /* "BLOGANS2" */
 #define ADDRS 4
 #define CONNECT_MS 3000
-#define IO_TIMEOUT_S 60         /* a server or reader that stops answering mid-message */
+#define IO_TIMEOUT_S 60         /* a server that stops answering mid-message (the reader) */
+#define AUTH_MS 1000            /* server: a connection's first request, complete and valid */
+#define REQUEST_MS 1000         /* server: the rest of a request once its first byte came */
+#define SEND_MS 10000           /* server: an answer's next bytes to a reader that takes none */
+#define FD_RESERVE 64           /* server: descriptors below RLIMIT_NOFILE it never takes */
+#define SPARE_CONNS 8           /* server: connections beyond one per process of other nodes */
+
+struct hello {
+    uint64_t magic, nonce[2];
+};
 
 struct req {
-    uint64_t magic, key[2];
+    uint64_t magic, seq;
     uint64_t lo, len;
     uint32_t limit, pad;
+    uint64_t mac[2];
 };
 
 struct ans {
@@ -29,6 +43,10 @@ struct ans {
     uint64_t n, ndata, esum, end, nent;
     uint64_t clock;             /* the node's write clock */
 };
+
+/* The MAC of request q on a connection whose hello carried nonce (q->mac is not read). */
+void ADIOI_BBLOG_Remote_mac(const uint64_t key[2], const uint64_t nonce[2], const struct req *q,
+                            uint64_t mac[2]);
 
 /* What each process tells the others at open (one MPI_Allgather). */
 struct rec {
@@ -39,10 +57,16 @@ struct rec {
 
 struct ADIOI_BBLOG_server;
 
+/* What the read server met (bblog_stats' server_* keys). */
+struct ADIOI_BBLOG_server_stats {
+    uint64_t accepted, refused, evicted, deadline_drops, bad_requests, max_conns;
+};
+
 struct rnode {
     int leader;                 /* the rank that serves it */
     struct rec r;
     int fd;
+    uint64_t nonce[2], seq;     /* of the connection fd: its hello, the next request's number */
     uint64_t esum;
     struct ADIOI_BBLOG_served ans;
 };

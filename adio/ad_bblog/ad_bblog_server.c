@@ -1,9 +1,31 @@
 /*
  * The read server of a node, and the open and close of remote reads (the design and the wire:
  * ad_bblog_remote.c). At open every process starts a server and tells the others, with one
- * MPI_Allgather, its node, port and addresses; the first process of each node keeps its server,
+ * MPI_Allgather, its node, port and address; the first process of each node keeps its server,
  * which answers other nodes' requests from its node's lists and logs (ad_bblog_vis.c), the
  * others stop theirs.
+ *
+ * Threat model (bblog(7), READ SERVERS): the server listens on one address of the node, inside
+ * the application's process, for the length of an open. Any process that can reach that
+ * address, of any user, can connect. Without the open's secret it learns nothing but a nonce;
+ * it cannot read a byte, stall the job's readers, or take the application's descriptors:
+ * - Never waits on one client: every socket is nonblocking and each connection is a small
+ *   state machine (hello sent; reading a request; sending an answer). A request is read as its
+ *   bytes come, an answer written as the socket takes it, between everyone else's.
+ * - Deadlines: a connection must send a complete, valid request within AUTH_MS of its accept;
+ *   a request, once begun, must be complete within REQUEST_MS; an answer must make progress
+ *   within SEND_MS. Past one, the connection is dropped.
+ * - Authentication before anything is allocated or read from the logs: the request's MAC,
+ *   compared in constant time, over this connection's nonce and the request's number. A bad
+ *   one drops the connection.
+ * - Bounded resources: at most one connection per process of the other nodes of this open,
+ *   plus SPARE_CONNS; when full, a new connection evicts the oldest one not yet authenticated,
+ *   or is closed if every one is. No descriptor at or above RLIMIT_NOFILE - FD_RESERVE is
+ *   kept, so the application's own open()s always find room. An unauthenticated connection
+ *   holds a request buffer of a fixed size; an answer is what the node logged in the range
+ *   asked, to the job's own processes only.
+ * Invariants: s->c[0..nc) are open connections; a connection is sending (c->total > 0) or
+ * reading, never both; every connection has a deadline but authenticated idle ones.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE             /* accept4, pipe2 */
@@ -12,6 +34,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
+#include <limits.h>
 #include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -19,7 +42,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ad_bblog.h"
@@ -28,6 +55,15 @@
 
 struct conn {
     int fd;
+    int authed;                 /* has sent a valid request */
+    uint64_t nonce[2], seq;     /* its hello's nonce; the number its next request must carry */
+    int64_t deadline_ms;        /* drop it then; 0: none (authenticated and idle) */
+    int64_t accepted_ms;
+    struct req q;
+    size_t qgot;                /* bytes of q received */
+    struct ans a;
+    struct ADIOI_BBLOG_served out;      /* the answer being sent */
+    size_t sent, total;         /* of sizeof(a) + candidates + data; total 0: reading */
     struct ADIOI_BBLOG_peers *view;
 };
 
@@ -41,30 +77,52 @@ struct ADIOI_BBLOG_server {
     unsigned char *here;
     const uint64_t *clock;      /* the node's write clock, or NULL */
     struct conn *c;
-    size_t nc, cap;
-    struct ADIOI_BBLOG_served out;
+    size_t nc, cap, max_conns;
+    int fd_limit;               /* no connection's descriptor at or above this */
+    struct ADIOI_BBLOG_server_stats stats;      /* read by the application thread (atomics) */
 };
+
+static int64_t now_ms(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t) t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static void count(uint64_t *counter)
+{
+    __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+}
 
 /* ---- the server ---- */
 
 static void drop(struct ADIOI_BBLOG_server *s, size_t i)
 {
-    close(s->c[i].fd);
-    ADIOI_BBLOG_Vis_view_free(s->c[i].view);
+    struct conn *c = &s->c[i];
+
+    close(c->fd);
+    ADIOI_BBLOG_Vis_view_free(c->view);
+    free(c->out.c);
+    free(c->out.data);
     s->c[i] = s->c[--s->nc];
 }
 
-/* One request of connection i: 0, or an errno that ends the connection. */
-static int serve(struct ADIOI_BBLOG_server *s, struct conn *c)
+/* Whether q is the next request of c, signed with the open's secret: constant time in the MAC. */
+static int valid(const struct ADIOI_BBLOG_server *s, const struct conn *c, const struct req *q)
 {
-    struct req q;
-    struct ans a;
-    int rc = ADIOI_BBLOG_Remote_io(c->fd, &q, sizeof(q), 0);
+    uint64_t mac[2], diff;
 
-    if (rc != 0)
-        return rc;
-    if (q.magic != REQ_MAGIC || q.key[0] != s->key[0] || q.key[1] != s->key[1])
-        return EPERM;
+    ADIOI_BBLOG_Remote_mac(s->key, c->nonce, q, mac);
+    diff = (mac[0] ^ q->mac[0]) | (mac[1] ^ q->mac[1]);
+    return (diff == 0) & (q->magic == REQ_MAGIC) & (q->seq == c->seq);
+}
+
+/* The answer to c's request, made ready to send. */
+static void answer(struct ADIOI_BBLOG_server *s, struct conn *c)
+{
+    struct ans *a = &c->a;
+
     if (!c->view) {
         c->view = ADIOI_BBLOG_Vis_view(s->logdir, s->log_name, s->n, -1);
         if (c->view && ADIOI_BBLOG_Vis_here(c->view, s->here) != 0) {
@@ -72,26 +130,155 @@ static int serve(struct ADIOI_BBLOG_server *s, struct conn *c)
             c->view = NULL;
         }
     }
-    memset(&a, 0, sizeof(a));
-    a.magic = ANS_MAGIC;
-    s->out.n = s->out.ndata = 0;
-    a.err = c->view ? (uint32_t) ADIOI_BBLOG_Vis_serve(c->view, q.limit, q.lo, q.lo + q.len,
-                                                         &s->out) : ENOMEM;
-    if (a.err == 0) {
-        a.n = s->out.n;
-        a.ndata = s->out.ndata;
-        a.esum = s->out.esum;
-        a.end = s->out.end;
-        a.nent = s->out.nent;
+    memset(a, 0, sizeof(*a));
+    a->magic = ANS_MAGIC;
+    c->out.n = c->out.ndata = 0;
+    a->err = c->view ? (uint32_t) ADIOI_BBLOG_Vis_serve(c->view, c->q.limit, c->q.lo,
+                                                          c->q.lo + c->q.len, &c->out) : ENOMEM;
+    if (a->err == 0) {
+        a->n = c->out.n;
+        a->ndata = c->out.ndata;
+        a->esum = c->out.esum;
+        a->end = c->out.end;
+        a->nent = c->out.nent;
     }
     if (s->clock)
-        a.clock = __atomic_load_n(s->clock, __ATOMIC_ACQUIRE);
-    rc = ADIOI_BBLOG_Remote_io(c->fd, &a, sizeof(a), 1);
-    if (rc == 0 && a.n)
-        rc = ADIOI_BBLOG_Remote_io(c->fd, s->out.c, a.n * sizeof(*s->out.c), 1);
-    if (rc == 0 && a.ndata)
-        rc = ADIOI_BBLOG_Remote_io(c->fd, s->out.data, a.ndata, 1);
-    return rc;
+        a->clock = __atomic_load_n(s->clock, __ATOMIC_ACQUIRE);
+    c->sent = 0;
+    c->total = sizeof(*a) + (size_t) a->n * sizeof(*c->out.c) + (size_t) a->ndata;
+}
+
+/* Sends what the socket takes of c's answer: 0, or an errno that ends the connection. */
+static int send_some(struct conn *c, int64_t now)
+{
+    size_t lens[3] = { sizeof(c->a), (size_t) c->a.n * sizeof(*c->out.c), (size_t) c->a.ndata };
+    char *bufs[3] = { (char *) &c->a, (char *) c->out.c, c->out.data };
+    struct iovec iov[3];
+    struct msghdr m;
+    size_t skip = c->sent;
+    int k = 0;
+    ssize_t w;
+
+    for (int i = 0; i < 3; i++) {
+        if (skip >= lens[i]) {
+            skip -= lens[i];
+            continue;
+        }
+        iov[k].iov_base = bufs[i] + skip;
+        iov[k++].iov_len = lens[i] - skip;
+        skip = 0;
+    }
+    memset(&m, 0, sizeof(m));
+    m.msg_iov = iov;
+    m.msg_iovlen = (size_t) k;
+    w = sendmsg(c->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (w < 0)
+        return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : errno;
+    c->sent += (size_t) w;
+    c->deadline_ms = now + SEND_MS;
+    if (c->sent == c->total) {
+        c->total = 0;
+        c->deadline_ms = 0;     /* authenticated and idle */
+    }
+    return 0;
+}
+
+/* Receives what came of c's request and answers a complete one: 0, or an errno that ends the
+ * connection (EPERM: not the job's). */
+static int recv_some(struct ADIOI_BBLOG_server *s, struct conn *c, int64_t now)
+{
+    ssize_t r = recv(c->fd, (char *) &c->q + c->qgot, sizeof(c->q) - c->qgot, MSG_DONTWAIT);
+
+    if (r == 0)
+        return ECONNRESET;
+    if (r < 0)
+        return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : errno;
+    if (c->qgot == 0 && c->authed)
+        c->deadline_ms = now + REQUEST_MS;
+    c->qgot += (size_t) r;
+    if (c->qgot < sizeof(c->q))
+        return 0;
+    c->qgot = 0;
+    if (!valid(s, c, &c->q)) {
+        count(&s->stats.bad_requests);
+        return EPERM;
+    }
+    c->authed = 1;
+    c->seq++;
+    answer(s, c);
+    return send_some(c, now);
+}
+
+/* A new connection: its hello sent, or closed when no room is left for it. */
+static void admit(struct ADIOI_BBLOG_server *s, int cfd, int64_t now)
+{
+    struct hello h;
+    struct conn *c;
+    size_t i, oldest = SIZE_MAX;
+
+    if (cfd >= s->fd_limit) {
+        count(&s->stats.refused);
+        close(cfd);
+        return;
+    }
+    if (s->nc >= s->max_conns) {
+        for (i = 0; i < s->nc; i++)
+            if (!s->c[i].authed && (oldest == SIZE_MAX ||
+                                    s->c[i].accepted_ms < s->c[oldest].accepted_ms))
+                oldest = i;
+        if (oldest == SIZE_MAX) {
+            count(&s->stats.refused);
+            close(cfd);
+            return;
+        }
+        count(&s->stats.evicted);
+        drop(s, oldest);
+    }
+    if (bblog_grow((void **) &s->c, &s->cap, s->nc + 1, sizeof(*s->c))) {
+        close(cfd);
+        return;
+    }
+    c = &s->c[s->nc];
+    memset(c, 0, sizeof(*c));
+    c->fd = cfd;
+    c->accepted_ms = now;
+    c->deadline_ms = now + AUTH_MS;
+    h.magic = HELLO_MAGIC;
+    if (getrandom(c->nonce, sizeof(c->nonce), 0) != (ssize_t) sizeof(c->nonce) ||
+        (h.nonce[0] = c->nonce[0], h.nonce[1] = c->nonce[1],
+         send(cfd, &h, sizeof(h), MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t) sizeof(h))) {
+        close(cfd);             /* a new socket's buffer takes 24 bytes: not one of ours */
+        return;
+    }
+    s->nc++;
+    count(&s->stats.accepted);
+    if (s->nc > __atomic_load_n(&s->stats.max_conns, __ATOMIC_RELAXED))
+        __atomic_store_n(&s->stats.max_conns, (uint64_t) s->nc, __ATOMIC_RELAXED);
+}
+
+/* Until the open has told it which processes share the node, connections wait in the listening
+ * socket's queue (pf[1] not polled). Returns the poll timeout: the nearest deadline. */
+static int fill_poll(struct ADIOI_BBLOG_server *s, struct pollfd *pf, size_t *n, int64_t now)
+{
+    int64_t first = -1;
+
+    pf[0].fd = s->wake[0];
+    pf[0].events = POLLIN;
+    pf[1].fd = s->lfd;
+    pf[1].events = POLLIN;
+    *n = s->ready ? s->nc + 2 : 1;
+    for (size_t i = 0; s->ready && i < s->nc; i++) {
+        struct conn *c = &s->c[i];
+        pf[i + 2].fd = c->fd;
+        pf[i + 2].events = c->total ? POLLOUT : POLLIN;
+        if (c->deadline_ms && (first < 0 || c->deadline_ms < first))
+            first = c->deadline_ms;
+    }
+    for (size_t i = 0; i < *n; i++)
+        pf[i].revents = 0;
+    if (first < 0)
+        return -1;
+    return first <= now ? 0 : (int) (first - now);
 }
 
 static void *server_main(void *arg)
@@ -99,22 +286,14 @@ static void *server_main(void *arg)
     struct ADIOI_BBLOG_server *s = arg;
     struct pollfd *pf = NULL;
     size_t pf_cap = 0, i, n;
+    int64_t now;
+    int tmo, k, rc;
 
     for (;;) {
         if (bblog_grow((void **) &pf, &pf_cap, s->nc + 2, sizeof(*pf)))
             break;
-        pf[0].fd = s->wake[0];
-        pf[1].fd = s->lfd;
-        for (i = 0; i < s->nc; i++)
-            pf[i + 2].fd = s->c[i].fd;
-        /* Until the open has told it which processes share the node, connections wait in
-         * the listening socket's queue. */
-        n = s->ready ? s->nc + 2 : 1;
-        for (i = 0; i < n; i++) {
-            pf[i].events = POLLIN;
-            pf[i].revents = 0;
-        }
-        if (poll(pf, n, -1) < 0) {
+        tmo = fill_poll(s, pf, &n, now_ms());
+        if (poll(pf, n, tmo) < 0) {
             if (errno == EINTR)
                 continue;
             break;
@@ -126,22 +305,28 @@ static void *server_main(void *arg)
             s->ready = 1;
             continue;
         }
-        /* Answers first, newest connection last; a connection that ends is dropped (the
-         * last takes its place, so walk down). */
-        for (i = n; i-- > 2;)
-            if (pf[i].revents && serve(s, &s->c[i - 2]) != 0)
-                drop(s, i - 2);
-        if (pf[1].revents & POLLIN) {
-            int cfd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
-            if (cfd >= 0 && bblog_grow((void **) &s->c, &s->cap, s->nc + 1,
-                                             sizeof(*s->c)) == 0) {
-                ADIOI_BBLOG_Remote_timeouts(cfd);
-                s->c[s->nc].fd = cfd;
-                s->c[s->nc].view = NULL;
-                s->nc++;
-            } else if (cfd >= 0) {
-                close(cfd);
+        now = now_ms();
+        /* Each connection as far as it goes without waiting; one that ends or runs past its
+         * deadline is dropped (the last takes its place, so walk down). */
+        for (i = n; i-- > 2;) {
+            struct conn *c = &s->c[i - 2];
+            rc = 0;
+            if (pf[i].revents & (POLLERR | POLLNVAL))
+                rc = EPIPE;
+            else if (pf[i].revents)
+                rc = c->total ? send_some(c, now) : recv_some(s, c, now);
+            if (rc == 0 && c->deadline_ms && now >= c->deadline_ms) {
+                count(&s->stats.deadline_drops);
+                rc = ETIMEDOUT;
             }
+            if (rc != 0)
+                drop(s, i - 2);
+        }
+        for (k = 0; n > 1 && (pf[1].revents & POLLIN) && k < 64; k++) {
+            int cfd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+            if (cfd < 0)
+                break;          /* EAGAIN: none left; EMFILE: the limit is not ours to take */
+            admit(s, cfd, now);
         }
     }
     free(pf);
@@ -162,8 +347,6 @@ static void server_free(struct ADIOI_BBLOG_server *s)
         close(s->wake[1]);
     free(s->c);
     free(s->here);
-    free(s->out.c);
-    free(s->out.data);
     free(s);
 }
 
@@ -183,26 +366,94 @@ static void server_stop(struct ADIOI_BBLOG_server *s)
     server_free(s);
 }
 
-/* A server listening on every address, port chosen by the system, its thread waiting for
- * server_tell(s, 'g'): *port, 0 and NULL on failure. */
-static struct ADIOI_BBLOG_server *server_start(uint32_t *port, const struct ADIOI_BBLOG_state *st)
+/* ---- where a server listens ---- */
+
+static int loopback(uint32_t a)
+{
+    return (ntohl(a) >> 24) == 127;
+}
+
+/* The first IPv4 address of interface name (or of any up interface but loopback when name is
+ * NULL): 0 or ENODEV. */
+static int iface_addr(const char *name, uint32_t *addr)
+{
+    struct ifaddrs *ifa = NULL, *q;
+    int rc = ENODEV;
+
+    if (getifaddrs(&ifa) != 0)
+        return errno;
+    for (q = ifa; q && rc; q = q->ifa_next) {
+        uint32_t a;
+        if (!q->ifa_addr || q->ifa_addr->sa_family != AF_INET || !(q->ifa_flags & IFF_UP))
+            continue;
+        a = ((struct sockaddr_in *) q->ifa_addr)->sin_addr.s_addr;
+        if (name ? strcmp(q->ifa_name, name) == 0 : !loopback(a)) {
+            *addr = a;
+            rc = 0;
+        }
+    }
+    freeifaddrs(ifa);
+    return rc;
+}
+
+/* The one address the server listens on: bblog_server_addr's (an IPv4 address, or an
+ * interface's first), else the host name's first IPv4 address that is not loopback (the name
+ * the MPI launcher reaches the node by), else the first up interface's, else loopback. */
+static int server_addr(const char *want, const char *host, uint32_t *addr)
+{
+    struct addrinfo hints, *ai = NULL, *p;
+    struct in_addr in;
+
+    if (want[0]) {
+        if (inet_pton(AF_INET, want, &in) == 1) {
+            *addr = in.s_addr;
+            return 0;
+        }
+        return iface_addr(want, addr);
+    }
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    if (getaddrinfo(host, NULL, &hints, &ai) == 0) {
+        for (p = ai; p; p = p->ai_next) {
+            uint32_t a = ((struct sockaddr_in *) p->ai_addr)->sin_addr.s_addr;
+            if (!loopback(a)) {
+                *addr = a;
+                freeaddrinfo(ai);
+                return 0;
+            }
+        }
+        freeaddrinfo(ai);
+    }
+    if (iface_addr(NULL, addr) != 0)
+        *addr = htonl(INADDR_LOOPBACK);
+    return 0;
+}
+
+/* A server listening on addr, port chosen by the system, its thread waiting for
+ * server_tell(s, 'g'): 0 with *out and *port, or an errno. */
+static int server_start(uint32_t addr, uint32_t *port, const struct ADIOI_BBLOG_state *st,
+                        struct ADIOI_BBLOG_server **out)
 {
     struct ADIOI_BBLOG_server *s = calloc(1, sizeof(*s));
     struct sockaddr_in sa;
     socklen_t sl = sizeof(sa);
+    struct rlimit rl;
+    int rc = 0;
 
     *port = 0;
+    *out = NULL;
     if (!s)
-        return NULL;
+        return ENOMEM;
     s->lfd = s->wake[0] = s->wake[1] = -1;
     memset(&sa, 0, sizeof(sa));
     sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_ANY);
-    if ((s->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
+    sa.sin_addr.s_addr = addr;
+    if ((s->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0 ||
         bind(s->lfd, (struct sockaddr *) &sa, sizeof(sa)) != 0 || listen(s->lfd, 128) != 0 ||
         getsockname(s->lfd, (struct sockaddr *) &sa, &sl) != 0 || pipe2(s->wake, O_CLOEXEC)) {
-        server_free(s);
-        return NULL;
+        rc = errno;
+        goto fail;
     }
     s->key[0] = st->key[0];
     s->key[1] = st->key[1];
@@ -210,65 +461,22 @@ static struct ADIOI_BBLOG_server *server_start(uint32_t *port, const struct ADIO
     snprintf(s->log_name, sizeof(s->log_name), "%s", st->log_name);
     s->n = st->nprocs;
     s->clock = st->clock;
-    if (!(s->here = calloc((size_t) st->nprocs, 1)) ||
-        pthread_create(&s->th, NULL, server_main, s) != 0) {
-        server_free(s);
-        return NULL;
+    s->fd_limit = INT_MAX;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        rl.rlim_cur < (rlim_t) INT_MAX)
+        s->fd_limit = (int) rl.rlim_cur - FD_RESERVE;
+    if (!(s->here = calloc((size_t) st->nprocs, 1))) {
+        rc = ENOMEM;
+        goto fail;
     }
+    if ((rc = pthread_create(&s->th, NULL, server_main, s)) != 0)
+        goto fail;
     *port = ntohs(sa.sin_port);
-    return s;
-}
-
-/* ---- where a node is ---- */
-
-static int add_addr(struct rec *r, uint32_t a)
-{
-    for (uint32_t i = 0; i < r->naddr; i++)
-        if (r->addr[i] == a)
-            return 0;
-    if (r->naddr == ADDRS)
-        return 1;
-    r->addr[r->naddr++] = a;
+    *out = s;
     return 0;
-}
-
-static int loopback(uint32_t a)
-{
-    return (ntohl(a) >> 24) == 127;
-}
-
-/* The host name's IPv4 addresses, then the other interfaces', loopback last. */
-static void my_addrs(struct rec *r, const char *host)
-{
-    struct addrinfo hints, *ai = NULL, *p;
-    struct ifaddrs *ifa = NULL, *q;
-
-    memset(&hints, 0, sizeof(hints));
-    hints.ai_family = AF_INET;
-    hints.ai_socktype = SOCK_STREAM;
-    if (getaddrinfo(host, NULL, &hints, &ai) == 0) {
-        for (p = ai; p; p = p->ai_next) {
-            uint32_t a = ((struct sockaddr_in *) p->ai_addr)->sin_addr.s_addr;
-            if (!loopback(a))
-                add_addr(r, a);
-        }
-        freeaddrinfo(ai);
-    }
-    if (getifaddrs(&ifa) == 0) {
-        for (q = ifa; q; q = q->ifa_next) {
-            uint32_t a;
-            if (!q->ifa_addr || q->ifa_addr->sa_family != AF_INET || !(q->ifa_flags & IFF_UP))
-                continue;
-            a = ((struct sockaddr_in *) q->ifa_addr)->sin_addr.s_addr;
-            if (!loopback(a))
-                add_addr(r, a);
-        }
-        freeifaddrs(ifa);
-    }
-    if (r->naddr < ADDRS)
-        add_addr(r, htonl(INADDR_LOOPBACK));
-    else
-        r->addr[ADDRS - 1] = htonl(INADDR_LOOPBACK);
+  fail:
+    server_free(s);
+    return rc;
 }
 
 /* ---- open and close ---- */
@@ -279,9 +487,10 @@ int ADIOI_BBLOG_Remote_open(ADIO_File fd, struct ADIOI_BBLOG_state *st)
     struct rec mine, *all = ADIOI_Malloc((size_t) st->nprocs * sizeof(*all));
     unsigned char *here = ADIOI_Malloc((size_t) st->nprocs);
     char host[MPI_MAX_PROCESSOR_NAME + 1];
-    struct ADIOI_BBLOG_server *s;
+    struct ADIOI_BBLOG_server *s = NULL;
     size_t cap = 0;
-    int len = 0, k, j, leader = -1, rc = 0;
+    uint32_t addr = 0;
+    int len = 0, k, j, leader = -1, rc = 0, others = 0, why = 0;
 
     memset(&mine, 0, sizeof(mine));
     MPI_Get_processor_name(host, &len);
@@ -292,19 +501,26 @@ int ADIOI_BBLOG_Remote_open(ADIO_File fd, struct ADIOI_BBLOG_state *st)
         mine.node += 1 + (uint64_t) (st->rank / st->hints.debug_node_size);
     /* Every process starts one, so that the first of each node has one running before
      * anyone learns its port; the others stop theirs below. */
-    s = rm ? server_start(&mine.port, st) : NULL;
-    if (s)
-        my_addrs(&mine, host);
+    why = rm ? server_addr(st->hints.server_addr, host, &addr) : ENOMEM;
+    if (why == 0)
+        why = server_start(addr, &mine.port, st, &s);
+    if (s) {
+        mine.addr[0] = addr;
+        mine.naddr = 1;
+    }
     ADIOI_BBLOG_Allgather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE, fd->comm);
     for (k = 0; k < st->nprocs; k++) {
         here[k] = all[k].node == mine.node;
         if (here[k] && leader < 0)
             leader = k;
+        others += !here[k];
     }
     if (leader != st->rank) {
         server_stop(s);
         s = NULL;
     } else if (s) {
+        /* Each process of the other nodes keeps one connection to this server. */
+        s->max_conns = (size_t) others + SPARE_CONNS;
         memcpy(s->here, here, (size_t) st->nprocs);
         server_tell(s, 'g');
     }
@@ -334,7 +550,7 @@ int ADIOI_BBLOG_Remote_open(ADIO_File fd, struct ADIOI_BBLOG_state *st)
         rc = ADIOI_BBLOG_Vis_here(st->peers, here);
     /* No one can read this node's logged bytes from another node. */
     if (rc == 0 && all[leader].port == 0)
-        rc = EHOSTUNREACH;
+        rc = leader == st->rank && why ? why : EHOSTUNREACH;
   out:
     ADIOI_Free(all);
     ADIOI_Free(here);
@@ -359,3 +575,17 @@ void ADIOI_BBLOG_Remote_close(struct ADIOI_BBLOG_state *st)
     st->remote = NULL;
 }
 
+
+void ADIOI_BBLOG_Remote_stats(const struct ADIOI_BBLOG_state *st, struct ADIOI_BBLOG_stats *out)
+{
+    const struct ADIOI_BBLOG_server *s = st->remote ? st->remote->srv : NULL;
+
+    if (!s)
+        return;
+    out->srv_accepted = __atomic_load_n(&s->stats.accepted, __ATOMIC_RELAXED);
+    out->srv_refused = __atomic_load_n(&s->stats.refused, __ATOMIC_RELAXED);
+    out->srv_evicted = __atomic_load_n(&s->stats.evicted, __ATOMIC_RELAXED);
+    out->srv_deadline = __atomic_load_n(&s->stats.deadline_drops, __ATOMIC_RELAXED);
+    out->srv_bad = __atomic_load_n(&s->stats.bad_requests, __ATOMIC_RELAXED);
+    out->srv_max_conns = __atomic_load_n(&s->stats.max_conns, __ATOMIC_RELAXED);
+}

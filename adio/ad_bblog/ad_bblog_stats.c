@@ -79,6 +79,7 @@ void ADIOI_BBLOG_Stats_report(ADIO_File fd)
     s.staging_waits = ls.waits;
     s.logs_in_pairs = st->ls->log && bblog_log_in_pair(st->ls->log);
     s.t_log_sync = ls.sync_seconds;
+    ADIOI_BBLOG_Remote_stats(st, &s);
     /* The vector: the sums first, then the maxima; a time goes as the bits of a non-negative
      * double, which order as the unsigned integers do. One reduction, not one per kind: at
      * close every collective call costs a synchronisation of all processes. */

@@ -1041,6 +1041,11 @@ selected "t_extent[node1,noserver]" && run_case "t_extent[node1,noserver]" t_ext
     "noforce,noserver,env=BBLOG_DEBUG_NODE_SIZE=1"
 selected "t_extent[node1,modebb]" && run_case "t_extent[node1,modebb]" t_extent 4 "bblog_mode=bb" \
     "noforce,env=BBLOG_DEBUG_NODE_SIZE=1"
+# The read servers on the address or interface bblog_server_addr names (loopback here).
+selected "t_peerread[node1,addr]" && run_case "t_peerread[node1,addr]" t_peerread 3 \
+    "bblog_server_addr=127.0.0.1" "noforce,env=BBLOG_DEBUG_NODE_SIZE=1"
+selected "t_peerread[node1,iface]" && run_case "t_peerread[node1,iface]" t_peerread 3 \
+    "bblog_server_addr=lo" "noforce,env=BBLOG_DEBUG_NODE_SIZE=1"
 # Nodes whose read server cannot start (pseudo-nodes of 2): their processes write straight to the
 # PFS file, where the other nodes' reads find the bytes. (Not t_peerread: its case 7 reads a
 # collective write's bytes before entering that call, and written straight through they show
@@ -1185,7 +1190,9 @@ if selected "t_errors[env]"; then
         "sync-long BBLOG_SYNC $long" "nodesize-word BBLOG_DEBUG_NODE_SIZE abc" \
         "nodesize-neg BBLOG_DEBUG_NODE_SIZE -2" "nodesize-huge BBLOG_DEBUG_NODE_SIZE 99999999999" \
         "static-2 BBLOG_DEBUG_STATIC_CHUNKS 2" "static-word BBLOG_DEBUG_STATIC_CHUNKS yes" \
-        "nomap-1x BBLOG_DEBUG_NO_MAP 1x" "nomap-empty BBLOG_DEBUG_NO_MAP ''"; do
+        "nomap-1x BBLOG_DEBUG_NO_MAP 1x" "nomap-empty BBLOG_DEBUG_NO_MAP ''" \
+        "server-addr-bad BBLOG_SERVER_ADDR 'eth0;reboot'" \
+        "server-addr-long BBLOG_SERVER_ADDR averyveryverylonginterfacename"; do
         eval "set -- $c"
         run_err "t_errors[env-$1]" 2 MPI_ERR_INFO_VALUE "$2" "$2=$3"
     done

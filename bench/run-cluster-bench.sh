@@ -71,7 +71,7 @@ for shape in $shapes; do
     for ((i = 1; i <= nodes; i++)); do hosts=${hosts:+$hosts,}n$i:$per; done
     np=$((nodes * per))
     "$cluster" down >/dev/null 2>&1 || true
-    "$cluster" up "$nodes" ${netem:+--netem "$netem"} $shared >/dev/null
+    "$cluster" up "$nodes" --pfs gluster ${netem:+--netem "$netem"} $shared >/dev/null
     eval "$("$cluster" env)"
     declare -A tot=() wr=()
     for ((r = 1; r <= reps; r++)); do

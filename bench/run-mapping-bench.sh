@@ -70,7 +70,7 @@ for shape in $shapes; do
     np=$((nodes * per))
     "$cluster" down >/dev/null 2>&1 || true
     # shellcheck disable=SC2086
-    "$cluster" up "$nodes" $up_args >/dev/null
+    "$cluster" up "$nodes" --pfs gluster $up_args >/dev/null
     eval "$("$cluster" env)"
     bbdir=$CLUSTER_BB/mbench
     [ "$bb" = pfs ] && bbdir=$CLUSTER_PFS/mbench-bb

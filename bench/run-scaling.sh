@@ -47,7 +47,7 @@ for shape in $shapes; do
     for ((i = 1; i <= nodes; i++)); do hosts=${hosts:+$hosts,}n$i:$per; done
     if [ "$up" != "$nodes" ]; then
         "$cluster" down >/dev/null 2>&1 || true
-        "$cluster" up "$nodes" $shared >/dev/null
+        "$cluster" up "$nodes" --pfs gluster $shared >/dev/null
         up=$nodes
     fi
     eval "$("$cluster" env)"

@@ -34,7 +34,8 @@
 #
 # Usage: run-hdf5-testpar.sh [--build-dir DIR] [--mpi-env FILE] [--programs "P ..." | --all]
 #                            [--modes "ufs bblog"] [--express N] [--args "PROG ARGS"]...
-#                            [--np N] [--timeout S] [--work DIR] [--keep] [--ufs-if-failed]
+#                            [--np N] [--timeout S] [--work DIR] [--bb-root DIR] [--keep]
+#                            [--ufs-if-failed]
 #   --build-dir DIR  the build of scripts/build-hdf5.sh (what its --prefix-out writes); default
 #                    ${BBLOG_CACHE:-/var/cache/bblog}/hdf5-current
 #   --mpi-env FILE   the MPI: the file of `build-mpi.sh --env-out`, or its bblog-env.sh; default
@@ -49,6 +50,8 @@
 #   --timeout S      seconds per program run (default 600)
 #   --work DIR       logs and scratch directories (default a new directory under /var/tmp); the
 #                    scratch directories are removed when nothing failed, unless --keep
+#   --bb-root DIR    the bblog runs' burst-buffer directories in a new directory under DIR (e.g.
+#                    /dev/shm) instead of each scratch directory's bb/; removed with them
 #   --ufs-if-failed  with both modes: every program through bblog first, and through ufs only
 #                    when one failed through bblog (then all of them, since pairs share files),
 #                    to tell whether the failure is bblog's; the programs check their own
@@ -98,6 +101,7 @@ modes="ufs bblog"
 np=6
 tmo=600
 work=
+bb_root=
 keep=
 ufs_if_failed=
 
@@ -119,9 +123,10 @@ $2"; shift 2 ;;
     --np) [ $# -ge 2 ] || die "--np needs a number"; np=$2; shift 2 ;;
     --timeout) [ $# -ge 2 ] || die "--timeout needs seconds"; tmo=$2; shift 2 ;;
     --work) [ $# -ge 2 ] || die "--work needs a directory"; work=$2; shift 2 ;;
+    --bb-root) [ $# -ge 2 ] || die "--bb-root needs a directory"; bb_root=$2; shift 2 ;;
     --keep) keep=1; shift ;;
     --ufs-if-failed) ufs_if_failed=1; shift ;;
-    -h|--help) sed -n '2,61p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,64p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument $1" ;;
     esac
 done
@@ -172,13 +177,17 @@ done
 
 work=${work:-$(mktemp -d "${CLUSTER_PFS:-/var/tmp}/bblog-h5testpar.XXXXXX")}
 mkdir -p "$work"
+if [ -n "$bb_root" ]; then
+    mkdir -p "$bb_root" && bb_root=$(mktemp -d "$bb_root/bblog-h5testpar.XXXXXX") ||
+        die "cannot make a directory under $bb_root"
+fi
 : >"$work/results"
 unset HDF5_DRIVER HDF5_NOCLEANUP HDF5_PARAPREFIX BBLOG_DIR HDF5TestExpress
 if [ -n "$express" ]; then
     HDF5TestExpress=$express
     export HDF5TestExpress
 fi
-echo "$prog: $mpiexec -n $np; programs in $bin; modes $modes; work in $work"
+echo "$prog: $mpiexec -n $np; programs in $bin; modes $modes; work in $work${bb_root:+; burst buffers in $bb_root}"
 echo "$prog: HDF5TestExpress=${express:-unset (HDF5's default)}"
 
 # The arguments of PROG: the last "PROG ARGS" line of $args (continuation lines join the line
@@ -207,6 +216,7 @@ run_one() {
     case $p in t_pflush2) group=t_pflush1 ;; t_prestart) group=t_pshutdown ;; *) group=$p ;; esac
     s=$work/$mode/$group
     bbd=$s/bb
+    [ -z "$bb_root" ] || bbd=$bb_root/$mode.$group
     [ -z "$CLUSTER_BB" ] || bbd=$CLUSTER_BB/${work##*/}.$mode.$group
     if [ "$group" = "$p" ]; then
         rm -rf "$s"
@@ -304,9 +314,10 @@ done
     echo "$prog: not counted, failing through ufs too:$ufs_fail"
 if [ "$failed" = 0 ] && [ -z "$keep" ]; then
     rm -rf "$work/ufs" "$work/bblog"
+    [ -z "$bb_root" ] || rm -rf "$bb_root"
     echo "$prog: logs in $work"
 else
-    echo "$prog: logs and scratch directories kept in $work"
+    echo "$prog: logs and scratch directories kept in $work${bb_root:+ and $bb_root}"
 fi
 echo "$prog: $passed passed, $failed failed"
 [ "$failed" = 0 ] && [ "$passed" -gt 0 ]

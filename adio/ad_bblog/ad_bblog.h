@@ -96,6 +96,9 @@ enum { ADIOI_BBLOG_LAST_NONE, ADIOI_BBLOG_LAST_DONE, ADIOI_BBLOG_LAST_VERIFIED,
     X(SUM, bytes_from_others, "bytes_read_from_others")     /* ad_bblog_vis.c */ \
     X(SUM, bytes_from_nodes, "bytes_read_from_other_nodes") /* of those, ad_bblog_remote.c */ \
     X(SUM, remote_asks, "other_node_asks")      /* reads that asked other nodes */ \
+    X(SUM, remote_requests, "other_node_requests") /* requests sent for them, announcements */ \
+    X(SUM, remote_skipped, "other_node_skips")  /* nodes not asked: nothing in the range */ \
+    X(SUM, remote_announces, "other_node_announcements") /* ranges told to other nodes */ \
     X(SUM, srv_accepted, "server_connections")  /* the read server's (ad_bblog_server.c) */ \
     X(SUM, srv_refused, "server_refused")       /* closed at once: no room */ \
     X(SUM, srv_evicted, "server_evicted")       /* unauthenticated, dropped for a newer one */ \
@@ -642,19 +645,23 @@ int ADIOI_BBLOG_Vis_serve(struct ADIOI_BBLOG_peers *ps, uint32_t limit, uint64_t
  * write, processes on several nodes). ad_bblog_server.c: Open (collective, after the log
  * names are agreed) starts a read server on the first process of each node and tells every
  * process where the others are; Close stops it (after the close's collectives).
- * ad_bblog_remote.c: Ask sends [lo, lo + len) to every other node's server and takes the
- * answers (Remote_answer(st, i), i < Remote_nodes(st)); *changed when a node's lists were
- * emptied since its last answer. Err names the node that could not be asked. */
+ * ad_bblog_remote.c: Ask sends [lo, lo + len) to every other node's server whose processes
+ * announced writes in it (len 0: past lo) and takes the answers (Remote_answer(st, i),
+ * i < Remote_nodes(st); empty for a node not asked); *changed when a node's lists were
+ * emptied since its last answer. Announce tells every other node's server, before this
+ * process publishes writes in [lo, hi), that it may have (0, or an errno). Err names the node
+ * that could not be asked. */
 struct ADIOI_BBLOG_remote;
 int ADIOI_BBLOG_Remote_open(ADIO_File fd, struct ADIOI_BBLOG_state *st);
 void ADIOI_BBLOG_Remote_close(struct ADIOI_BBLOG_state *st);
 int ADIOI_BBLOG_Remote_ask(struct ADIOI_BBLOG_state *st, uint64_t lo, uint64_t len,
                            uint32_t limit, int *changed);
+int ADIOI_BBLOG_Remote_announce(struct ADIOI_BBLOG_state *st, uint64_t lo, uint64_t hi);
 int ADIOI_BBLOG_Remote_nodes(const struct ADIOI_BBLOG_state *st);
 const struct ADIOI_BBLOG_served *ADIOI_BBLOG_Remote_answer(const struct ADIOI_BBLOG_state *st,
                                                           int i);
 int ADIOI_BBLOG_Remote_err(const struct ADIOI_BBLOG_state *st, const char *myname, int line,
-                           int rc);
+                           int rc, int writing);
 /* The read server's counters so far (zero where this process runs none) into s. */
 void ADIOI_BBLOG_Remote_stats(const struct ADIOI_BBLOG_state *st, struct ADIOI_BBLOG_stats *s);
 

@@ -28,6 +28,18 @@
  * entries (ad_bblog_vis.c). What the server does against clients that are not the job's:
  * ad_bblog_server.c.
  *
+ * Which nodes a read asks: those whose processes announced writes in its range. Before a write
+ * call's entries become visible (ad_bblog_vis.c, Vis_publish), a process whose entries leave
+ * the range it announced so far sends every other node's server a larger one (ANN_MAGIC,
+ * signed as a read request): its first range as it is, after that twice what it needs, so that
+ * a process writing on through the file announces O(log) times. The server stores it in its
+ * node's coverage table, one slot per process of the open, and answers only then; the node's
+ * processes map the table and ask a node only when a slot of one of its processes meets the
+ * range (a size query: ends past the reader's). A slot never shrinks within an open (a drain
+ * does not take a range back), so the table is never behind what a reader must see: a write
+ * that a read is ordered after was announced before it could be seen. A process that finds no
+ * table (not made yet, or its node's server could not make it) asks every node.
+ *
  * Order against a drain: a node's answer carries the sum of its lists' epochs, which grows
  * whenever one is emptied (its bytes then are in the PFS file). A reader whose answer shows a
  * sum other than that node's last answer reads again, PFS bytes first: what was emptied after
@@ -225,42 +237,58 @@ static int recv_ans(struct rnode *nd)
     return rc;
 }
 
-int ADIOI_BBLOG_Remote_ask(struct ADIOI_BBLOG_state *st, uint64_t lo, uint64_t len,
-                           uint32_t limit, int *changed)
+/* Whether node i may hold published bytes of [lo, hi) (hi > lo), or any past lo (hi == lo),
+ * by this node's coverage table; with no table, yes. */
+static int may_hold(struct ADIOI_BBLOG_remote *rm, int i, uint64_t lo, uint64_t hi)
+{
+    const struct cov_slot *slot;
+
+    if (!rm->cov && !rm->srv)
+        rm->cov = ADIOI_BBLOG_Cov_map(rm->cov_path, rm->nprocs);
+    if (!rm->cov)
+        return 1;
+    slot = (const struct cov_slot *) (rm->cov + 1);
+    for (int k = 0; k < rm->nprocs; k++) {
+        uint64_t shi, slo;
+        if (rm->node_of[k] != i)
+            continue;
+        shi = __atomic_load_n(&slot[k].hi, __ATOMIC_ACQUIRE);
+        slo = __atomic_load_n(&slot[k].lo, __ATOMIC_ACQUIRE);
+        if (shi > lo && (hi == lo || slo < hi))
+            return 1;
+    }
+    return 0;
+}
+
+/* Sends q to every node with a server in ask[] (all when ask is NULL) and reads their answers
+ * into nd->ans, one more try on a new connection for a node whose connection broke: 0 or the
+ * first errno (rm->bad: that node). */
+static int exchange(struct ADIOI_BBLOG_state *st, const struct req *q, const unsigned char *ask)
 {
     struct ADIOI_BBLOG_remote *rm = st->remote;
-    struct req q;
     int i, rc = 0, sent = 0;
 
-    memset(&q, 0, sizeof(q));
-    q.magic = REQ_MAGIC;
-    q.lo = lo;
-    q.len = len;
-    q.limit = limit;
-    *changed = 0;
-    st->st.remote_asks++;
-    /* Every node is asked before any answer is read: they work at the same time. A node
-     * without a server has its processes write straight to the PFS file. */
+    /* Every node is asked before any answer is read: they work at the same time. */
     for (i = 0; i < rm->n; i++) {
-        struct rnode *nd = &rm->nd[i];
-        nd->ans.n = nd->ans.ndata = 0;
-        if (nd->r.port == 0)
+        if ((ask && !ask[i]) || rm->nd[i].r.port == 0)
             continue;
-        if ((rc = send_req(st, nd, &q)) != 0)
+        if ((rc = send_req(st, &rm->nd[i], q)) != 0) {
+            rm->bad = i;
             break;
+        }
         sent = i + 1;
     }
     for (i = 0; i < sent; i++) {
         struct rnode *nd = &rm->nd[i];
         int r;
-        if (nd->r.port == 0)
+        if ((ask && !ask[i]) || nd->r.port == 0)
             continue;
         r = recv_ans(nd);
         if (r != 0) {
             /* A broken connection says nothing about the data: one more try on a new one. */
             close(nd->fd);
             nd->fd = -1;
-            r = send_req(st, nd, &q);
+            r = send_req(st, nd, q);
             if (r == 0)
                 r = recv_ans(nd);
         }
@@ -268,16 +296,81 @@ int ADIOI_BBLOG_Remote_ask(struct ADIOI_BBLOG_state *st, uint64_t lo, uint64_t l
             rc = r;
             rm->bad = i;
         }
+    }
+    return rc;
+}
+
+int ADIOI_BBLOG_Remote_ask(struct ADIOI_BBLOG_state *st, uint64_t lo, uint64_t len,
+                           uint32_t limit, int *changed)
+{
+    struct ADIOI_BBLOG_remote *rm = st->remote;
+    unsigned char *ask = malloc((size_t) rm->n + 1);
+    struct req q;
+    int i, rc;
+
+    if (!ask)
+        return ENOMEM;
+    memset(&q, 0, sizeof(q));
+    q.magic = REQ_MAGIC;
+    q.lo = lo;
+    q.len = len;
+    q.limit = limit;
+    *changed = 0;
+    st->st.remote_asks++;
+    /* A node without a server has its processes write straight to the PFS file; one whose
+     * processes announced nothing in the range has no bytes of it to send. */
+    for (i = 0; i < rm->n; i++) {
+        struct rnode *nd = &rm->nd[i];
+        nd->ans.n = nd->ans.ndata = nd->ans.nent = nd->ans.end = 0;
+        ask[i] = nd->r.port != 0 && may_hold(rm, i, lo, lo + len < lo ? UINT64_MAX : lo + len);
+        st->st.remote_skipped += nd->r.port != 0 && !ask[i];
+        st->st.remote_requests += ask[i];
+    }
+    rc = exchange(st, &q, ask);
+    for (i = 0; rc == 0 && i < rm->n; i++) {
+        struct rnode *nd = &rm->nd[i];
+        if (!ask[i])
+            continue;
         /* What this process writes from now on may follow what it read: stamped after. */
-        if (r == 0)
-            ADIOI_BBLOG_Clock_seen(st, nd->ans.clock);
-        if (r == 0 && nd->ans.esum != nd->esum) {
+        ADIOI_BBLOG_Clock_seen(st, nd->ans.clock);
+        if (nd->ans.esum != nd->esum) {
             *changed = 1;
             nd->esum = nd->ans.esum;
         }
     }
-    if (rc != 0 && sent < rm->n)
-        rm->bad = sent;
+    free(ask);
+    return rc;
+}
+
+int ADIOI_BBLOG_Remote_announce(struct ADIOI_BBLOG_state *st, uint64_t lo, uint64_t hi)
+{
+    struct ADIOI_BBLOG_remote *rm = st->remote;
+    struct req q;
+    uint64_t nlo = lo, nhi = hi;
+    int rc;
+
+    if (!rm || rm->n == 0 || hi <= lo || (rm->ann_hi > rm->ann_lo && lo >= rm->ann_lo &&
+                                          hi <= rm->ann_hi))
+        return 0;
+    /* The first range as it is; when it grows, twice what is needed, so that a process
+     * writing on through the file announces a logarithmic number of times. */
+    if (rm->ann_hi > rm->ann_lo) {
+        nlo = lo < rm->ann_lo ? lo : rm->ann_lo;
+        nhi = hi > rm->ann_hi ? hi : rm->ann_hi;
+        if (nhi > rm->ann_hi)
+            nhi = nhi - nlo > UINT64_MAX - nhi ? UINT64_MAX : nhi + (nhi - nlo);
+    }
+    memset(&q, 0, sizeof(q));
+    q.magic = ANN_MAGIC;
+    q.lo = nlo;
+    q.len = nhi - nlo;
+    q.limit = (uint32_t) st->rank;
+    st->st.remote_announces++;
+    rc = exchange(st, &q, NULL);
+    if (rc == 0) {
+        rm->ann_lo = nlo;
+        rm->ann_hi = nhi;
+    }
     return rc;
 }
 
@@ -293,7 +386,7 @@ const struct ADIOI_BBLOG_served *ADIOI_BBLOG_Remote_answer(const struct ADIOI_BB
 }
 
 int ADIOI_BBLOG_Remote_err(const struct ADIOI_BBLOG_state *st, const char *myname, int line,
-                           int rc)
+                           int rc, int writing)
 {
     const struct rnode *nd = &st->remote->nd[st->remote->bad];
     char a[INET_ADDRSTRLEN] = "?";
@@ -301,6 +394,8 @@ int ADIOI_BBLOG_Remote_err(const struct ADIOI_BBLOG_state *st, const char *mynam
     if (nd->r.naddr)
         inet_ntop(AF_INET, &nd->r.addr[0], a, sizeof(a));
     return ADIOI_BBLOG_Err(myname, line, MPI_ERR_IO,
+                           writing ? "bblog: cannot tell another node's readers about writes to "
+                           "%s: the read server of rank %d (%s port %u) did not answer (%s)" :
                            "bblog: cannot read what processes of another node logged in %s: "
                            "the read server of rank %d (%s port %u) did not answer (%s)",
                            st->pfs_path, nd->leader, a, (unsigned) nd->r.port, strerror(rc));

@@ -5,6 +5,7 @@
 #ifndef AD_BBLOG_REMOTE_H
 #define AD_BBLOG_REMOTE_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,6 +18,8 @@
 #define HELLO_MAGIC UINT64_C(0x324f4c48474f4c42)    /* "BLOGHLO2" */
 #define REQ_MAGIC UINT64_C(0x32514552474f4c42)      /* "BLOGREQ2" */
 #define ANS_MAGIC UINT64_C(0x32534e41474f4c42)      /* "BLOGANS2" */
+#define ANN_MAGIC UINT64_C(0x324e4e41474f4c42)      /* "BLOGANN2": a request that announces */
+#define COV_MAGIC UINT64_C(0x31564f43474f4c42)      /* "BLOGCOV1": a node's coverage table */
 #define ADDRS 4
 #define CONNECT_MS 3000
 #define IO_TIMEOUT_S 60         /* a server that stops answering mid-message (the reader) */
@@ -30,12 +33,26 @@ struct hello {
     uint64_t magic, nonce[2];
 };
 
+/* A read (REQ_MAGIC): [lo, lo + len) as a reader that made limit collective calls sees it.
+ * An announcement (ANN_MAGIC): rank limit may publish writes in [lo, lo + len) from now on. */
 struct req {
     uint64_t magic, seq;
     uint64_t lo, len;
     uint32_t limit, pad;
     uint64_t mac[2];
 };
+
+/* A node's coverage table: a file beside the node's lists, <token>.n<leader>.cov, made by the
+ * node's read server and mapped by every process of the node. Slot k holds the range rank k
+ * (of another node) announced, [lo, hi); hi 0: nothing yet. A slot only grows, and only the
+ * server writes it; lo is stored before hi, each with release order. */
+struct cov_slot {
+    uint64_t lo, hi;
+};
+struct cov_hdr {
+    uint64_t magic, n;
+};
+#define COV_LEN(n) (sizeof(struct cov_hdr) + (size_t) (n) * sizeof(struct cov_slot))
 
 struct ans {
     uint64_t magic;
@@ -76,7 +93,15 @@ struct ADIOI_BBLOG_remote {
     int n;
     struct rnode *nd;
     int bad;                    /* the node that could not be asked */
+    int nprocs;
+    int *node_of;               /* rank -> its node's index in nd, -1 for this node */
+    char cov_path[PATH_MAX];    /* this node's coverage table */
+    const struct cov_hdr *cov;  /* mapped, or NULL (not found yet: every node is asked) */
+    uint64_t ann_lo, ann_hi;    /* what this process announced to the other nodes */
 };
+
+/* Maps the coverage table at path, made by a server for n processes: the header, or NULL. */
+const struct cov_hdr *ADIOI_BBLOG_Cov_map(const char *path, int n);
 
 /* send (is_write) or receive exactly len bytes on a socket: 0 or an errno (ECONNRESET at
  * the peer's close, ETIMEDOUT after IO_TIMEOUT_S). */

@@ -42,9 +42,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -79,6 +81,8 @@ struct ADIOI_BBLOG_server {
     struct conn *c;
     size_t nc, cap, max_conns;
     int fd_limit;               /* no connection's descriptor at or above this */
+    struct cov_hdr *cov;        /* the node's coverage table (ad_bblog_remote.c), or NULL */
+    char cov_path[PATH_MAX];
     struct ADIOI_BBLOG_server_stats stats;      /* read by the application thread (atomics) */
 };
 
@@ -115,32 +119,58 @@ static int valid(const struct ADIOI_BBLOG_server *s, const struct conn *c, const
 
     ADIOI_BBLOG_Remote_mac(s->key, c->nonce, q, mac);
     diff = (mac[0] ^ q->mac[0]) | (mac[1] ^ q->mac[1]);
-    return (diff == 0) & (q->magic == REQ_MAGIC) & (q->seq == c->seq);
+    return (diff == 0) & ((q->magic == REQ_MAGIC) | (q->magic == ANN_MAGIC)) & (q->seq == c->seq);
 }
 
-/* The answer to c's request, made ready to send. */
+/* Rank q->limit of another node may publish writes in [q->lo, q->lo + q->len) from now on: its
+ * slot in the coverage table grows to hold that, before the answer lets the writer go on. */
+static uint32_t take_announcement(struct ADIOI_BBLOG_server *s, const struct req *q)
+{
+    struct cov_slot *slot;
+    uint64_t lo = q->lo, hi = q->lo + q->len;
+
+    if (q->limit >= (uint32_t) s->n || s->here[q->limit])
+        return EINVAL;
+    if (hi < lo)
+        hi = UINT64_MAX;
+    if (!s->cov || q->len == 0)
+        return 0;               /* no table: this node's readers ask every node */
+    slot = (struct cov_slot *) (s->cov + 1) + q->limit;
+    if (slot->hi == 0 || lo < slot->lo)
+        __atomic_store_n(&slot->lo, lo, __ATOMIC_RELEASE);
+    if (hi > slot->hi)
+        __atomic_store_n(&slot->hi, hi, __ATOMIC_RELEASE);
+    return 0;
+}
+
+/* The answer to c's request, made ready to send: to an announcement, an empty one. */
 static void answer(struct ADIOI_BBLOG_server *s, struct conn *c)
 {
     struct ans *a = &c->a;
 
-    if (!c->view) {
-        c->view = ADIOI_BBLOG_Vis_view(s->logdir, s->log_name, s->n, -1);
-        if (c->view && ADIOI_BBLOG_Vis_here(c->view, s->here) != 0) {
-            ADIOI_BBLOG_Vis_view_free(c->view);
-            c->view = NULL;
-        }
-    }
     memset(a, 0, sizeof(*a));
     a->magic = ANS_MAGIC;
     c->out.n = c->out.ndata = 0;
-    a->err = c->view ? (uint32_t) ADIOI_BBLOG_Vis_serve(c->view, c->q.limit, c->q.lo,
-                                                          c->q.lo + c->q.len, &c->out) : ENOMEM;
-    if (a->err == 0) {
-        a->n = c->out.n;
-        a->ndata = c->out.ndata;
-        a->esum = c->out.esum;
-        a->end = c->out.end;
-        a->nent = c->out.nent;
+    if (c->q.magic == ANN_MAGIC) {
+        a->err = take_announcement(s, &c->q);
+    } else {
+        if (!c->view) {
+            c->view = ADIOI_BBLOG_Vis_view(s->logdir, s->log_name, s->n, -1);
+            if (c->view && ADIOI_BBLOG_Vis_here(c->view, s->here) != 0) {
+                ADIOI_BBLOG_Vis_view_free(c->view);
+                c->view = NULL;
+            }
+        }
+        a->err = c->view ? (uint32_t) ADIOI_BBLOG_Vis_serve(c->view, c->q.limit, c->q.lo,
+                                                              c->q.lo + c->q.len, &c->out)
+            : ENOMEM;
+        if (a->err == 0) {
+            a->n = c->out.n;
+            a->ndata = c->out.ndata;
+            a->esum = c->out.esum;
+            a->end = c->out.end;
+            a->nent = c->out.nent;
+        }
     }
     if (s->clock)
         a->clock = __atomic_load_n(s->clock, __ATOMIC_ACQUIRE);
@@ -339,6 +369,10 @@ static void server_free(struct ADIOI_BBLOG_server *s)
         return;
     while (s->nc)
         drop(s, s->nc - 1);
+    if (s->cov) {
+        munmap(s->cov, COV_LEN(s->n));
+        unlink(s->cov_path);
+    }
     if (s->lfd >= 0)
         close(s->lfd);
     if (s->wake[0] >= 0)
@@ -479,6 +513,66 @@ static int server_start(uint32_t addr, uint32_t *port, const struct ADIOI_BBLOG_
     return rc;
 }
 
+/* ---- the coverage table ---- */
+
+/* The table of this node at path, for the n processes of the open, zeroed: made under a
+ * temporary name and renamed, so that a process of the node maps a whole one or none. */
+static int cov_create(struct ADIOI_BBLOG_server *s, const char *path)
+{
+    char tmp[PATH_MAX + 8];
+    size_t len = COV_LEN(s->n);
+    struct cov_hdr *h;
+    int fd, rc = 0;
+
+    if ((size_t) snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp) ||
+        strlen(path) >= sizeof(s->cov_path))
+        return ENAMETOOLONG;
+    fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return errno;
+    h = ftruncate(fd, (off_t) len) == 0 ?
+        mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+    if (h == MAP_FAILED) {
+        rc = errno;
+    } else {
+        h->n = (uint64_t) s->n;
+        __atomic_store_n(&h->magic, COV_MAGIC, __ATOMIC_RELEASE);
+        if (rename(tmp, path) != 0) {
+            rc = errno;
+            munmap(h, len);
+        }
+    }
+    close(fd);
+    if (rc != 0) {
+        unlink(tmp);
+        return rc;
+    }
+    s->cov = h;
+    snprintf(s->cov_path, sizeof(s->cov_path), "%s", path);
+    return 0;
+}
+
+const struct cov_hdr *ADIOI_BBLOG_Cov_map(const char *path, int n)
+{
+    struct stat sb;
+    void *m = MAP_FAILED;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+    if (fd < 0)
+        return NULL;
+    if (fstat(fd, &sb) == 0 && (size_t) sb.st_size == COV_LEN(n))
+        m = mmap(NULL, COV_LEN(n), PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED)
+        return NULL;
+    if (((const struct cov_hdr *) m)->magic != COV_MAGIC ||
+        ((const struct cov_hdr *) m)->n != (uint64_t) n) {
+        munmap(m, COV_LEN(n));
+        return NULL;
+    }
+    return m;
+}
+
 /* ---- open and close ---- */
 
 int ADIOI_BBLOG_Remote_open(ADIO_File fd, struct ADIOI_BBLOG_state *st)
@@ -487,6 +581,7 @@ int ADIOI_BBLOG_Remote_open(ADIO_File fd, struct ADIOI_BBLOG_state *st)
     struct rec mine, *all = ADIOI_Malloc((size_t) st->nprocs * sizeof(*all));
     unsigned char *here = ADIOI_Malloc((size_t) st->nprocs);
     char host[MPI_MAX_PROCESSOR_NAME + 1];
+    const char *token;
     struct ADIOI_BBLOG_server *s = NULL;
     size_t cap = 0;
     uint32_t addr = 0;
@@ -518,21 +613,33 @@ int ADIOI_BBLOG_Remote_open(ADIO_File fd, struct ADIOI_BBLOG_state *st)
     if (leader != st->rank) {
         server_stop(s);
         s = NULL;
-    } else if (s) {
-        /* Each process of the other nodes keeps one connection to this server. */
-        s->max_conns = (size_t) others + SPARE_CONNS;
-        memcpy(s->here, here, (size_t) st->nprocs);
-        server_tell(s, 'g');
     }
-    if (!rm) {
+    if (!rm || !(rm->node_of = malloc((size_t) st->nprocs * sizeof(*rm->node_of)))) {
+        server_stop(s);
+        free(rm);
         rc = ENOMEM;
         goto out;
+    }
+    rm->nprocs = st->nprocs;
+    /* Beside the lists, named after the open's token (ad_bblog_vis.c) and the node's leader. */
+    token = strrchr(st->log_name, '.');
+    snprintf(rm->cov_path, sizeof(rm->cov_path), "%s/%.*s.n%d.cov", st->logdir,
+             token ? (int) (token - st->log_name) : 0, st->log_name, leader);
+    if (s) {
+        /* Each process of the other nodes keeps one connection to this server. Without a
+         * coverage table, this node's reads ask every other node. */
+        s->max_conns = (size_t) others + SPARE_CONNS;
+        memcpy(s->here, here, (size_t) st->nprocs);
+        if (cov_create(s, rm->cov_path) == 0)
+            rm->cov = s->cov;
+        server_tell(s, 'g');
     }
     rm->srv = s;
     st->remote = rm;
     /* The other nodes, each served by its first rank. */
     for (k = 0; rc == 0 && k < st->nprocs; k++) {
         for (j = 0; j < k && all[j].node != all[k].node; j++);
+        rm->node_of[k] = here[k] ? -1 : j < k ? rm->node_of[j] : rm->n;
         if (j < k || here[k])
             continue;
         if (bblog_grow((void **) &rm->nd, &cap, (size_t) rm->n + 1, sizeof(*rm->nd))) {
@@ -570,7 +677,10 @@ void ADIOI_BBLOG_Remote_close(struct ADIOI_BBLOG_state *st)
         free(rm->nd[i].ans.c);
         free(rm->nd[i].ans.data);
     }
+    if (rm->cov && !rm->srv)
+        munmap((void *) rm->cov, COV_LEN(rm->nprocs));
     free(rm->nd);
+    free(rm->node_of);
     free(rm);
     st->remote = NULL;
 }

@@ -274,6 +274,20 @@ int ADIOI_BBLOG_Vis_publish(ADIO_File fd, ADIOI_BBLOG_through_fn through)
         __atomic_thread_fence(__ATOMIC_RELEASE);        /* the base before the name */
         snprintf(v->map->data_name, sizeof(v->map->data_name), "%s", name ? name + 1 : "");
     }
+    /* The other nodes' readers ask only nodes that announced the range (ad_bblog_remote.c):
+     * before the entries can be seen, their range is announced. */
+    if (st->remote) {
+        uint64_t lo = UINT64_MAX, hi = 0;
+        for (i = 0; i < v->npend; i++) {
+            if (v->pend[i].off < lo)
+                lo = v->pend[i].off;
+            if (v->pend[i].off + v->pend[i].len > hi)
+                hi = v->pend[i].off + v->pend[i].len;
+        }
+        rc = ADIOI_BBLOG_Remote_announce(st, lo, hi);
+        if (rc != 0)
+            return ADIOI_BBLOG_Remote_err(st, "ADIOI_BBLOG_WRITE", __LINE__, rc, 1);
+    }
     count = v->map->count;
     need = VIS_HDR + (count + v->npend) * sizeof(struct vis_ent);
     if (need > v->map_len) {
@@ -963,7 +977,7 @@ int ADIOI_BBLOG_Vis_read(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, char *b
     free(c.v);
     if (rc != 0 && err == MPI_SUCCESS)
         err = st->remote && rc != ENOMEM && rc != EIO ?
-            ADIOI_BBLOG_Remote_err(st, myname, __LINE__, rc) :
+            ADIOI_BBLOG_Remote_err(st, myname, __LINE__, rc, 0) :
             ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot read what another process "
                                "logged in", st->logdir);
     return err;
@@ -983,7 +997,8 @@ ADIO_Offset ADIOI_BBLOG_Vis_end(ADIO_File fd)
         if (p->end > end)
             end = p->end;
     }
-    if (st->remote && ADIOI_BBLOG_Remote_ask(st, 0, 0, limit_of(st), &changed) == 0) {
+    /* Only nodes that announced writes past this end are asked. */
+    if (st->remote && ADIOI_BBLOG_Remote_ask(st, end, 0, limit_of(st), &changed) == 0) {
         nn = ADIOI_BBLOG_Remote_nodes(st);
         for (int i = 0; i < nn; i++)
             if (ADIOI_BBLOG_Remote_answer(st, i)->end > end)

@@ -88,7 +88,8 @@ diff_cases=(t_contig t_strided t_noncontig t_overlap t_raw t_size t_atomic t_sha
     't_merge?stats?' 't_strided?lognode?' 't_overlap?lognode?' 't_collread?lognode?'
     't_peerread?lognode?' 't_bgdrain?lognodebb?' 't_closebb?modebb?' 't_batchfh?node2bb?'
     't_xorder?node2bb?' 't_closebb?closebb,stats?' 't_syncalone?stats?' t_extent
-    't_extent?modebb?' 't_extent?lognode?' 't_extent?through0?' 't_extent?max256k?')
+    't_extent?modebb?' 't_extent?lognode?' 't_extent?through0?' 't_extent?max256k?'
+    't_nodeasks?stats?')
 # ROMIO's programs but the 4 GiB ones (large_array, large_file: the single-node run has them).
 romio_programs="simple async async-multiple atomicity coll_test excl file_info misc shared_fp
     noncontig_coll2 ordered_fp split_coll psimple creat_excl perf i_noncontig noncontig
@@ -97,7 +98,7 @@ romio_programs="simple async async-multiple atomicity coll_test excl file_info m
 # --quick: at the shapes after the first, and ROMIO's programs at every shape.
 quick_cases=(t_contig t_strided t_noncontig t_overlap t_collread t_xorder t_merge t_peerread
     't_strided?flush64k?' 't_strided?nodempi?' 't_bgdrain?proactive?' 't_strided?lognode?'
-    't_peerread?lognode?' t_extent)
+    't_peerread?lognode?' t_extent 't_nodeasks?stats?')
 quick_romio="simple async atomicity coll_test noncontig_coll2 split_coll aggregation1 shared_fp
     aggregation2 darray_read i_noncontig noncontig_coll types_with_zeros"
 [ "$all" = 1 ] && diff_cases=() romio_programs= quick=0

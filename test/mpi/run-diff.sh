@@ -168,7 +168,7 @@ programs="t_contig t_strided t_noncontig t_view t_overlap t_raw t_size t_atomic 
           t_nonblock t_manyfiles t_delete t_empty t_bigdata t_hints t_errors t_collread t_capacity
           t_twofh t_xorder t_bgdrain t_selfsync t_selfgrow t_peerread t_subcomm t_merge
           t_durable t_planspace t_phases t_sieve t_closebb t_batchfh t_batchmix t_holes
-          t_syncalone t_idlewait t_extent"
+          t_syncalone t_idlewait t_extent t_nodeasks"
 cflags="-std=gnu11 -O2 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
         -Wno-unused-parameter -Werror"
 
@@ -480,6 +480,18 @@ if want[1:] == ["through"] and through <= 0:
     print("bblog_stats: bytes_through 0: no write went straight to the PFS file")
 if want[1:] == ["nothrough"] and through != 0:
     print("bblog_stats: bytes_through %d, expected 0 (every write logged)" % through)
+# oneask: the first object's reads (t_nodeasks' blocks; its reopen to check the file is the
+# second) each had bytes on one other node only,
+# and asked that node alone: one request per ask (and some asks: every rank read a block of
+# another node).
+if want[1:] == ["oneask"]:
+    o = objs[0]
+    asks, reqs, n = o.get("other_node_asks", 0), o.get("other_node_requests", -1), o["nprocs"]
+    if asks < n:
+        print("bblog_stats: %s reads asked other nodes, expected %d at least" % (asks, n))
+    if reqs != asks:
+        print("bblog_stats: %s requests for %s asks, expected one each (only the node holding "
+              "the range)" % (reqs, asks))
 for o in objs:
     if want[1:] == ["ext"] and o.get("extents_drained", -1) > o.get("nprocs", 0):
         print("bblog_stats: %s extents drained by %s processes, expected one per process at most"
@@ -1041,6 +1053,16 @@ selected "t_extent[node1,noserver]" && run_case "t_extent[node1,noserver]" t_ext
     "noforce,noserver,env=BBLOG_DEBUG_NODE_SIZE=1"
 selected "t_extent[node1,modebb]" && run_case "t_extent[node1,modebb]" t_extent 4 "bblog_mode=bb" \
     "noforce,env=BBLOG_DEBUG_NODE_SIZE=1"
+# Reads ask only the nodes that announced writes in their range (ad_bblog_remote.c): on
+# pseudo-nodes of one rank at 2, 4 and 8 nodes, on the cluster at its shape.
+if [ -n "$cl_nodes" ]; then
+    selected "t_nodeasks[stats]" && run_case "t_nodeasks[stats]" t_nodeasks 4 "" stats=4:oneask
+else
+    for n in 2 4 8; do
+        selected "t_nodeasks[node1,stats]" && run_case "t_nodeasks[node1,stats]" t_nodeasks "$n" \
+            "" "stats=4:oneask,noforce,env=BBLOG_DEBUG_NODE_SIZE=1"
+    done
+fi
 # The read servers on the address or interface bblog_server_addr names (loopback here).
 selected "t_peerread[node1,addr]" && run_case "t_peerread[node1,addr]" t_peerread 3 \
     "bblog_server_addr=127.0.0.1" "noforce,env=BBLOG_DEBUG_NODE_SIZE=1"

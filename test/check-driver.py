@@ -3,7 +3,8 @@
 section 1); no function of the driver is longer than LIMIT lines unless a comment right above
 it says why ("Long: ..."); and bblog(7) describes every hint of the driver's hint table
 (ad_bblog_hints.c) under HINTS and every key of its statistics table (ADIOI_BBLOG_STATS,
-ad_bblog.h) under STATISTICS.
+ad_bblog.h) under STATISTICS; and DESIGN.md's table of the driver's layers names every file of
+the driver, and no file that is not there.
 
 A file calls another when it names, followed by "(", a function that the other file defines
 (a line starting in column 0 with the name and its parameters). Prints each cycle found (the
@@ -127,6 +128,32 @@ for kind, keys, sec, named in (("hint", hints, section("HINTS"), entry),
         if not any(p % k in sec for p in named):
             bad += 1
             print("check-driver: bblog(7) does not describe the %s %s" % (kind, k))
+
+# DESIGN.md's layer table: the rows after "| layer | driver files |", files named in backquotes
+# as `_x.c` (for ad_bblog_x.c) or in full.
+design = open(os.path.join(top, "DESIGN.md"), encoding="utf-8").read().split("\n")
+rows = []
+for i, line in enumerate(design):
+    if line.startswith("| layer | driver files |"):
+        for row in design[i + 2:]:
+            if not row.startswith("|"):
+                break
+            rows.append(row.split("|")[2])
+        break
+listed = set()
+for cell in rows:
+    for name in re.findall(r"`([\w.]+\.[ch])`", cell):
+        listed.add("ad_bblog" + name if name.startswith("_") else name)
+present = {f for f in os.listdir(src) if f.endswith((".c", ".h"))}
+if not rows:
+    bad += 1
+    print("check-driver: DESIGN.md has no layer table (| layer | driver files |)")
+for f in sorted(present - listed):
+    bad += 1
+    print("check-driver: DESIGN.md's layer table does not name %s" % f)
+for f in sorted(listed - present):
+    bad += 1
+    print("check-driver: DESIGN.md's layer table names %s, which is not a driver file" % f)
 
 print("check-driver: %d driver files, %d calls between them, %s; %d hints, %d statistics keys"
       % (len(files), sum(len(e) for e in edges.values()), "no cycle" if not comps else

@@ -1149,7 +1149,9 @@ static int node_ready(struct drain *d)
         d->node_bad = bad;
         return 1;
     }
-    ADIOI_BBLOG_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, d->fd->comm);
+    /* A failed agreement counts as a process that cannot: the drain goes through MPI. */
+    if (ADIOI_BBLOG_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, d->fd->comm) != MPI_SUCCESS)
+        anybad = 1;
     if (anybad && st->hints.shared_bb && !st->one_node && st->rank == 0 && !shared_warned++)
         fprintf(stderr, "bblog: warning: bblog_shared_bb=true, but some process of %s "
                 "cannot open the logs of the others in %s: is that directory the same on "
@@ -1430,8 +1432,9 @@ static void drain_commit(struct drain *d)
         d->mismatch = verify_written(d->fd, st, r, d->budget, &bad, &got, &verr);
         if (d->alone)
             anybad = d->mismatch;
-        else
-            ADIOI_BBLOG_Allreduce(&d->mismatch, &anybad, 1, MPI_INT, MPI_MAX, d->fd->comm);
+        else if (ADIOI_BBLOG_Allreduce(&d->mismatch, &anybad, 1, MPI_INT, MPI_MAX,
+                                       d->fd->comm) != MPI_SUCCESS)
+            anybad = 1;         /* unknown: kept, as a mismatch keeps every log */
         if (anybad) {
             d->anyfail = 1;
             if (!d->mismatch)

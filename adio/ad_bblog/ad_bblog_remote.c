@@ -59,7 +59,9 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ad_bblog.h"
@@ -237,6 +239,28 @@ static int recv_ans(struct rnode *nd)
     return rc;
 }
 
+/* Maps the coverage table at path, made by a server for n processes: the header, or NULL. */
+static const struct cov_hdr *cov_map(const char *path, int n)
+{
+    struct stat sb;
+    void *m = MAP_FAILED;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+    if (fd < 0)
+        return NULL;
+    if (fstat(fd, &sb) == 0 && (size_t) sb.st_size == COV_LEN(n))
+        m = mmap(NULL, COV_LEN(n), PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED)
+        return NULL;
+    if (((const struct cov_hdr *) m)->magic != COV_MAGIC ||
+        ((const struct cov_hdr *) m)->n != (uint64_t) n) {
+        munmap(m, COV_LEN(n));
+        return NULL;
+    }
+    return m;
+}
+
 /* Whether node i may hold published bytes of [lo, hi) (hi > lo), or any past lo (hi == lo),
  * by this node's coverage table; with no table, yes. */
 static int may_hold(struct ADIOI_BBLOG_remote *rm, int i, uint64_t lo, uint64_t hi)
@@ -244,7 +268,7 @@ static int may_hold(struct ADIOI_BBLOG_remote *rm, int i, uint64_t lo, uint64_t 
     const struct cov_slot *slot;
 
     if (!rm->cov && !rm->srv)
-        rm->cov = ADIOI_BBLOG_Cov_map(rm->cov_path, rm->nprocs);
+        rm->cov = cov_map(rm->cov_path, rm->nprocs);
     if (!rm->cov)
         return 1;
     slot = (const struct cov_slot *) (rm->cov + 1);

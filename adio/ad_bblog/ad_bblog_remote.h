@@ -100,8 +100,6 @@ struct ADIOI_BBLOG_remote {
     uint64_t ann_lo, ann_hi;    /* what this process announced to the other nodes */
 };
 
-/* Maps the coverage table at path, made by a server for n processes: the header, or NULL. */
-const struct cov_hdr *ADIOI_BBLOG_Cov_map(const char *path, int n);
 
 /* send (is_write) or receive exactly len bytes on a socket: 0 or an errno (ECONNRESET at
  * the peer's close, ETIMEDOUT after IO_TIMEOUT_S). */

@@ -552,28 +552,32 @@ static int cov_create(struct ADIOI_BBLOG_server *s, const char *path)
     return 0;
 }
 
-const struct cov_hdr *ADIOI_BBLOG_Cov_map(const char *path, int n)
-{
-    struct stat sb;
-    void *m = MAP_FAILED;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-
-    if (fd < 0)
-        return NULL;
-    if (fstat(fd, &sb) == 0 && (size_t) sb.st_size == COV_LEN(n))
-        m = mmap(NULL, COV_LEN(n), PROT_READ, MAP_SHARED, fd, 0);
-    close(fd);
-    if (m == MAP_FAILED)
-        return NULL;
-    if (((const struct cov_hdr *) m)->magic != COV_MAGIC ||
-        ((const struct cov_hdr *) m)->n != (uint64_t) n) {
-        munmap(m, COV_LEN(n));
-        return NULL;
-    }
-    return m;
-}
-
 /* ---- open and close ---- */
+
+/* The other nodes (not here[]) from every process's rec, each served by its first rank, into
+ * rm->nd, and each rank's node into rm->node_of: 0 or ENOMEM. */
+static int list_nodes(struct ADIOI_BBLOG_remote *rm, const struct rec *all,
+                      const unsigned char *here)
+{
+    size_t cap = 0;
+    int k, j;
+
+    for (k = 0; k < rm->nprocs; k++) {
+        for (j = 0; j < k && all[j].node != all[k].node; j++);
+        rm->node_of[k] = here[k] ? -1 : j < k ? rm->node_of[j] : rm->n;
+        if (j < k || here[k])
+            continue;
+        if (bblog_grow((void **) &rm->nd, &cap, (size_t) rm->n + 1, sizeof(*rm->nd)))
+            return ENOMEM;
+        memset(&rm->nd[rm->n], 0, sizeof(*rm->nd));
+        rm->nd[rm->n].leader = k;
+        rm->nd[rm->n].r = all[k];
+        rm->nd[rm->n].fd = -1;
+        rm->nd[rm->n].esum = UINT64_MAX;
+        rm->n++;
+    }
+    return 0;
+}
 
 int ADIOI_BBLOG_Remote_open(ADIO_File fd, struct ADIOI_BBLOG_state *st)
 {
@@ -583,9 +587,8 @@ int ADIOI_BBLOG_Remote_open(ADIO_File fd, struct ADIOI_BBLOG_state *st)
     char host[MPI_MAX_PROCESSOR_NAME + 1];
     const char *token;
     struct ADIOI_BBLOG_server *s = NULL;
-    size_t cap = 0;
     uint32_t addr = 0;
-    int len = 0, k, j, leader = -1, rc = 0, others = 0, why = 0;
+    int len = 0, k, leader = -1, rc = 0, others = 0, why = 0;
 
     memset(&mine, 0, sizeof(mine));
     MPI_Get_processor_name(host, &len);
@@ -636,23 +639,7 @@ int ADIOI_BBLOG_Remote_open(ADIO_File fd, struct ADIOI_BBLOG_state *st)
     }
     rm->srv = s;
     st->remote = rm;
-    /* The other nodes, each served by its first rank. */
-    for (k = 0; rc == 0 && k < st->nprocs; k++) {
-        for (j = 0; j < k && all[j].node != all[k].node; j++);
-        rm->node_of[k] = here[k] ? -1 : j < k ? rm->node_of[j] : rm->n;
-        if (j < k || here[k])
-            continue;
-        if (bblog_grow((void **) &rm->nd, &cap, (size_t) rm->n + 1, sizeof(*rm->nd))) {
-            rc = ENOMEM;
-            break;
-        }
-        memset(&rm->nd[rm->n], 0, sizeof(*rm->nd));
-        rm->nd[rm->n].leader = k;
-        rm->nd[rm->n].r = all[k];
-        rm->nd[rm->n].fd = -1;
-        rm->nd[rm->n].esum = UINT64_MAX;
-        rm->n++;
-    }
+    rc = list_nodes(rm, all, here);
     if (rc == 0)
         rc = ADIOI_BBLOG_Vis_here(st->peers, here);
     /* No one can read this node's logged bytes from another node. */

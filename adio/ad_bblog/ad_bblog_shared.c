@@ -67,6 +67,7 @@ int ADIOI_BBLOG_Logstate_detach(struct ADIOI_BBLOG_logstate *ls, int remove)
     if (ls->log)
         rc = bblog_log_close(ls->log, remove);
     bblog_idx_destroy(ls->idx);
+    bblog_idx_destroy(ls->rev);
     ADIOI_BBLOG_Order_free(ls);
     pthread_mutex_destroy(&ls->lock);
     free(ls);

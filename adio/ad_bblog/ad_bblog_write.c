@@ -53,6 +53,8 @@ static int write_inner(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const voi
         int n = len > (1 << 30) ? (1 << 30) : (int) len;
         ADIO_WriteContig(st->inner, (void *) p, n, MPI_BYTE, ADIO_EXPLICIT_OFFSET, off, &status,
                          &err);
+        if (err != MPI_SUCCESS)
+            break;
         p += n;
         off += n;
         len -= n;
@@ -60,9 +62,12 @@ static int write_inner(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const voi
     }
     if (locked)
         ADIOI_BBLOG_Inner_lock(st->inner->fd_sys, F_UNLCK, (uint64_t) off0, (uint64_t) len0);
-    st->st.writes_through++;
+    /* A failed write may have changed some of the bytes all the same: the next sync flushes
+     * them, but only a whole write counts, or stands before later logged bytes. */
     st->through_unsynced = 1;
     wrote_through(st);
+    if (err == MPI_SUCCESS)
+        st->st.writes_through++;
     /* Newer than what other processes logged before the last collective call: the drain must
      * not put that back over these bytes. */
     if (err == MPI_SUCCESS && st->ls && st->ls->multi &&
@@ -88,8 +93,12 @@ static int note_pfs(ADIO_File fd, ADIO_Offset off, ADIO_Offset len)
         ADIO_Flush(st->inner, &err);
     if (err == MPI_SUCCESS) {
         bblog_log_set_gen(st->ls->log, ADIOI_BBLOG_COLL_STAMP(ADIOI_BBLOG_Stamp(st->ls)));
-        if (bblog_log_pfs(st->ls->log, (uint64_t) off, (uint64_t) len) != 0)
-            st->ls->log_failed = 1;     /* the log takes nothing more: all goes through */
+        /* The log takes nothing more: all goes through, said as for the other log failures
+         * (a replay after a crash cannot order these bytes against what was logged). */
+        if (bblog_log_pfs(st->ls->log, (uint64_t) off, (uint64_t) len) != 0) {
+            st->ls->log_failed = 1;
+            ADIOI_BBLOG_Warn_full(st, "is full or failing (a log record could not be written)");
+        }
     }
     return err;
 }
@@ -337,8 +346,9 @@ void ADIOI_BBLOG_WriteContig(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t 
             ADIO_WriteContig(st->inner, (void *) buf, count, datatype, ADIO_EXPLICIT_OFFSET, off,
                              status, error_code);
         if (fd->atomicity) {
-            st->st.bytes_through += len;
-            wrote_through(st);
+            if (*error_code == MPI_SUCCESS)
+                st->st.bytes_through += len;
+            wrote_through(st);  /* failed or not, some bytes may have changed */
         }
     } else {
         if (!st->vis_hold)

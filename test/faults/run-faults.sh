@@ -282,6 +282,19 @@ PY
     then
         why="${why:+$why; }no file's statistics count $want_stat"
     fi
+    # want_none "KEY...": no file's statistics may count any of the KEYs.
+    if [ -n "${want_none:-}" ] && ! python3 - "$work/$name.stats" "$want_none" <<'PY'
+import json, sys
+try:
+    objs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+except (OSError, ValueError):
+    objs = []
+sys.exit(0 if objs and all(o.get(k, 0) == 0 for o in objs for k in sys.argv[2].split())
+         else 1)
+PY
+    then
+        why="${why:+$why; }the statistics count $want_none (or there are none)"
+    fi
     if [ -n "$errs" ]; then
         if [ "$expect" = absorb ]; then
             why="${why:+$why; }an error reached the caller although it should be absorbed"
@@ -355,6 +368,11 @@ inject pfs-write-short-nomap absorb $small pwrite target.out short 0 0 all pfs $
 # must still report the failure after the drain (whose own flush, made again, succeeds).
 # When every flush of rank 1 fails, the drain's too, rank 1 still starts the write-through
 # epoch that the sync's agreement starts on every process (else the next sync hangs).
+# Every write of a 1 MiB piece straight to the PFS file fails: the statistics count no byte
+# written through (bytes_through and writes_through count what reached the file).
+want_none="bytes_through writes_through"
+inject pfs-through-eio   report 8 1048576 pwrite   target.out EIO    0 0 all pfs
+want_none=
 inject pfs-fsync-eio     sync   8 1048576 fsync    target.out EIO    0 1 1   pfs
 inject pfs-fsync-eio-all sync   8 1048576 fsync    target.out EIO    0 0 1   pfs
 # Silent damage: the first PFS write of each rank lands with its first byte inverted. With bblog_verify=true

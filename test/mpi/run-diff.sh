@@ -574,7 +574,8 @@ reuse_ref() {
 # (bblog_stats to a file, N objects expected; N:peers, N:nopeers, see check_stats), warn (HINTS
 # set bblog_max_size below the data: exactly one warning about the full burst buffer in the
 # job, see check_warning), syncnote=N (N notes about bblog_sync=bb, see check_syncnote),
-# valgrind (the bblog leg runs under valgrind, no force leg), nested (one more leg with the inner
+# valgrind (the bblog leg runs under valgrind, no force leg), leaks (valgrind, and the definite
+# leaks it finds are errors), nested (one more leg with the inner
 # driver named: bblog:ufs:PATH), noforce (no force leg: the mode under test is in the hints),
 # env=VAR=VALUE (set in the environment of the bblog legs), notrunc (in the bblog legs every
 # ftruncate of the output file fails, through test/faults/bbfault.c, and none may be tried),
@@ -594,7 +595,7 @@ reuse_ref() {
 run_case() {
     local name=$1 prog=$2 n=$3 hints=$4 opts=${5:-}
     local dir=$work/$name.$n keep=0 stats= warn=0 syncnote= vg=0 nested=0 noforce=0 ref_ok=0
-    local noserver=0 sharedwarn=0 nolock=0 small=
+    local noserver=0 sharedwarn=0 nolock=0 small= leaks=0
     local mode target
     local base why s
     local want got
@@ -609,6 +610,7 @@ run_case() {
         smallbb=*) small=${o#smallbb=} ;;
         syncnote=*) syncnote=${o#syncnote=} ;;
         valgrind) vg=1 ;;
+        leaks) vg=1 leaks=1 ;;
         nested) nested=1 ;;
         noforce) noforce=1 ;;
         env=*) extra_env+=("${o#env=}") ;;
@@ -659,6 +661,9 @@ run_case() {
         if [ "$mode" != ufs ] && { [ "$vg" = 1 ] || [ "$vg_all" = force ] ||
             { [ "$vg_all" = bblog ] && [ "$mode" != force ]; }; }; then
             pre=("${vg_cmd[@]}")
+            [ "$leaks" = 1 ] && [ -z "$vg_all" ] &&
+                pre+=(--leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite
+                      --num-callers=30)
             mode=$mode+valgrind
         fi
         [ -n "$stats" ] && hint_leg="${hints:+$hints;}bblog_stats=$dir/$mode.stats"
@@ -1054,9 +1059,16 @@ selected "t_extent[node1,noserver]" && run_case "t_extent[node1,noserver]" t_ext
 selected "t_extent[node1,modebb]" && run_case "t_extent[node1,modebb]" t_extent 4 "bblog_mode=bb" \
     "noforce,env=BBLOG_DEBUG_NODE_SIZE=1"
 # Reads ask only the nodes that announced writes in their range (ad_bblog_remote.c): on
-# pseudo-nodes of one rank at 2, 4 and 8 nodes, on the cluster at its shape.
+# pseudo-nodes of one rank at 2, 4 and 8 nodes, on the cluster one rank per slot of its -hosts.
 if [ -n "$cl_nodes" ]; then
-    selected "t_nodeasks[stats]" && run_case "t_nodeasks[stats]" t_nodeasks 4 "" stats=4:oneask
+    slots=0
+    for h in ${MPITEST_CLUSTER//,/ }; do
+        c=${h#*:}
+        [ "$c" = "$h" ] && c=1
+        slots=$((slots + c))
+    done
+    selected "t_nodeasks[stats]" && run_case "t_nodeasks[stats]" t_nodeasks "$slots" "" \
+        stats=4:oneask
 else
     for n in 2 4 8; do
         selected "t_nodeasks[node1,stats]" && run_case "t_nodeasks[node1,stats]" t_nodeasks "$n" \
@@ -1232,6 +1244,10 @@ if selected valgrind; then
             # 2 ranks under valgrind take 95 s on Open MPI at load 30 (its progress threads).
             tmo=${MPITEST_TIMEOUT:-$((tmo > 600 ? tmo : 600))} run_case "$p[valgrind]" "$p" 2 "" valgrind
         done
+        # What a handle of one process keeps (its index by log offset, for giving log space
+        # back: ad_bblog_cap.c) goes with its last close: no definite leak.
+        tmo=${MPITEST_TIMEOUT:-$((tmo > 600 ? tmo : 600))} run_case "t_size[valgrind,leaks]" \
+            t_size 1 "" valgrind,leaks
     elif [ -n "${CI:-}" ]; then
         report FAIL valgrind - - "valgrind not installed (scripts/install-deps.sh)"
     else

@@ -22,6 +22,7 @@ work=$(mktemp -d /var/tmp/bblog-node-asks.XXXXXX)
 printf '%-6s %-7s %6s %6s %9s %13s\n' nodes file reads asks requests requests/read
 for n in $nodes; do
     hosts=$(seq -s, -f "n%g:1" 1 "$n")
+    "$cluster" down >/dev/null 2>&1
     "$cluster" up "$n" >"$work/up.$n.log" 2>&1 || { echo "cluster up $n failed: $work/up.$n.log"; exit 1; }
     MPITEST_CLUSTER=$hosts MPITEST_KEEP=1 "$here/test/mpi/run-diff.sh" 't_nodeasks*' \
         >"$work/diff.$n.log" 2>&1

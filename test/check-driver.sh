@@ -1,7 +1,8 @@
 #!/bin/sh
 # The driver's structure and documentation lists: test/check-driver.py on this tree must pass,
 # and on copies with a call from a lower file back up to a higher one (a cycle), with an
-# over-long function, and with a hint missing from bblog(7) it must fail, naming what it found.
+# over-long function, with a hint missing from bblog(7), and with a driver file missing from
+# DESIGN.md's layer table it must fail, naming what it found.
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
 py=$src/test/check-driver.py
@@ -16,9 +17,9 @@ else
     fail=1
 fi
 
-mutant() {     # NAME: a copy of adio/ad_bblog and man/ for one mutation, under $tmp/NAME
+mutant() {     # NAME: a copy of adio/ad_bblog, man/ and DESIGN.md for one mutation, under $tmp/NAME
     mkdir -p "$tmp/$1/adio" && cp -r "$src/adio/ad_bblog" "$tmp/$1/adio/" &&
-        cp -r "$src/man" "$tmp/$1/"
+        cp -r "$src/man" "$src/DESIGN.md" "$tmp/$1/"
 }
 
 # expect NAME PATTERN WHAT: check-driver.py on the mutant NAME must fail and print PATTERN.
@@ -50,4 +51,8 @@ expect long "bblog_mutant_long(void) is 96 lines" "a 96-line function without a 
 mutant doc
 sed 's/^\.B bblog_verify /.B bblog_verity /' "$src/man/bblog.7" >"$tmp/doc/man/bblog.7"
 expect doc "does not describe the hint bblog_verify" "a hint missing from bblog(7)"
+
+mutant table
+printf '/* a new driver file */\n' >"$tmp/table/adio/ad_bblog/ad_bblog_mutant.c"
+expect table "layer table does not name ad_bblog_mutant.c" "a driver file missing from DESIGN.md"
 exit $fail

@@ -482,16 +482,16 @@ if want[1:] == ["nothrough"] and through != 0:
     print("bblog_stats: bytes_through %d, expected 0 (every write logged)" % through)
 # oneask: the first object's reads (t_nodeasks' blocks; its reopen to check the file is the
 # second) each had bytes on one other node only,
-# and asked that node alone: one request per ask (and some asks: every rank read a block of
-# another node).
+# and asked that node alone: at most one request per ask (none for a block of its own node),
+# and some requests (every rank read a block of another node).
 if want[1:] == ["oneask"]:
     o = objs[0]
     asks, reqs, n = o.get("other_node_asks", 0), o.get("other_node_requests", -1), o["nprocs"]
     if asks < n:
         print("bblog_stats: %s reads asked other nodes, expected %d at least" % (asks, n))
-    if reqs != asks:
-        print("bblog_stats: %s requests for %s asks, expected one each (only the node holding "
-              "the range)" % (reqs, asks))
+    if reqs < 1 or reqs > asks:
+        print("bblog_stats: %s requests for %s asks, expected one at most each (only the node "
+              "holding the range)" % (reqs, asks))
 for o in objs:
     if want[1:] == ["ext"] and o.get("extents_drained", -1) > o.get("nprocs", 0):
         print("bblog_stats: %s extents drained by %s processes, expected one per process at most"

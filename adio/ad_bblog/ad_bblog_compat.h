@@ -21,7 +21,13 @@
 
 #include "adio.h"
 
-#if defined(MPICH_NUMVERSION) && MPICH_NUMVERSION >= 40100000
+/* ROMIO's count type follows its generation, told by the version of the MPI it came with. A
+ * ROMIO built standalone over another MPI (scripts/build-layer.sh: ROMIO 4.0.2 over MPICH 5.0.2,
+ * whose mpi.h says 5) names its own with -DADIOI_BBLOG_ROMIO_NUMVERSION. */
+#if !defined(ADIOI_BBLOG_ROMIO_NUMVERSION) && defined(MPICH_NUMVERSION)
+#define ADIOI_BBLOG_ROMIO_NUMVERSION MPICH_NUMVERSION
+#endif
+#if defined(ADIOI_BBLOG_ROMIO_NUMVERSION) && ADIOI_BBLOG_ROMIO_NUMVERSION >= 40100000
 typedef MPI_Aint ADIOI_BBLOG_count_t;
 #else
 typedef int ADIOI_BBLOG_count_t;

@@ -7,6 +7,7 @@
 #     driver's files are the checkout's;
 #   - graft.py run again on its grafted tree changes nothing, and refuses a directory that is no
 #     MPI or ROMIO tree;
+#   - the standalone layer's patches (adio/layer/) apply to the grafted ROMIO without fuzz;
 #   - ROMIO's build system regenerates from the patched tree (autoreconf -fi -I confdb) with the
 #     bblog file system in it (BUILD_AD_BBLOG, --with-bblog).
 # Exit: 0 passed, 1 failed.
@@ -71,10 +72,21 @@ if python3 "$here/adio/graft/graft.py" "$work/notatree" "$here" >"$work/graft3.l
 fi
 echo "$prog: a second graft changes nothing, and an unknown tree is refused"
 
+# The standalone layer's patches (adio/layer/, scripts/build-layer.sh) on a copy of the grafted
+# ROMIO: each applies without fuzz or offsets.
+cp -a "$work/site/src/mpi/romio" "$work/layer"
+for p in "$here"/adio/layer/*.patch; do
+    (cd "$work/layer" && patch -p1 --no-backup-if-mismatch -F0 <"$p") >"$work/layer.log" 2>&1 ||
+        die "adio/layer/$(basename "$p") does not apply cleanly: $(tail -n 3 "$work/layer.log")"
+    ! grep -qiE 'fuzz|offset|reject' "$work/layer.log" ||
+        die "adio/layer/$(basename "$p") applies only with fuzz or offsets: $(cat "$work/layer.log")"
+done
+echo "$prog: the layer's $(ls "$here"/adio/layer/*.patch | wc -l) patches apply without fuzz"
+
 (cd "$work/site/src/mpi/romio" && autoreconf -fi -I confdb) >"$work/autoreconf.log" 2>&1 ||
     die "autoreconf of the patched ROMIO failed: $(tail -n 5 "$work/autoreconf.log")"
 grep -q 'BUILD_AD_BBLOG_TRUE' "$work/site/src/mpi/romio/configure" &&
     grep -q 'with-bblog' "$work/site/src/mpi/romio/configure" ||
     die "the patched ROMIO's configure knows no bblog file system"
 echo "$prog: ROMIO's configure regenerates with the bblog file system"
-echo "$prog: 2 passed, 0 failed"
+echo "$prog: 3 passed, 0 failed"

@@ -261,27 +261,31 @@ static const struct cov_hdr *cov_map(const char *path, int n)
     return m;
 }
 
-/* Whether node i may hold published bytes of [lo, hi) (hi > lo), or any past lo (hi == lo),
- * by this node's coverage table; with no table, yes. */
-static int may_hold(struct ADIOI_BBLOG_remote *rm, int i, uint64_t lo, uint64_t hi)
+/* ask[i]: whether node i may hold published bytes of [lo, hi) (hi > lo), or any past lo
+ * (hi == lo), by this node's coverage table (one pass over the open's processes); with no
+ * table, every node. Nodes without a server are never asked. */
+static void choose(struct ADIOI_BBLOG_remote *rm, uint64_t lo, uint64_t hi, unsigned char *ask)
 {
     const struct cov_slot *slot;
+    int i, k;
 
     if (!rm->cov && !rm->srv)
         rm->cov = cov_map(rm->cov_path, rm->nprocs);
-    if (!rm->cov)
-        return 1;
-    slot = (const struct cov_slot *) (rm->cov + 1);
-    for (int k = 0; k < rm->nprocs; k++) {
-        uint64_t shi, slo;
-        if (rm->node_of[k] != i)
-            continue;
-        shi = __atomic_load_n(&slot[k].hi, __ATOMIC_ACQUIRE);
-        slo = __atomic_load_n(&slot[k].lo, __ATOMIC_ACQUIRE);
-        if (shi > lo && (hi == lo || slo < hi))
-            return 1;
+    for (i = 0; i < rm->n; i++)
+        ask[i] = !rm->cov;
+    if (rm->cov) {
+        slot = (const struct cov_slot *) (rm->cov + 1);
+        for (k = 0; k < rm->nprocs; k++) {
+            uint64_t shi, slo;
+            if ((i = rm->node_of[k]) < 0 || ask[i])
+                continue;
+            shi = __atomic_load_n(&slot[k].hi, __ATOMIC_ACQUIRE);
+            slo = __atomic_load_n(&slot[k].lo, __ATOMIC_ACQUIRE);
+            ask[i] = shi > lo && (hi == lo || slo < hi);
+        }
     }
-    return 0;
+    for (i = 0; i < rm->n; i++)
+        ask[i] &= rm->nd[i].r.port != 0;
 }
 
 /* Sends q to every node with a server in ask[] (all when ask is NULL) and reads their answers
@@ -328,12 +332,13 @@ int ADIOI_BBLOG_Remote_ask(struct ADIOI_BBLOG_state *st, uint64_t lo, uint64_t l
                            uint32_t limit, int *changed)
 {
     struct ADIOI_BBLOG_remote *rm = st->remote;
-    unsigned char *ask = malloc((size_t) rm->n + 1);
+    unsigned char *ask;
     struct req q;
     int i, rc;
 
-    if (!ask)
+    if (!rm->ask && !(rm->ask = malloc((size_t) rm->n + 1)))
         return ENOMEM;
+    ask = rm->ask;
     memset(&q, 0, sizeof(q));
     q.magic = REQ_MAGIC;
     q.lo = lo;
@@ -343,10 +348,10 @@ int ADIOI_BBLOG_Remote_ask(struct ADIOI_BBLOG_state *st, uint64_t lo, uint64_t l
     st->st.remote_asks++;
     /* A node without a server has its processes write straight to the PFS file; one whose
      * processes announced nothing in the range has no bytes of it to send. */
+    choose(rm, lo, lo + len < lo ? UINT64_MAX : lo + len, ask);
     for (i = 0; i < rm->n; i++) {
         struct rnode *nd = &rm->nd[i];
         nd->ans.n = nd->ans.ndata = nd->ans.nent = nd->ans.end = 0;
-        ask[i] = nd->r.port != 0 && may_hold(rm, i, lo, lo + len < lo ? UINT64_MAX : lo + len);
         st->st.remote_skipped += nd->r.port != 0 && !ask[i];
         st->st.remote_requests += ask[i];
     }
@@ -362,7 +367,6 @@ int ADIOI_BBLOG_Remote_ask(struct ADIOI_BBLOG_state *st, uint64_t lo, uint64_t l
             nd->esum = nd->ans.esum;
         }
     }
-    free(ask);
     return rc;
 }
 

@@ -98,6 +98,7 @@ struct ADIOI_BBLOG_remote {
     char cov_path[PATH_MAX];    /* this node's coverage table */
     const struct cov_hdr *cov;  /* mapped, or NULL (not found yet: every node is asked) */
     uint64_t ann_lo, ann_hi;    /* what this process announced to the other nodes */
+    unsigned char *ask;         /* per node: asked by the current read (Remote_ask) */
 };
 
 

@@ -667,6 +667,7 @@ void ADIOI_BBLOG_Remote_close(struct ADIOI_BBLOG_state *st)
     if (rm->cov && !rm->srv)
         munmap((void *) rm->cov, COV_LEN(rm->nprocs));
     free(rm->nd);
+    free(rm->ask);
     free(rm->node_of);
     free(rm);
     st->remote = NULL;

@@ -23,7 +23,8 @@ EXTRA_DIST += test/runner-lib.sh test/mpi/run-diff.sh test/mpi/common.h test/mpi
     test/mpi/t_peerread.c test/mpi/t_subcomm.c test/mpi/t_merge.c test/mpi/t_durable.c \
     test/mpi/t_capacity.c test/mpi/t_planspace.c test/mpi/t_phases.c test/mpi/t_sieve.c \
     test/mpi/t_closebb.c test/mpi/t_batchfh.c test/mpi/t_batchmix.c test/mpi/t_holes.c \
-    test/mpi/t_syncalone.c test/mpi/t_idlewait.c test/mpi/t_extent.c test/mpi/t_nodeasks.c
+    test/mpi/t_syncalone.c test/mpi/t_idlewait.c test/mpi/t_extent.c test/mpi/t_nodeasks.c \
+    test/mpi/t_errhan.c
 
 # Application tests (test/apps/run-apps.sh): HDF5 programs compiled by the runner with the bblog
 # MPI's mpicc against Debian's libhdf5-mpich, compared with h5diff against plain ROMIO. Same
@@ -88,6 +89,9 @@ EXTRA_DIST += test/mpi/run-devdir.sh test/mpi/devdir.c
 # ROMIO's own test programs (src/mpi/romio/test of the MPICH source) through ufs:, bblog: and
 # ROMIO_FSTYPE_FORCE=bblog: (issue 22): run by scripts/test-all.sh, not by make check.
 EXTRA_DIST += test/romio/run-romio-tests.sh
+# How a program reaches the preloadable layer over a binary MPI (scripts/build-layer.sh), and the
+# message where it would not: run by scripts/test-all.sh, not by make check.
+EXTRA_DIST += test/layer/run-layer-checks.sh test/layer/linkorder.c
 # mpi4py's own I/O tests (test_io, test_file of the pinned mpi4py that scripts/build-mpi4py.sh
 # builds on the bblog MPI) through ufs: and bblog: (issue 22): run by scripts/test-all.sh.
 EXTRA_DIST += scripts/build-mpi4py.sh test/apps/run-mpi4py.sh

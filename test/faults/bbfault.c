@@ -13,7 +13,9 @@
  *                  lock (a waiting fcntl lock, F_SETLKW, fails: ENOLCK unless BBFAULT_ERR
  *                  says otherwise) |
  *                  listen: which call (listen: a socket's listen fails, EADDRINUSE unless
- *                  BBFAULT_ERR says otherwise; MPI_Init makes one first: BBFAULT_SKIP=1)
+ *                  BBFAULT_ERR says otherwise; only calls after MPI_Init or MPI_Init_thread
+ *                  returned count, since an MPI may listen there, and how often differs
+ *                  between MPIs and their transports)
  *                  (ftruncate: a resize of the file, which fails; BBFAULT_ERR short is EIO
  *                  there). pread covers
  *                  preadv too (preadv alone: the drain's reads of the node's logs), pwrite
@@ -70,6 +72,7 @@ static struct {
     int err;                    /* errno to inject; 0: short transfer; -1: SIGKILL; -2: corrupt */
     long long off;              /* -1: any offset */
     long skip, times, seen, hit;
+    int mpi_ready;              /* MPI_Init or MPI_Init_thread has returned */
 } cfg;
 
 static void setup(void)
@@ -460,12 +463,36 @@ static int do_fcntl(const char *name, int fd, int cmd, void *arg)
 FCNTL_WRAPPER(fcntl)
 FCNTL_WRAPPER(fcntl64)
 
+/* The MPI's own initialisation may listen (the number of calls depends on the MPI and its
+ * transport); a listen fault counts only the calls made after it. The prototypes are the MPI
+ * standard's C bindings, so no mpi.h is needed. */
+int MPI_Init(int *argc, char ***argv);
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided);
+
+int MPI_Init(int *argc, char ***argv)
+{
+    typedef int (*fn)(int *, char ***);
+    int rc = ((fn) next("MPI_Init", NULL))(argc, argv);
+
+    cfg.mpi_ready = 1;
+    return rc;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    typedef int (*fn)(int *, char ***, int, int *);
+    int rc = ((fn) next("MPI_Init_thread", NULL))(argc, argv, required, provided);
+
+    cfg.mpi_ready = 1;
+    return rc;
+}
+
 int listen(int fd, int backlog)
 {
     typedef int (*fn)(int, int);
     fn real = (fn) next("listen", NULL);
 
-    if (hit(OP_LISTEN, fd, -1, "listen")) {
+    if (cfg.mpi_ready && hit(OP_LISTEN, fd, -1, "listen")) {
         errno = cfg.err > 0 && getenv("BBFAULT_ERR") ? cfg.err : EADDRINUSE;
         return -1;
     }

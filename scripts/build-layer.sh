@@ -55,12 +55,26 @@ core=$gkdir/core
 # ---- 2. the wheel --------------------------------------------------------------------------------
 wheels=$cache/downloads/wheels
 mkdir -p "$wheels"
+# PyPI's sha256 of the wheel this script was tested with (x86_64, glibc 2.28 and later).
+case $mpich in
+5.0.2) whl_sha256=8fed465ebff269ea2ebac179a25de02671ddf8df476e0f115be089015015cfd4 ;;
+*) whl_sha256= ;;
+esac
 whl=$(ls "$wheels"/mpich-"$mpich"-*.whl 2>/dev/null | head -n 1 || true)
 if [ -z "$whl" ]; then
+    # Debian's python3 has no pip: a virtual environment's (python3-venv), made once.
+    venv=$cache/downloads/pip-venv
+    [ -x "$venv/bin/python" ] ||
+        run "$cache/logs/layer-venv.log" "${BBLOG_PYTHON:-/usr/bin/python3}" -m venv "$venv"
     step "pip download mpich==$mpich"
-    run "$cache/logs/layer-pip.log" python3 -m pip download --no-deps --only-binary=:all: \
-        "mpich==$mpich" -d "$wheels"
+    run "$cache/logs/layer-pip.log" "$venv/bin/python" -m pip download --no-deps \
+        --only-binary=:all: "mpich==$mpich" -d "$wheels"
     whl=$(ls "$wheels"/mpich-"$mpich"-*.whl | head -n 1)
+fi
+sum=$(sha256sum <"$whl" | cut -d' ' -f1)
+if [ -n "$whl_sha256" ] && [ "$sum" != "$whl_sha256" ]; then
+    rm -f "$whl"
+    die "$whl: sha256 $sum, expected $whl_sha256 (PyPI's for mpich $mpich); removed, run again"
 fi
 wmpi=$cache/mpich-wheel-$mpich
 if [ ! -x "$wmpi/bin/mpicc" ]; then
@@ -96,6 +110,21 @@ if [ ! -f "$kdir/.done" ]; then
     for p in "$here"/adio/layer/*.patch; do
         run "$kdir/logs/patch.log" patch -d "$kdir/src/romio" -p1 --no-backup-if-mismatch -i "$p"
     done
+    # ROMIO's message keys with MPICH's texts for them (the standalone glue has no table):
+    # errnames.txt's "**key[ %s...]:text" lines (continued by a trailing backslash) for the
+    # keys ROMIO's sources name, as C string pairs for mpio_err.c (patch 11).
+    mkdir -p "$kdir/build/gen"
+    grep -rhoE '"\*\*[a-zA-Z0-9_]+( %[a-zA-Z])*"' "$kdir/src/romio/adio" "$kdir/src/romio/mpi-io" |
+        tr -d '"' | sort -u >"$kdir/build/gen/keys"
+    awk '/\\$/ { sub(/\\$/, ""); line = line $0; next } { print line $0; line = "" }' \
+        "$gkdir/src/src/mpi/errhan/errnames.txt" |
+        awk -F: 'NR == FNR { want[$0] = 1; next }
+                 /^\*\*/ && ($1 in want) && !seen[$1]++ {
+                     text = substr($0, length($1) + 2); gsub(/\\/, "\\\\", text)
+                     gsub(/"/, "\\\"", text); sub(/[ \t]+$/, "", text)
+                     printf "    {\"%s\", \"%s\"},\n", $1, text }' \
+            "$kdir/build/gen/keys" - >"$kdir/build/gen/mpio_errnames.h"
+    [ -s "$kdir/build/gen/mpio_errnames.h" ] || die "no ROMIO message texts from errnames.txt"
     step "autoreconf (log: $kdir/logs/autoreconf.log)"
     (cd "$kdir/src/romio" && run "$kdir/logs/autoreconf.log" autoreconf -fi -I confdb)
 
@@ -104,7 +133,8 @@ if [ ! -f "$kdir/.done" ]; then
     (cd "$kdir/build" && run "$kdir/logs/configure.log" "$kdir/src/romio/configure" \
         --prefix="$inst" --with-mpi="$wmpi" CC="$wmpi/bin/mpicc" --with-mpi-impl=mpich \
         --with-file-system=ufs+nfs+bblog --with-bblog="$core" --disable-f77 --disable-f90 \
-        CPPFLAGS=-DADIOI_BBLOG_ROMIO_NUMVERSION=40002300 CFLAGS="-g -O2")
+        CPPFLAGS="-DADIOI_BBLOG_ROMIO_NUMVERSION=40002300 -DMPIO_HAVE_ERRNAMES -I$kdir/build/gen" \
+        CFLAGS="-g -O2")
     step "make (log: $kdir/logs/make.log)"
     run "$kdir/logs/make.log" make -C "$kdir/build" -j"$(nproc)"
 

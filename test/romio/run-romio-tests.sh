@@ -42,7 +42,8 @@
 #       with --quick from copies shrunk to 256 MiB (large_array: 64 x 1024 x 1024 ints instead of
 #       1024 x ...; large_file: 8 writes of 32 MiB instead of 128), shown as large_array[256M]
 #       and large_file[256M]; offsets beyond 4 GiB are still covered then by big_extents.
-#   misc.c and large_file.c come from ROMIO's configured build tree (<cache>/mpich-*/build), or
+#   misc.c and large_file.c come from ROMIO's configured build tree (<cache>/mpich-*/build; the
+#   layer's: <cache>/layer-*/build, its ROMIO in <cache>/layer-*/src/romio), or
 #   from the .c.in with @LL@ -> lld. Fortran programs are not run.
 # A program found in the test directory that is not in this list is a harness error: add it.
 #
@@ -162,6 +163,8 @@ if [ -z "$mpich_src" ]; then
 fi
 if [ -d "$mpich_src/src/mpi/romio/test" ]; then
     tdir=$mpich_src/src/mpi/romio/test
+elif [ -d "$mpich_src/romio/test" ]; then      # the standalone layer's ROMIO (build-layer.sh)
+    tdir=$mpich_src/romio/test
 elif [ -f "$mpich_src/runtests.in" ]; then
     tdir=$mpich_src
 else
@@ -172,6 +175,9 @@ configured=
 if [ -n "$build_root" ] && [ -d "$build_root/build/src/mpi/romio/test" ] &&
     [ "$(cd "$build_root/src/src/mpi/romio/test" 2>/dev/null && pwd -P)" = "$tdir" ]; then
     configured=$build_root/build/src/mpi/romio/test
+elif [ -n "$build_root" ] && [ -f "$build_root/build/test/misc.c" ] &&
+    [ "$(cd "$build_root/src/romio/test" 2>/dev/null && pwd -P)" = "$tdir" ]; then
+    configured=$build_root/build/test
 fi
 
 # program: ranks, argument style, check. Argument styles: fname (-fname F), pos (F), agg1
@@ -251,6 +257,16 @@ declare -A mode_ms=()
 for m in $modes; do mode_ms[$m]=0; done
 
 # build P: compiles P into $bin (sets build_err on failure).
+# MPICH 5's mpi.h no longer includes ROMIO's mpio.h, whose MPIO_Request (MPI_Request, with
+# MPIO_USES_MPI_REQUEST defined) async and i_noncontig use: under such an mpi.h (the layer's
+# binary MPICH) they get the two definitions MPICH 4's mpio.h made.
+compat=
+compat_probe() {
+    printf '#include <mpi.h>\nMPIO_Request r;\n' >"$bin/mpio_request.c"
+    mpicc -c -o "$bin/mpio_request.o" "$bin/mpio_request.c" >/dev/null 2>&1 ||
+        compat="-DMPIO_Request=MPI_Request -DMPIO_USES_MPI_REQUEST"
+}
+
 build() {
     local p=$1 src
     build_err=
@@ -297,8 +313,10 @@ build() {
     esac
     # As ROMIO's test Makefile: mpicc, -DHAVE_ROMIOCONF_H (its CFLAGS), -lm for big_extents.
     # A failure is retried once after 10 s: a rebuild of the MPI may be relinking libmpi.
-    if ! mpicc -DHAVE_ROMIOCONF_H -o "$bin/$p" "$src" -lm >"$bin/$p.build.log" 2>&1 &&
-        ! { sleep 10; mpicc -DHAVE_ROMIOCONF_H -o "$bin/$p" "$src" -lm >"$bin/$p.build.log" 2>&1; }
+    # shellcheck disable=SC2086 # $compat is a list of options
+    if ! mpicc -DHAVE_ROMIOCONF_H $compat -o "$bin/$p" "$src" -lm >"$bin/$p.build.log" 2>&1 &&
+        ! { sleep 10; mpicc -DHAVE_ROMIOCONF_H $compat -o "$bin/$p" "$src" -lm \
+            >"$bin/$p.build.log" 2>&1; }
     then
         build_err="does not build: $(head -n 3 "$bin/$p.build.log" | tr '\n' ' ')"
     fi
@@ -420,6 +438,7 @@ echo
 echo "$header"
 echo "$rule"
 t_all=$(date +%s)
+compat_probe
 for p in $programs; do
     label=$p
     [ "$p" = coll_perf ] && [ "$coll_perf_base" != 128 ] && label="coll_perf[$coll_perf_base]"

@@ -105,8 +105,11 @@ void tst_mpi_fatal(int rc, const char *what, const char *file, int line)
 const char *tst_init(int *argc, char ***argv)
 {
     const char *slash;
+    int inited;
 
-    MPI_Init(argc, argv);
+    MPI_Initialized(&inited);
+    if (!inited)                /* a program may have called MPI_Init_thread itself */
+        MPI_Init(argc, argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &tst_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &tst_size);
     slash = strrchr((*argv)[0], '/');

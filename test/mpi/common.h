@@ -59,7 +59,8 @@ void tst_abort(void) __attribute__((noreturn));
 /* Failures counted so far on this rank. */
 long tst_failures(void);
 
-/* MPI_Init, rank/size, argv[1] check. Returns the target file name. */
+/* MPI_Init (unless the program initialised MPI itself), rank/size, argv[1] check. Returns the
+ * target file name. */
 const char *tst_init(int *argc, char ***argv);
 /* Sums failures over MPI_COMM_WORLD, prints one summary line on rank 0, MPI_Finalize; returns
  * the process exit status (0 only if no rank failed). */

@@ -168,7 +168,7 @@ programs="t_contig t_strided t_noncontig t_view t_overlap t_raw t_size t_atomic 
           t_nonblock t_manyfiles t_delete t_empty t_bigdata t_hints t_errors t_collread t_capacity
           t_twofh t_xorder t_bgdrain t_selfsync t_selfgrow t_peerread t_subcomm t_merge
           t_durable t_planspace t_phases t_sieve t_closebb t_batchfh t_batchmix t_holes
-          t_syncalone t_idlewait t_extent t_nodeasks t_errhan"
+          t_syncalone t_idlewait t_extent t_nodeasks t_errhan t_threads"
 cflags="-std=gnu11 -O2 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
         -Wno-unused-parameter -Werror"
 
@@ -846,6 +846,7 @@ cases=(
     "t_delete        t_delete     1 2"
     "t_empty         t_empty      1 3"
     "t_errhan        t_errhan     1 2"
+    "t_threads       t_threads    1 2"
     "t_hints         t_hints      3 4"
     "t_collread      t_collread   2 3 4"
     "t_twofh         t_twofh      1 2 3"

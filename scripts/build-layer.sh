@@ -16,7 +16,8 @@
 #   layer-mpich-V-<key>/                   one build, keyed by the wheel, the grafted ROMIO's
 #                                          build key, the patches, the map and the driver and
 #                                          core sources; install/lib/libbblog-mpiio.so,
-#                                          install/bin/bblog-run, install/bin/layer-env.sh
+#                                          install/bin/bblog-run, install/bin/layer-env.sh,
+#                                          install/bin/bblog and the man pages
 # layer-env.sh puts the wheel's mpicc first in PATH and an mpiexec that preloads the layer in
 # every process (adding to an LD_PRELOAD the caller set): BBLOG_ENV_SCRIPT=it for
 # test/mpi/run-diff.sh runs the differential suite through the layer.
@@ -192,6 +193,12 @@ LD_LIBRARY_PATH=$wmpi/lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}
 export PATH LD_LIBRARY_PATH
 EOF
     chmod +x "$inst/bin/bblog-run" "$inst/bin/mpiexec" "$inst/bin/mpicc"
+    # The bblog command (status, replay after a crash) and the man pages, as build-mpi.sh
+    # installs them beside the grafted MPI.
+    mkdir -p "$inst/share/man/man1" "$inst/share/man/man7"
+    cp "$mpi_prefix/bin/bblog" "$inst/bin/bblog"
+    cp "$mpi_prefix/share/man/man1/bblog.1" "$inst/share/man/man1/"
+    cp "$mpi_prefix/share/man/man7/bblog.7" "$inst/share/man/man7/"
     touch "$kdir/.done"
 fi
 ln -sfn "$kdir/install" "$cache/layer-current.tmp"

@@ -32,7 +32,7 @@
 #   3e. bblog's layer over a binary MPI (scripts/build-layer.sh: ROMIO with the driver, built
 #      standalone against PyPI's MPICH 5.0.2 wheel, preloaded): how programs reach it and the
 #      message where they would not (test/layer/run-layer-checks.sh), the whole differential
-#      suite and ROMIO's test programs through it; BBLOG_LAYER=0 skips the step;
+#      suite, ROMIO's test programs and crash/replay through it; BBLOG_LAYER=0 skips the step;
 #   4. the core again under AddressSanitizer + UBSan: `make check` of the unit tests, the
 #      fuzz corpus replay (test/fuzz) and the log security tests (test/security);
 #   5. `make distcheck` (the tarball builds and passes its checks).
@@ -147,7 +147,7 @@ fi
 
 rm -rf "$build/layer"
 if [ "${BBLOG_LAYER:-1}" != 0 ]; then
-    step "bblog's layer over PyPI's binary MPICH 5.0.2: link checks, differential suite, ROMIO's tests"
+    step "bblog's layer over PyPI's binary MPICH 5.0.2: link checks, differential, ROMIO, crash tests"
     "$here/scripts/build-layer.sh" --env-out "$build/layer-env"
     layer_env=$(cat "$build/layer-env")
     # Each runner's log goes under a tree the summary reads (their last lines: N passed, ...).
@@ -166,6 +166,11 @@ if [ "${BBLOG_LAYER:-1}" != 0 ]; then
         echo $? >"$build/layer/rc"; } | tee "$build/layer/test/run-romio-tests.log"
     [ "$(cat "$build/layer/rc")" = 0 ] ||
         { echo "test-all: ROMIO's test programs through the layer failed"; exit 1; }
+    { BBLOG_ENV_SCRIPT=$layer_env BBLOG_TOOL=$build/werror/tools/bblog \
+        "$here/test/crash/run-crash.sh" 2>&1 && echo 0 >"$build/layer/rc" ||
+        echo $? >"$build/layer/rc"; } | tee "$build/layer/test/run-crash.log"
+    [ "$(cat "$build/layer/rc")" = 0 ] ||
+        { echo "test-all: crash and replay through the layer failed"; exit 1; }
 fi
 
 step "core: make check under AddressSanitizer + UBSan"

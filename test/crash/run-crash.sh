@@ -311,7 +311,7 @@ steps=${nsteps[bb]}
 rm -rf "$work/side" "$bb" "$pfs"
 mkdir -p "$work/side" "$bb"
 BBLOG_DIR=$work/bb BBLOG_SYNC=bb BBLOG_FLUSH_BUFFER_SIZE=64k BBLOG_JOB_ID=crash-commit-$$ \
-    timeout -k 5 "$tmo" mpiexec -launcher fork -n $nprocs -genv LD_PRELOAD "$work/bbfault.so" \
+    LD_PRELOAD=$work/bbfault.so timeout -k 5 "$tmo" mpiexec -launcher fork -n $nprocs \
     -genv BBFAULT_OP pwrite -genv BBFAULT_PATH .meta -genv BBFAULT_OFF 0 -genv BBFAULT_SKIP 1 \
     -genv BBFAULT_ERR kill -genv BBFAULT_RANK 1 -genv BBFAULT_PEER 0 \
     -genv BBFAULT_LOG "$work/commit.faults" "$work/crashwrite" "bblog:$pfs" "$work/side" \
@@ -350,7 +350,7 @@ steps=${nsteps[bb]}
 rm -rf "$work/side" "$bb" "$pfs" "$work/pair.faults"
 mkdir -p "$work/side" "$bb"
 BBLOG_DIR=$work/bb BBLOG_SYNC=bb BBLOG_MAPPING=node BBLOG_JOB_ID=crash-pair-$$ \
-    timeout -k 5 "$tmo" mpiexec -launcher fork -n $nprocs -genv LD_PRELOAD "$work/bbfault.so" \
+    LD_PRELOAD=$work/bbfault.so timeout -k 5 "$tmo" mpiexec -launcher fork -n $nprocs \
     -genv BBFAULT_OP fallocate -genv BBFAULT_PATH .meta -genv BBFAULT_ERR kill \
     -genv BBFAULT_RANK 1 -genv BBFAULT_LOG "$work/pair.faults" "$work/crashwrite" \
     "bblog:$pfs" "$work/side" "$steps" >"$work/job.log" 2>&1
@@ -413,7 +413,7 @@ mkdir -p "$work/side"
 all_nodes rm -rf "$bb"
 all_nodes mkdir -p "$bb"
 BBLOG_DIR=$bb BBLOG_SYNC=pfs BBLOG_FLUSH_BUFFER_SIZE=64k BBLOG_JOB_ID=crash-death-$$ \
-    timeout -k 5 "$tmo" mpiexec "${cl_launch[@]}" -n $nprocs -genv LD_PRELOAD "$work/bbfault.so" \
+    LD_PRELOAD=$work/bbfault.so timeout -k 5 "$tmo" mpiexec "${cl_launch[@]}" -n $nprocs \
     -genv BBFAULT_OP pwrite -genv BBFAULT_PATH "${pfs##*/}" -genv BBFAULT_ERR kill \
     -genv BBFAULT_RANK 2 -genv BBFAULT_LOG "$work/death.faults" "$work/crashwrite" \
     "bblog:$pfs" "$work/side" "$steps" >"$work/job.log" 2>&1

@@ -18,7 +18,7 @@ EXTRA_DIST += bench/ckpt.c bench/run-pacing-bench.sh bench/pfs-sampler.py bench/
 EXTRA_DIST += bench/vpic_h5.c bench/run-phases.py
 # The soak benchmark (issue 8, bench/README.md): run-soak.sh builds soak.c with the bblog
 # MPI's mpicc, runs it and fails on memory growth, descriptor leaks, logs left or wrong bytes.
-EXTRA_DIST += bench/soak.c bench/run-soak.sh bench/run-node-asks.sh
+EXTRA_DIST += bench/soak.c bench/run-soak.sh bench/run-node-asks.sh bench/run-layer-parity.sh
 # The scaling figures (doc/scaling.md): run-scaling.sh builds scaling.c with the bblog MPI's
 # mpicc and runs it on the emulated cluster; run-cluster-bench.sh the IOR-like cases there;
 # run-mapping-bench.sh one log pair per node against one per process.

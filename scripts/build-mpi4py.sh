@@ -82,7 +82,9 @@ flock 9
 # CPU at Python's -O2 (6.5 minutes on the loaded 2-core VM); these builds test MPI-IO through
 # mpi4py, not mpi4py's speed.
 cflags="-O0 -g0"
-ldflags="-L$mpi_prefix/lib"
+# The directory of the libmpi that mpicc links (scripts/lib.sh: over a binary MPI with bblog's
+# layer, the binary MPI's lib/, not the layer's prefix).
+ldflags="-L$mpi_libdir"
 key=$(printf '%s\n%s\n%s\n%s\n' "mpi4py==$version" "$py_id" "$mpi_prefix" "$cflags $ldflags" |
     sha256sum | cut -c1-12)
 kdir=$cache/mpi4py-$version-$key
@@ -135,9 +137,13 @@ run "$kdir/logs/pip-install.log" env MPICC="$mpicc" CFLAGS="$cflags" LDFLAGS="$l
     "$venv/bin/python" -m pip install -v --no-cache-dir --no-binary mpi4py "$sdist"
 
 # It must load the bblog MPI's libmpi (Debian's libmpich.so.12 is installed too, same version),
-# by its own RUNPATH (mpicc's -rpath): without the LD_LIBRARY_PATH of bblog-env.sh.
-step "checking that mpi4py loads $mpi_prefix/lib/libmpi"
-run "$kdir/logs/verify.log" env -u LD_LIBRARY_PATH "$venv/bin/python" -c '
+# by its own RUNPATH (mpicc's -rpath): without the LD_LIBRARY_PATH of bblog-env.sh. Over a
+# binary MPI, bblog is not in its libmpi but in the layer that its mpiexec preloads: checked
+# under the layer's bblog-run, which preloads it the same way (run-mpi4py.sh checks that the
+# files went through bblog).
+step "checking that mpi4py loads $mpi_libdir/libmpi${mpi_layer:+ (and the layer, preloaded)}"
+run "$kdir/logs/verify.log" env -u LD_LIBRARY_PATH ${mpi_layer:+"$mpi_prefix/bin/bblog-run"} \
+    "$venv/bin/python" -c '
 import sys
 from mpi4py import MPI
 print(MPI.Get_library_version().strip())
@@ -145,13 +151,16 @@ print("mpi4py", __import__("mpi4py").__version__, "MPI", MPI.Get_version())
 libs = sorted({l.split()[-1] for l in open("/proc/self/maps")
                if "/libmpi" in l or "/libmpich" in l})
 print("loaded:", *libs)
-if "bblog" not in MPI.Get_library_version():
+if sys.argv[2]:
+    if not any(l.split()[-1] == sys.argv[2] for l in open("/proc/self/maps")):
+        sys.exit("the bblog layer " + sys.argv[2] + " is not loaded")
+elif "bblog" not in MPI.Get_library_version():
     sys.exit("the MPI library was not configured with the bblog driver")
-want = sys.argv[1] + "/lib/"
+want = sys.argv[1] + "/"
 bad = [l for l in libs if not l.startswith(want)]
 if bad or not libs:
     sys.exit("mpi4py did not load the MPI of " + want + ": " + " ".join(bad or ["no libmpi"]))
-' "$mpi_prefix"
+' "$mpi_libdir" "${mpi_layer:+$mpi_prefix/lib/libbblog-mpiio.so}"
 sed -n '1p;$p' "$kdir/logs/verify.log" | sed "s|^|$prog: |"
 touch "$kdir/.done"
 done_out

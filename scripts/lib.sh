@@ -25,7 +25,12 @@ run() { # LOG CMD...: runs CMD into LOG; on failure shows its tail and exits
 
 # load_mpi_env MPI_ENV: sources the bblog MPI's environment script (MPI_ENV: the script, or
 # the file build-mpi.sh --env-out wrote; empty: $cache/current) and checks that its mpicc is
-# first in PATH. Sets env_script, mpi_prefix (physical path) and mpicc.
+# first in PATH. Sets env_script, mpi_prefix (physical path), mpicc, mpi_layer and mpi_libdir.
+# The environment script of scripts/build-layer.sh (layer-env.sh) names a binary MPI with
+# bblog's preloadable MPI-IO layer: its BBLOG_MPI_PREFIX holds the layer (lib/ has only
+# libbblog-mpiio.so), BBLOG_LAYER_MPI the binary MPI, whose lib/ has the libmpi that mpicc
+# links. mpi_layer: that binary MPI's prefix (empty for an MPI with bblog grafted in);
+# mpi_libdir: the directory of the libmpi that programs built with mpicc load.
 load_mpi_env() {
     if [ -z "$1" ]; then
         env_script=$cache/current/bin/bblog-env.sh
@@ -41,6 +46,8 @@ load_mpi_env() {
                     "(expected the output of build-mpi.sh --env-out)"
         fi
     fi
+    # Set by layer-env.sh only: not inherited from a layer environment sourced before.
+    unset BBLOG_LAYER_MPI
     # shellcheck source=/dev/null
     . "$env_script"
     [ -n "${BBLOG_MPI_PREFIX:-}" ] || die "$env_script did not set BBLOG_MPI_PREFIX"
@@ -48,6 +55,13 @@ load_mpi_env() {
     mpicc=$(command -v mpicc) || die "no mpicc in PATH after sourcing $env_script"
     [ "$mpicc" = "$mpi_prefix/bin/mpicc" ] || [ "$mpicc" = "$BBLOG_MPI_PREFIX/bin/mpicc" ] ||
         die "mpicc is $mpicc, not the one of $env_script"
+    mpi_layer=${BBLOG_LAYER_MPI:-}
+    if [ -n "$mpi_layer" ]; then
+        mpi_libdir=$(cd "$mpi_layer/lib" && pwd -P) ||
+            die "$env_script: no lib/ in BBLOG_LAYER_MPI=$mpi_layer"
+    else
+        mpi_libdir=$mpi_prefix/lib
+    fi
 }
 
 # debian_source PKG NAME: the newest PKG_*.dsc under $cache/downloads/PKG, downloaded with

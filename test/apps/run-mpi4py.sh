@@ -122,9 +122,15 @@ if ! grep -q 'BBLOG_MPI_PREFIX' "$mpi_env"; then
 else
     env_script=$mpi_env
 fi
+# Set by the layer's layer-env.sh only (scripts/build-layer.sh): not inherited from before.
+unset BBLOG_LAYER_MPI
 # shellcheck source=/dev/null
 . "$env_script"
 [ -n "${BBLOG_MPI_PREFIX:-}" ] || die "$env_script did not set BBLOG_MPI_PREFIX"
+# Where this MPI's libmpi is: BBLOG_MPI_PREFIX/lib, or, over a binary MPI with bblog's
+# preloadable layer, the binary MPI's lib/ (BBLOG_MPI_PREFIX holds only the layer, which the
+# layer's mpiexec preloads).
+mpi_libdir=${BBLOG_LAYER_MPI:-$BBLOG_MPI_PREFIX}/lib
 command -v mpiexec >/dev/null || die "no mpiexec after sourcing $env_script"
 
 # mpi4py: the build directory, or a file naming it (build-mpi4py.sh --prefix-out).
@@ -163,18 +169,18 @@ echo "mpi4py: $python ($testdir)"
 echo "MPI: $BBLOG_MPI_PREFIX; runs in $work, burst buffers in $bb_root; timeout ${tmo} s per run"
 
 harness=0
-# mpi4py must load this MPI's libmpi (LD_LIBRARY_PATH of bblog-env.sh, or its RUNPATH).
+# mpi4py must load this MPI's libmpi (LD_LIBRARY_PATH of the env script, or its RUNPATH).
 if ! info=$("$python" -c '
 import sys
 from mpi4py import MPI
 import mpi4py
 libs = sorted({l.split()[-1] for l in open("/proc/self/maps") if "/libmpi" in l})
-bad = [l for l in libs if not l.startswith(sys.argv[1] + "/lib/")]
+bad = [l for l in libs if not l.startswith(sys.argv[1] + "/")]
 if bad or not libs:
-    sys.exit("mpi4py loads " + (" ".join(bad) or "no libmpi") + ", not " + sys.argv[1] + "/lib")
+    sys.exit("mpi4py loads " + (" ".join(bad) or "no libmpi") + ", not " + sys.argv[1])
 v = MPI.Get_library_version().splitlines()[0].split()
 print("mpi4py", mpi4py.__version__, "on", *v[:3], "(" + libs[0] + ")")
-' "$BBLOG_MPI_PREFIX" 2>&1); then
+' "$mpi_libdir" 2>&1); then
     echo "$prog: harness: $info" >&2
     echo "$prog: 0 passed, 1 failed"
     exit 1

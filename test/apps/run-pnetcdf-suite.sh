@@ -8,7 +8,13 @@
 #           time, so that a failure in one directory does not hide the others
 # each twice:
 #   plain   plain ROMIO
-#   bblog   ROMIO_FSTYPE_FORCE=bblog:, BBLOG_DIR a fresh directory on /dev/shm
+#   bblog   ROMIO_FSTYPE_FORCE=bblog:, BBLOG_DIR a fresh directory on /dev/shm, BBLOG_STATS
+#           <work>/SUITE-bblog.stats: a bblog run with no stats line fails (no file went
+#           through bblog)
+# Over a binary MPI with bblog's preloadable layer (the layer-env.sh of scripts/build-layer.sh),
+# the layer's bin/bblog-run goes in front of the sequential tests too: they run as singletons,
+# without the layer's mpiexec that preloads it, so both runs would otherwise use the binary
+# MPI's own ROMIO, which ignores ROMIO_FSTYPE_FORCE=bblog:.
 # It prints the pass counts of both runs (check: the automake results of every test, PASS /
 # XFAIL / FAIL ...; ptest: one result per directory), every test whose result differs, and
 # then compares the files both runs left in the tree (netCDF files: *.nc*, and everything else
@@ -45,7 +51,7 @@ suites=()
 for a in "$@"; do
     case $a in
     check|ptest) suites+=("$a") ;;
-    -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$a' (expected check and/or ptest)" ;;
     esac
 done
@@ -60,10 +66,19 @@ tree=$PNETCDF_DIR/build
     die "PnetCDF's test programs are not built in $tree (rerun scripts/build-pnetcdf.sh)"
 ncmpidiff=$PNETCDF_DIR/install/bin/ncmpidiff
 [ -x "$ncmpidiff" ] || die "$ncmpidiff not found"
+# Set by the layer's layer-env.sh only: not inherited from a layer environment sourced before.
+unset BBLOG_LAYER_MPI
 # shellcheck source=/dev/null
 . "$env_script"
 [ -n "${BBLOG_MPI_PREFIX:-}" ] || die "$env_script did not set BBLOG_MPI_PREFIX"
 mpiexec=$(command -v mpiexec) || die "no mpiexec after sourcing $env_script"
+# What runs a singleton: the program itself, or, over the layer, the program with the layer
+# preloaded (the layer's mpiexec preloads it into the processes it starts).
+seqrun=
+if [ -n "${BBLOG_LAYER_MPI:-}" ]; then
+    seqrun=$BBLOG_MPI_PREFIX/bin/bblog-run
+    [ -x "$seqrun" ] || die "$env_script is a layer's, but $seqrun is missing"
+fi
 
 work=${PNCSUITE_WORK:-$(mktemp -d /var/tmp/bblog-pncsuite.XXXXXX)} || exit 2
 mkdir -p "$work" || exit 2
@@ -95,18 +110,20 @@ EOF
 # $work/SUITE-LEG.results, one "NAME RESULT" line per test.
 run() {
     local suite=$1 leg=$2 dir=$work/$1-$2 bb= t0 d rc
-    local -a envs=(-u ROMIO_FSTYPE_FORCE -u PNETCDF_HINTS)
+    local -a envs=(-u ROMIO_FSTYPE_FORCE -u PNETCDF_HINTS -u BBLOG_STATS)
     rm -rf "$dir"
     cp -a "$tree" "$dir" || exit 2
     touch "$dir/.stamp"
     if [ "$leg" = bblog ]; then
         bb=$(mktemp -d "$bbroot/bblog-pncsuite.XXXXXX") || exit 2
-        envs=(-u PNETCDF_HINTS ROMIO_FSTYPE_FORCE=bblog: BBLOG_DIR="$bb")
+        envs=(-u PNETCDF_HINTS ROMIO_FSTYPE_FORCE=bblog: BBLOG_DIR="$bb"
+              BBLOG_STATS="$work/$suite-$leg.stats")
+        rm -f "$work/$suite-$leg.stats"
     fi
     # PnetCDF's scripts put $TESTMPIRUN (NP replaced by the process count) and $TESTSEQRUN in
     # front of every program; a timeout there turns a hang into a failure.
     local -a mk=(TESTMPIRUN="timeout -k 10 $tmo $mpiexec -launcher fork -n NP"
-                 TESTSEQRUN="timeout -k 10 $tmo")
+                 TESTSEQRUN="timeout -k 10 $tmo${seqrun:+ $seqrun}")
     t0=$(date +%s)
     : >"$work/$suite-$leg.results"
     case $suite in
@@ -127,6 +144,10 @@ run() {
     esac
     echo "$(($(date +%s) - t0))" >"$work/$suite-$leg.seconds"
     if [ -n "$bb" ]; then
+        if [ ! -s "$work/$suite-$leg.stats" ]; then
+            echo "FAIL $suite $leg: no bblog stats line: no file went through bblog"
+            status=1
+        fi
         if [ -n "$(find "$bb" -type f | head -n 1)" ]; then
             echo "FAIL $suite $leg: files left in the burst buffer $bb:"
             find "$bb" -type f | head -n 10 | sed 's/^/    /'
@@ -213,7 +234,8 @@ for suite in "${suites[@]}"; do
     done
     pl=$work/$suite-plain.results bl=$work/$suite-bblog.results
     echo "$suite plain: $(counts "$pl") ($(cat "$work/$suite-plain.seconds") s)"
-    echo "$suite bblog: $(counts "$bl") ($(cat "$work/$suite-bblog.seconds") s)"
+    echo "$suite bblog: $(counts "$bl") ($(cat "$work/$suite-bblog.seconds") s;" \
+        "$(cat "$work/$suite-bblog.stats" 2>/dev/null | grep -c .) files closed by bblog)"
     if [ ! -s "$pl" ]; then
         echo "FAIL $suite: the plain run gave no results (log $work/$suite-plain.log)"
         status=1

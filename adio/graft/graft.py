@@ -181,6 +181,16 @@ OPS_BLOCK = '''    if (file_system == ADIO_BBLOG) {
 '''
 
 
+ORDERED_BARRIER = (
+    "#ifdef ROMIO_BBLOG\n"
+    "    /* bblog graft: every process fetches its pointer for this ordered write before any\n"
+    "     * goes on (to fetch for its next one): a bblog file's collective write, which keeps\n"
+    "     * that order on other drivers, makes no MPI call. */\n"
+    "    if (adio_fh->file_system == ADIO_BBLOG)\n"
+    "        MPI_Barrier(adio_fh->comm);\n"
+    "#endif\n")
+
+
 class Editor:
     """Edits files of one tree; remembers which changed."""
 
@@ -292,6 +302,17 @@ def romio_edits(ed, gen, link):
                              "the bblog close hook's definition")
     close_c = once("bblog graft", r"^[ \t]*if \(ADIO_Feature\(adio_fh, ADIO_SHARED_FP\)\) \{",
                    CLOSE_SHARED_FP, "the shared pointer's barrier")
+    # Ordered writes: ROMIO passes a token from each process to the next around the shared
+    # pointer's fetch, which orders the processes within one call; what keeps a process from
+    # fetching for its next ordered write before the last process fetched for this one is the
+    # collective write after it, and a bblog file's collective write makes no MPI call.
+    def ordered_c(text, path):
+        if "bblog graft" in text:
+            return text
+        return ed.insert(text, path,
+                         r"^[ \t]*MPI_Send\(NULL, 0, MPI_BYTE, dest, 0, adio_fh->comm\);\n",
+                         ORDERED_BARRIER, "the ordered token's send", after=True)
+
     get_info_c = once("bblog graft",
                       r"^\s*error_code = MPI_Info_dup\(adio_fh->info, info_used\);",
                       GET_INFO, "the info duplication")
@@ -334,6 +355,8 @@ def romio_edits(ed, gen, link):
         edits += [("adio/include/adioi_fs_proto.h", hook_protos),
                   ("adio/include/adioi_fs_proto.h", close_hook_define),
                   ("mpi-io/close.c", close_c),
+                  ("mpi-io/write_ord.c", ordered_c),
+                  ("mpi-io/write_ordb.c", ordered_c),
                   ("mpi-io/set_view.c", set_view_c),
                   ("mpi-io/get_info.c", get_info_c),
                   ("adio/common/ad_get_sh_fp.c",

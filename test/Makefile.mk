@@ -25,7 +25,7 @@ EXTRA_DIST += test/runner-lib.sh test/mpi/run-diff.sh test/mpi/common.h test/mpi
     test/mpi/t_closebb.c test/mpi/t_batchfh.c test/mpi/t_batchmix.c test/mpi/t_holes.c \
     test/mpi/t_syncalone.c test/mpi/t_idlewait.c test/mpi/t_extent.c test/mpi/t_nodeasks.c \
     test/mpi/t_errhan.c test/mpi/t_threads.c test/mpi/t_largecount.c \
-    test/mpi/t_ordered.c
+    test/mpi/t_ordered.c test/mpi/t_completion.c
 
 # Application tests (test/apps/run-apps.sh): HDF5 programs compiled by the runner with the bblog
 # MPI's mpicc against Debian's libhdf5-mpich, compared with h5diff against plain ROMIO. Same

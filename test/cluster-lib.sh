@@ -21,6 +21,14 @@ if [ -n "${MPITEST_CLUSTER:-}" ]; then
     cl_launch=(-launcher ssh -launcher-exec "$cluster_sh" -hosts "$MPITEST_CLUSTER")
 fi
 
+# cl_mpi: called by a runner once its MPI's environment is sourced. Open MPI's mpiexec starts
+# the local processes itself and has no -launcher (the cluster runs with hydra only).
+cl_mpi() {
+    if [ -z "$cl_nodes" ] && mpiexec --version 2>&1 | grep -qE 'Open MPI|OpenRTE'; then
+        cl_launch=()
+    fi
+}
+
 # on_nodes CMD...: CMD on every node of the cluster but n1, the one the runner is on (nothing
 # off the cluster). Fails when CMD fails on a node.
 on_nodes() {

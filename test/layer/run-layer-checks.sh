@@ -36,7 +36,7 @@ set -e
 mpicc -O2 -o "$work/plain" "$src/linkorder.c"
 mpicc -O2 -o "$work/linked" "$src/linkorder.c" -L"$inst/lib" -Wl,-rpath,"$inst/lib" \
     -lbblog-mpiio
-mpicc -O2 -o "$work/wrong" "$src/linkorder.c" -Wl,--no-as-needed "$wmpi/lib/libmpi.so.12" \
+mpicc -O2 -o "$work/wrong" "$src/linkorder.c" -Wl,--no-as-needed "$wmpi/lib/libmpi.so" \
     "$lib" -Wl,-rpath,"$inst/lib"
 printf 'int main(void) { return 0; }\n' >"$work/static.c"
 gcc -static -o "$work/static" "$work/static.c"

@@ -1,5 +1,8 @@
 /* Helpers shared by the MPI differential test programs; see common.h. */
+#define _GNU_SOURCE /* dladdr */
 #include "common.h"
+
+#include <dlfcn.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -525,6 +528,11 @@ static int ompi_kind(void)
         CHECK_MPI(MPI_Get_library_version(v, &len));
         v[len] = '\0';
         known = strstr(v, "Open MPI v4.") ? 4 : strstr(v, "Open MPI") != NULL;
+        /* MPI-IO from another library than MPI_Init's: bblog's layer, MPICH's ROMIO. */
+        Dl_info io, init;
+        if (known && dladdr((void *)MPI_File_open, &io) && dladdr((void *)MPI_Init, &init) &&
+            io.dli_fbase != init.dli_fbase)
+            known = 0;
     }
     return known;
 }

@@ -179,9 +179,11 @@ int64_t tst_status_bytes(const MPI_Status *st);
 #define TST_STATUS_UNSET 7777777
 void tst_status_unset(MPI_Status *st);
 
-/* Whether the MPI library is Open MPI (MPI_Get_library_version). Open MPI 4.1's ROMIO is 3.2.1,
- * older than MPICH 4's; the few places where the tests see a difference ask this and assert
- * Open MPI's behaviour there (each use says which ROMIO or Open MPI difference it is). */
+/* Whether MPI-IO is Open MPI's own ROMIO component: the MPI library is Open MPI
+ * (MPI_Get_library_version) and MPI_File_open is in the same library as MPI_Init. Open MPI 4.1's
+ * ROMIO is 3.2.1, older than MPICH 4's; the few places where the tests see a difference ask
+ * this and assert Open MPI's behaviour there (each use says which ROMIO or Open MPI difference
+ * it is). Not so over bblog's layer (scripts/build-layer.sh), whose ROMIO is MPICH's. */
 int tst_mpi_is_ompi(void);
 /* Open MPI 4.x, whose ROMIO is 3.2.1 (io/romio321), grafted without MPICH's set_view and
  * get_info edits; Open MPI 5's ROMIO 3.4.1 behaves as MPICH 4's there. */

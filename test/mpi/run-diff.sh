@@ -170,7 +170,8 @@ programs="t_contig t_strided t_noncontig t_view t_overlap t_raw t_size t_atomic 
           t_nonblock t_manyfiles t_delete t_empty t_bigdata t_hints t_errors t_collread t_capacity
           t_twofh t_xorder t_bgdrain t_selfsync t_selfgrow t_peerread t_subcomm t_merge
           t_durable t_planspace t_phases t_sieve t_closebb t_batchfh t_batchmix t_holes
-          t_syncalone t_idlewait t_extent t_nodeasks t_errhan t_threads t_largecount t_ordered"
+          t_syncalone t_idlewait t_extent t_nodeasks t_errhan t_threads t_largecount t_ordered
+          t_completion"
 cflags="-std=gnu11 -O2 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
         -Wno-unused-parameter -Werror"
 
@@ -850,6 +851,7 @@ cases=(
     "t_errhan        t_errhan     1 2"
     "t_threads       t_threads    1 2"
     "t_ordered       t_ordered    1 2 3 4"
+    "t_completion    t_completion 1 2 3"
     "t_hints         t_hints      3 4"
     "t_collread      t_collread   2 3 4"
     "t_twofh         t_twofh      1 2 3"
@@ -872,7 +874,9 @@ cases=(
 # Types of MPI 4's large-count constructors in views and memory types: the layer over a binary
 # MPI decodes them (adio/layer/13-large-count-type-queries.patch); MPICH 4.0.2's own ROMIO, the
 # graft's, aborts on them (it asks MPI_Type_get_envelope, which MPICH refuses for such types).
-[ -n "${BBLOG_LAYER_MPI:-}" ] && cases+=("t_largecount    t_largecount 1 2 4")
+# (Open MPI 5 has no large-count constructors: no such types to test there.)
+[ -n "${BBLOG_LAYER_MPI:-}" ] && grep -q MPI_Type_contiguous_c "$BBLOG_LAYER_MPI/include/mpi.h" &&
+    cases+=("t_largecount    t_largecount 1 2 4")
 for c in "${cases[@]}"; do
     read -r name prog ranks <<<"$c"
     selected "$name" || continue

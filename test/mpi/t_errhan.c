@@ -7,7 +7,8 @@
  *  - set on MPI_FILE_NULL it is the default of files not open yet: a failed open runs it with
  *    MPI_FILE_NULL;
  *  - MPI_File_c2f/f2c (and MPI 4.2's toint/fromint where mpi.h has them) give back the same
- *    file, still usable.
+ *    file, still usable; MPI_File_close sets the handle to MPI_FILE_NULL as the program's
+ *    mpi.h defines it (Open MPI's is the address of its own null object, not 0).
  * Every rank writes its own 1000-byte block, so the file is compared with plain ROMIO's.
  */
 #include "common.h"
@@ -94,6 +95,8 @@ int main(int argc, char **argv)
           "with MPI_ERRORS_RETURN again: rc %d, handler ran %d times", rc, calls);
 
     CHECK_MPI(MPI_File_close(&fh));
+    CHECK(fh == MPI_FILE_NULL, "MPI_File_close did not set the handle to this mpi.h's "
+          "MPI_FILE_NULL");
     CHECK_MPI(MPI_Errhandler_free(&eh));
     CHECK(eh == MPI_ERRHANDLER_NULL, "MPI_Errhandler_free left the handle set");
     free(missing);

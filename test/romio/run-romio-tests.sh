@@ -150,6 +150,7 @@ else
 fi
 # shellcheck source=/dev/null
 . "$env_script"
+cl_mpi
 for tool in mpicc mpiexec timeout; do
     command -v "$tool" >/dev/null 2>&1 || die "$tool not found (after sourcing $env_script)"
 done

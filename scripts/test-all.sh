@@ -30,7 +30,8 @@
 #      the drains and crash recovery of a burst buffer the nodes share (bblog_shared_bb), with
 #      Slurm jobs (test/cluster/run-cluster.sh --quick); BBLOG_CLUSTER=0 skips the step;
 #   3e. bblog's layer over a binary MPI (scripts/build-layer.sh: ROMIO with the driver, built
-#      standalone against PyPI's MPICH 5.0.2 wheel, preloaded): how programs reach it and the
+#      standalone against PyPI's MPICH 5.0.2 wheel, then its Open MPI 5.0.11 wheel, preloaded):
+#      for each, how programs reach it and the
 #      message where they would not (test/layer/run-layer-checks.sh), the whole differential
 #      suite, ROMIO's test programs and crash/replay through it; BBLOG_LAYER=0 skips the step;
 #   4. the core again under AddressSanitizer + UBSan: `make check` of the unit tests, the
@@ -145,32 +146,38 @@ if [ "${BBLOG_CLUSTER:-1}" != 0 ]; then
     [ "$(cat "$build/cluster/rc")" = 0 ] || { echo "test-all: the cluster tests failed"; exit 1; }
 fi
 
-rm -rf "$build/layer"
-if [ "${BBLOG_LAYER:-1}" != 0 ]; then
-    step "bblog's layer over PyPI's binary MPICH 5.0.2: link checks, differential, ROMIO, crash tests"
-    "$here/scripts/build-layer.sh" --env-out "$build/layer-env"
-    layer_env=$(cat "$build/layer-env")
-    # Each runner's log goes under a tree the summary reads (their last lines: N passed, ...).
-    mkdir -p "$build/layer/test"
-    { "$here/test/layer/run-layer-checks.sh" "$layer_env" 2>&1 && echo 0 >"$build/layer/rc" ||
-        echo $? >"$build/layer/rc"; } | tee "$build/layer/test/run-layer-checks.log"
-    [ "$(cat "$build/layer/rc")" = 0 ] || { echo "test-all: the layer's link checks failed"; exit 1; }
+# layer_tests NAME DIR BUILD-LAYER-ARGS...: the layer over one binary MPI, its tests' logs in DIR.
+layer_tests() {
+    local name=$1 dir=$2 layer_env
+    shift 2
+    step "bblog's layer over PyPI's binary $name: link checks, differential, ROMIO, crash tests"
+    "$here/scripts/build-layer.sh" "$@" --env-out "$dir.env"
+    layer_env=$(cat "$dir.env")
+    mkdir -p "$dir/test"
+    { "$here/test/layer/run-layer-checks.sh" "$layer_env" 2>&1 && echo 0 >"$dir/rc" ||
+        echo $? >"$dir/rc"; } | tee "$dir/test/run-layer-checks.log"
+    [ "$(cat "$dir/rc")" = 0 ] || { echo "test-all: the layer's link checks failed"; exit 1; }
     { BBLOG_ENV_SCRIPT=$layer_env BBLOG_TOOL=$build/werror/tools/bblog \
-        MPITEST_BUILD=$build/layer/mpitest "$here/test/mpi/run-diff.sh" 2>&1 &&
-        echo 0 >"$build/layer/rc" || echo $? >"$build/layer/rc"; } |
-        tee "$build/layer/test/run-diff.log"
-    [ "$(cat "$build/layer/rc")" = 0 ] ||
+        MPITEST_BUILD=$dir/mpitest "$here/test/mpi/run-diff.sh" 2>&1 &&
+        echo 0 >"$dir/rc" || echo $? >"$dir/rc"; } |
+        tee "$dir/test/run-diff.log"
+    [ "$(cat "$dir/rc")" = 0 ] ||
         { echo "test-all: the differential suite through the layer failed"; exit 1; }
     { "$here/test/romio/run-romio-tests.sh" --mpi-env "$layer_env" --quick \
-        --work "$build/layer/romio" 2>&1 && echo 0 >"$build/layer/rc" ||
-        echo $? >"$build/layer/rc"; } | tee "$build/layer/test/run-romio-tests.log"
-    [ "$(cat "$build/layer/rc")" = 0 ] ||
+        --work "$dir/romio" 2>&1 && echo 0 >"$dir/rc" ||
+        echo $? >"$dir/rc"; } | tee "$dir/test/run-romio-tests.log"
+    [ "$(cat "$dir/rc")" = 0 ] ||
         { echo "test-all: ROMIO's test programs through the layer failed"; exit 1; }
     { BBLOG_ENV_SCRIPT=$layer_env BBLOG_TOOL=$build/werror/tools/bblog \
-        "$here/test/crash/run-crash.sh" 2>&1 && echo 0 >"$build/layer/rc" ||
-        echo $? >"$build/layer/rc"; } | tee "$build/layer/test/run-crash.log"
-    [ "$(cat "$build/layer/rc")" = 0 ] ||
+        "$here/test/crash/run-crash.sh" 2>&1 && echo 0 >"$dir/rc" ||
+        echo $? >"$dir/rc"; } | tee "$dir/test/run-crash.log"
+    [ "$(cat "$dir/rc")" = 0 ] ||
         { echo "test-all: crash and replay through the layer failed"; exit 1; }
+}
+rm -rf "$build/layer" "$build/layer-ompi"
+if [ "${BBLOG_LAYER:-1}" != 0 ]; then
+    layer_tests "MPICH 5.0.2" "$build/layer" --mpi mpich
+    layer_tests "Open MPI 5.0.11" "$build/layer-ompi" --mpi openmpi
 fi
 
 step "core: make check under AddressSanitizer + UBSan"
@@ -188,7 +195,7 @@ make -s distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror >distcheck.log 2>&1 
 # One closing line over everything that ran: CMocka cases, tool checks, MPI legs.
 step "summary"
 python3 - "$build/werror" "$build/san" "$build/romio" "$build/mpi4py" \
-    "$build/hdf5-testpar" "$build/cluster" "$build/layer" <<'EOF'
+    "$build/hdf5-testpar" "$build/cluster" "$build/layer" "$build/layer-ompi" <<'EOF'
 import glob, os, re, sys
 
 passed = failed = 0

@@ -111,6 +111,7 @@ if [ ! -r "$env_script" ]; then
 fi
 # shellcheck source=/dev/null
 . "$env_script"
+cl_mpi
 tool=${BBLOG_TOOL:-$PWD/tools/bblog}
 for t in mpicc mpiexec setsid timeout cmp "$tool"; do
     if ! command -v "$t" >/dev/null 2>&1; then
@@ -311,11 +312,10 @@ steps=${nsteps[bb]}
 rm -rf "$work/side" "$bb" "$pfs"
 mkdir -p "$work/side" "$bb"
 BBLOG_DIR=$work/bb BBLOG_SYNC=bb BBLOG_FLUSH_BUFFER_SIZE=64k BBLOG_JOB_ID=crash-commit-$$ \
-    LD_PRELOAD=$work/bbfault.so timeout -k 5 "$tmo" mpiexec -launcher fork -n $nprocs \
-    -genv BBFAULT_OP pwrite -genv BBFAULT_PATH .meta -genv BBFAULT_OFF 0 -genv BBFAULT_SKIP 1 \
-    -genv BBFAULT_ERR kill -genv BBFAULT_RANK 1 -genv BBFAULT_PEER 0 \
-    -genv BBFAULT_LOG "$work/commit.faults" "$work/crashwrite" "bblog:$pfs" "$work/side" \
-    "$steps" >"$work/job.log" 2>&1
+    BBFAULT_OP=pwrite BBFAULT_PATH=.meta BBFAULT_OFF=0 BBFAULT_SKIP=1 BBFAULT_ERR=kill \
+    BBFAULT_RANK=1 BBFAULT_PEER=0 BBFAULT_LOG=$work/commit.faults \
+    LD_PRELOAD=$work/bbfault.so timeout -k 5 "$tmo" mpiexec "${cl_launch[@]}" -n $nprocs \
+    "$work/crashwrite" "bblog:$pfs" "$work/side" "$steps" >"$work/job.log" 2>&1
 why=
 : >"$work/check.log"
 if ! grep -q 'after the peer marked its log drained' "$work/commit.faults" 2>/dev/null; then
@@ -350,10 +350,10 @@ steps=${nsteps[bb]}
 rm -rf "$work/side" "$bb" "$pfs" "$work/pair.faults"
 mkdir -p "$work/side" "$bb"
 BBLOG_DIR=$work/bb BBLOG_SYNC=bb BBLOG_MAPPING=node BBLOG_JOB_ID=crash-pair-$$ \
-    LD_PRELOAD=$work/bbfault.so timeout -k 5 "$tmo" mpiexec -launcher fork -n $nprocs \
-    -genv BBFAULT_OP fallocate -genv BBFAULT_PATH .meta -genv BBFAULT_ERR kill \
-    -genv BBFAULT_RANK 1 -genv BBFAULT_LOG "$work/pair.faults" "$work/crashwrite" \
-    "bblog:$pfs" "$work/side" "$steps" >"$work/job.log" 2>&1
+    BBFAULT_OP=fallocate BBFAULT_PATH=.meta BBFAULT_ERR=kill BBFAULT_RANK=1 \
+    BBFAULT_LOG=$work/pair.faults \
+    LD_PRELOAD=$work/bbfault.so timeout -k 5 "$tmo" mpiexec "${cl_launch[@]}" -n $nprocs \
+    "$work/crashwrite" "bblog:$pfs" "$work/side" "$steps" >"$work/job.log" 2>&1
 why=
 : >"$work/check.log"
 slot1=$("$tool" dump --slot 1 "$(find "$bb" -name '*.n0.meta' | head -1)" 2>&1)
@@ -413,10 +413,10 @@ mkdir -p "$work/side"
 all_nodes rm -rf "$bb"
 all_nodes mkdir -p "$bb"
 BBLOG_DIR=$bb BBLOG_SYNC=pfs BBLOG_FLUSH_BUFFER_SIZE=64k BBLOG_JOB_ID=crash-death-$$ \
+    BBFAULT_OP=pwrite BBFAULT_PATH=${pfs##*/} BBFAULT_ERR=kill BBFAULT_RANK=2 \
+    BBFAULT_LOG=$work/death.faults \
     LD_PRELOAD=$work/bbfault.so timeout -k 5 "$tmo" mpiexec "${cl_launch[@]}" -n $nprocs \
-    -genv BBFAULT_OP pwrite -genv BBFAULT_PATH "${pfs##*/}" -genv BBFAULT_ERR kill \
-    -genv BBFAULT_RANK 2 -genv BBFAULT_LOG "$work/death.faults" "$work/crashwrite" \
-    "bblog:$pfs" "$work/side" "$steps" >"$work/job.log" 2>&1
+    "$work/crashwrite" "bblog:$pfs" "$work/side" "$steps" >"$work/job.log" 2>&1
 why=
 : >"$work/check.log"
 if [ ! -s "$work/death.faults" ]; then

@@ -39,7 +39,8 @@
  *                  i.e. PEER has marked its log drained; the log line says whether it was.
  *   BBFAULT_SKIP   how many matching calls pass untouched first (default 0)
  *   BBFAULT_TIMES  how many matching calls are then hit (default 1; 0: every one after)
- *   BBFAULT_RANK   only in this MPI rank (PMI_RANK of the process; default every process)
+ *   BBFAULT_RANK   only in this MPI rank (the launcher's PMI_RANK, or Open MPI's
+ *                  OMPI_COMM_WORLD_RANK; default every process)
  *   BBFAULT_LOG    a file to which one line per injected fault is appended, so that a test can
  *                  tell that its fault was injected at all
  * Without BBFAULT_OP nothing is changed. Counts are per process.
@@ -75,6 +76,15 @@ static struct {
     int mpi_ready;              /* MPI_Init or MPI_Init_thread has returned */
 } cfg;
 
+/* The process's MPI rank as its launcher gives it: MPICH's hydra sets PMI_RANK, Open MPI's
+ * OMPI_COMM_WORLD_RANK; NULL outside a launcher. */
+static const char *launcher_rank(void)
+{
+    const char *r = getenv("PMI_RANK");
+
+    return r ? r : getenv("OMPI_COMM_WORLD_RANK");
+}
+
 static void setup(void)
 {
     const char *op, *err, *rank, *want;
@@ -86,7 +96,7 @@ static void setup(void)
     if (!op || !*op)
         return;
     want = getenv("BBFAULT_RANK");
-    rank = getenv("PMI_RANK");
+    rank = launcher_rank();
     if (want && *want && (!rank || strcmp(rank, want) != 0))
         return;
     if (strcmp(op, "pwrite") == 0)
@@ -143,7 +153,7 @@ static void setup(void)
  * whether it became one. */
 static int wait_peer(const char *path)
 {
-    const char *peer = getenv("BBFAULT_PEER"), *me = getenv("PMI_RANK");
+    const char *peer = getenv("BBFAULT_PEER"), *me = launcher_rank();
     char mine[32], theirs[32], other[4096];
     const char *at;
     struct stat sb;
@@ -175,7 +185,7 @@ static void record(const char *what, int fd, const char *path)
     if (!logname || !*logname)
         return;
     n = snprintf(line, sizeof line, "pid %ld rank %s: %s on fd %d (%s): %s\n", (long) getpid(),
-                 getenv("PMI_RANK") ? getenv("PMI_RANK") : "?", what, fd, path,
+                 launcher_rank() ? launcher_rank() : "?", what, fd, path,
                  cfg.err == EIO ? "EIO" : cfg.err == ENOSPC ? "ENOSPC" : cfg.err == 0 ? "short"
                  : cfg.err == -2 ? "corrupt" : "SIGKILL");
     lfd = open(logname, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);

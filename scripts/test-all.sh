@@ -146,10 +146,11 @@ if [ "${BBLOG_CLUSTER:-1}" != 0 ]; then
     [ "$(cat "$build/cluster/rc")" = 0 ] || { echo "test-all: the cluster tests failed"; exit 1; }
 fi
 
-# layer_tests NAME DIR BUILD-LAYER-ARGS...: the layer over one binary MPI, its tests' logs in DIR.
+# layer_tests NAME DIR ROMIO-EXCLUDE BUILD-LAYER-ARGS...: the layer over one binary MPI, its
+# tests' logs in DIR; ROMIO-EXCLUDE: "PROGRAM: REASON" for run-romio-tests.sh --exclude, or "".
 layer_tests() {
-    local name=$1 dir=$2 layer_env
-    shift 2
+    local name=$1 dir=$2 exclude=$3 layer_env
+    shift 3
     step "bblog's layer over PyPI's binary $name: link checks, differential, ROMIO, crash tests"
     "$here/scripts/build-layer.sh" "$@" --env-out "$dir.env"
     layer_env=$(cat "$dir.env")
@@ -164,7 +165,7 @@ layer_tests() {
     [ "$(cat "$dir/rc")" = 0 ] ||
         { echo "test-all: the differential suite through the layer failed"; exit 1; }
     { "$here/test/romio/run-romio-tests.sh" --mpi-env "$layer_env" --quick \
-        --work "$dir/romio" 2>&1 && echo 0 >"$dir/rc" ||
+        ${exclude:+--exclude "$exclude"} --work "$dir/romio" 2>&1 && echo 0 >"$dir/rc" ||
         echo $? >"$dir/rc"; } | tee "$dir/test/run-romio-tests.log"
     [ "$(cat "$dir/rc")" = 0 ] ||
         { echo "test-all: ROMIO's test programs through the layer failed"; exit 1; }
@@ -176,8 +177,13 @@ layer_tests() {
 }
 rm -rf "$build/layer" "$build/layer-ompi"
 if [ "${BBLOG_LAYER:-1}" != 0 ]; then
-    layer_tests "MPICH 5.0.2" "$build/layer" --mpi mpich
-    layer_tests "Open MPI 5.0.11" "$build/layer-ompi" --mpi openmpi
+    layer_tests "MPICH 5.0.2" "$build/layer" "" --mpi mpich
+    # noncontig_coll2 crashes in its own MPI_Gatherv of the processor names on the plain Open
+    # MPI wheel too, no layer loaded, as built here (not under gdb or valgrind, nor with
+    # address randomization off): a reference that cannot pass (doc/mpi-versions.md).
+    layer_tests "Open MPI 5.0.11" "$build/layer-ompi" \
+        "noncontig_coll2: crashes without bblog on this Open MPI (doc/mpi-versions.md)" \
+        --mpi openmpi
 fi
 
 step "core: make check under AddressSanitizer + UBSan"

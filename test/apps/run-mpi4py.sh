@@ -132,6 +132,10 @@ unset BBLOG_LAYER_MPI
 # layer's mpiexec preloads).
 mpi_libdir=${BBLOG_LAYER_MPI:-$BBLOG_MPI_PREFIX}/lib
 command -v mpiexec >/dev/null || die "no mpiexec after sourcing $env_script"
+# Each rank's output in its own files: hydra's -outfile-pattern/-errfile-pattern; Open MPI's
+# mpiexec has neither (nor -launcher), so there each rank redirects itself, by its rank.
+ompi=no
+mpiexec --version 2>&1 | grep -qE 'Open MPI|OpenRTE' && ompi=yes
 
 # mpi4py: the build directory, or a file naming it (build-mpi4py.sh --prefix-out).
 [ -n "$prefix" ] || prefix=$cache/mpi4py-current
@@ -261,6 +265,13 @@ run_one() {
         unset ROMIO_HINTS
         export ROMIO_FSTYPE_FORCE=$mode: TMPDIR=$d/tmp BBLOG_DIR=$bb BBLOG_STATS=$d/stats.json
         export PYTHONUNBUFFERED=1
+        if [ "$ompi" = yes ]; then
+            export RUN_DIR=$d
+            # shellcheck disable=SC2016 # expanded by each rank's shell
+            exec timeout -k 10 "$tmo" mpiexec -n "$n" sh -c 'exec "$@" \
+                >"$RUN_DIR/out.$OMPI_COMM_WORLD_RANK" 2>"$RUN_DIR/err.$OMPI_COMM_WORLD_RANK"' \
+                rank-output "$python" "$testdir/main.py" -v test_io test_file
+        fi
         exec timeout -k 10 "$tmo" mpiexec -launcher fork -n "$n" \
             -outfile-pattern "$d/out.%r" -errfile-pattern "$d/err.%r" \
             "$python" "$testdir/main.py" -v test_io test_file

@@ -147,6 +147,10 @@ fi
 [ -r "$env_script" ] || die "no bblog MPI: $env_script not found (scripts/build-mpi.sh)"
 # shellcheck source=/dev/null
 . "$env_script"
+# Open MPI's mpiexec starts local processes itself and has no -launcher.
+if [ -z "${MPITEST_CLUSTER:-}" ] && mpiexec --version 2>&1 | grep -qE 'Open MPI|OpenRTE'; then
+    launch=
+fi
 [ -n "${BBLOG_MPI_PREFIX:-}" ] || die "$env_script did not set BBLOG_MPI_PREFIX"
 mpiexec=$(command -v mpiexec) || die "no mpiexec after sourcing $env_script"
 

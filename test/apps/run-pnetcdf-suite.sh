@@ -72,6 +72,9 @@ unset BBLOG_LAYER_MPI
 . "$env_script"
 [ -n "${BBLOG_MPI_PREFIX:-}" ] || die "$env_script did not set BBLOG_MPI_PREFIX"
 mpiexec=$(command -v mpiexec) || die "no mpiexec after sourcing $env_script"
+# hydra's fork launcher; Open MPI's mpiexec starts local processes itself, with no -launcher.
+launch=" -launcher fork"
+"$mpiexec" --version 2>&1 | grep -qE 'Open MPI|OpenRTE' && launch=
 # What runs a singleton: the program itself, or, over the layer, the program with the layer
 # preloaded (the layer's mpiexec preloads it into the processes it starts).
 seqrun=
@@ -122,7 +125,7 @@ run() {
     fi
     # PnetCDF's scripts put $TESTMPIRUN (NP replaced by the process count) and $TESTSEQRUN in
     # front of every program; a timeout there turns a hang into a failure.
-    local -a mk=(TESTMPIRUN="timeout -k 10 $tmo $mpiexec -launcher fork -n NP"
+    local -a mk=(TESTMPIRUN="timeout -k 10 $tmo $mpiexec$launch -n NP"
                  TESTSEQRUN="timeout -k 10 $tmo${seqrun:+ $seqrun}")
     t0=$(date +%s)
     : >"$work/$suite-$leg.results"

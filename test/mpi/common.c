@@ -547,6 +547,21 @@ int tst_romio_321(void)
     return ompi_kind() == 4;
 }
 
+int tst_mpich_40(void)
+{
+    char v[MPI_MAX_LIBRARY_VERSION_STRING + 1];
+    const char *at;
+    int len = 0;
+
+    CHECK_MPI(MPI_Get_library_version(v, &len));
+    v[len] = '\0';
+    if (!(at = strstr(v, "MPICH Version:")))
+        return 0;
+    at += strlen("MPICH Version:");
+    at += strspn(at, " \t");
+    return strncmp(at, "4.0", 3) == 0;
+}
+
 void tst_read_expect(MPI_File fh, int64_t off, const unsigned char *expect, int64_t len,
                      const char *what)
 {

@@ -188,6 +188,9 @@ int tst_mpi_is_ompi(void);
 /* Open MPI 4.x, whose ROMIO is 3.2.1 (io/romio321), grafted without MPICH's set_view and
  * get_info edits; Open MPI 5's ROMIO 3.4.1 behaves as MPICH 4's there. */
 int tst_romio_321(void);
+/* MPICH 4.0 (the graft's 4.0.2), whose MPI_Request_get_status does not run the poll functions
+ * of generalized requests: plain ROMIO's nonblocking collectives never complete under it. */
+int tst_mpich_40(void);
 
 /* Deterministic pseudo-random numbers for test shapes (fixed seed per test). */
 uint64_t tst_rand(uint64_t *state);

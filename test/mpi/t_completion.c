@@ -5,7 +5,8 @@
  *   pieces 0-2  iwrite_at, and an Isend/Irecv ring: MPI_Waitany until every one is done;
  *   piece 3     iwrite_at_all and piece 4 iwrite_at: MPI_Testsome until both are done;
  *   piece 5     iwrite_at_all: MPI_Request_get_status polled until it says done, then
- *               MPI_Wait (get_status alone must move the request on: nothing else is called);
+ *               MPI_Wait (get_status alone must move the request on: nothing else is called;
+ *               not asked of MPICH 4.0's plain ROMIO, whose get_status never polls it);
  * then reads them back: pieces 0-2 by iread_at_all under MPI_Testall, 3-4 by iread_at under
  * MPI_Waitsome, 5 by iread_at under MPI_Testany with an Irecv. Every status must count the
  * bytes of its piece and every read the pattern written. Over an MPI without MPICH's extended
@@ -78,11 +79,17 @@ int main(int argc, char **argv)
         done += out;
     }
 
-    /* Piece 5: MPI_Request_get_status alone until done, then MPI_Wait frees the request. */
+    /* Piece 5: MPI_Request_get_status alone until done, then MPI_Wait frees the request.
+     * MPICH 4.0's get_status does not run generalized requests' poll functions, so there plain
+     * ROMIO's nonblocking collective never completes under it: MPI_Wait completes it (bblog's
+     * requests are complete when started, under every MPI). */
     CHECK_MPI(MPI_File_iwrite_at_all(fh, piece_off(tst_rank, 5), w[5], S, MPI_BYTE, &rq[0]));
-    do
-        CHECK_MPI(MPI_Request_get_status(rq[0], &flag, &st));
-    while (!flag);
+    if (tst_mpich_40() && !tst_is_bblog(name))
+        CHECK_MPI(MPI_Wait(&rq[0], &st));
+    else
+        do
+            CHECK_MPI(MPI_Request_get_status(rq[0], &flag, &st));
+        while (!flag);
     check_bytes(&st, S, "iwrite_at_all under Request_get_status");
     CHECK_MPI(MPI_Wait(&rq[0], &st));
     CHECK(rq[0] == MPI_REQUEST_NULL, "Wait after get_status left the request");

@@ -516,17 +516,28 @@ void tst_status_unset(MPI_Status *st)
     CHECK_MPI(MPI_Status_set_elements_x(st, MPI_BYTE, TST_STATUS_UNSET));
 }
 
+/* MPI_Get_library_version's string, asked once. */
+static const char *library_version(void)
+{
+    static char v[MPI_MAX_LIBRARY_VERSION_STRING + 1];
+
+    if (!v[0]) {
+        int len = 0;
+
+        CHECK_MPI(MPI_Get_library_version(v, &len));
+        v[len] = '\0';
+    }
+    return v;
+}
+
 /* 1: Open MPI, 4: Open MPI 4.x (ROMIO 3.2.1), 0: another MPI. */
 static int ompi_kind(void)
 {
     static int known = -1;
 
     if (known < 0) {
-        char v[MPI_MAX_LIBRARY_VERSION_STRING + 1];
-        int len = 0;
+        const char *v = library_version();
 
-        CHECK_MPI(MPI_Get_library_version(v, &len));
-        v[len] = '\0';
         known = strstr(v, "Open MPI v4.") ? 4 : strstr(v, "Open MPI") != NULL;
         /* MPI-IO from another library than MPI_Init's: bblog's layer, MPICH's ROMIO. */
         Dl_info io, init;
@@ -549,13 +560,9 @@ int tst_romio_321(void)
 
 int tst_mpich_40(void)
 {
-    char v[MPI_MAX_LIBRARY_VERSION_STRING + 1];
-    const char *at;
-    int len = 0;
+    const char *at = strstr(library_version(), "MPICH Version:");
 
-    CHECK_MPI(MPI_Get_library_version(v, &len));
-    v[len] = '\0';
-    if (!(at = strstr(v, "MPICH Version:")))
+    if (!at)
         return 0;
     at += strlen("MPICH Version:");
     at += strspn(at, " \t");

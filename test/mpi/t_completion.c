@@ -30,6 +30,29 @@ static void check_bytes(const MPI_Status *st, int64_t want, const char *what)
           (long long)tst_status_bytes(st), (long long)want);
 }
 
+/* Completes both of rq[0..1] with MPI_Waitsome (wait) or MPI_Testsome, checking that each
+ * status counts S bytes ("what") and that both complete before MPI_UNDEFINED. */
+static void complete_two(MPI_Request rq[2], int wait, const char *what)
+{
+    const char *call = wait ? "Waitsome" : "Testsome";
+    MPI_Status sts[2];
+    int out, idxs[2];
+
+    for (int done = 0;;) {
+        if (wait)
+            CHECK_MPI(MPI_Waitsome(2, rq, &out, idxs, sts));
+        else
+            CHECK_MPI(MPI_Testsome(2, rq, &out, idxs, sts));
+        if (out == MPI_UNDEFINED) {
+            CHECK(done == 2, "%s: %d requests completed, expected 2", call, done);
+            break;
+        }
+        for (int i = 0; i < out; i++)
+            check_bytes(&sts[i], S, what);
+        done += out;
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *name = tst_init(&argc, &argv);
@@ -37,7 +60,7 @@ int main(int argc, char **argv)
     MPI_Request rq[5];
     MPI_Status sts[5], st;
     int next = (tst_rank + 1) % tst_size, prev = (tst_rank + tst_size - 1) % tst_size;
-    int token_out = tst_rank, token_in = -1, idx, flag, out, idxs[5];
+    int token_out = tst_rank, token_in = -1, idx, flag;
     MPI_File fh;
 
     for (int k = 0; k < NP; k++) {
@@ -68,16 +91,7 @@ int main(int argc, char **argv)
     /* Piece 3 collectively, piece 4 independently: MPI_Testsome until both are done. */
     CHECK_MPI(MPI_File_iwrite_at_all(fh, piece_off(tst_rank, 3), w[3], S, MPI_BYTE, &rq[0]));
     CHECK_MPI(MPI_File_iwrite_at(fh, piece_off(tst_rank, 4), w[4], S, MPI_BYTE, &rq[1]));
-    for (int done = 0;;) {
-        CHECK_MPI(MPI_Testsome(2, rq, &out, idxs, sts));
-        if (out == MPI_UNDEFINED) {
-            CHECK(done == 2, "Testsome: %d requests completed, expected 2", done);
-            break;
-        }
-        for (int i = 0; i < out; i++)
-            check_bytes(&sts[i], S, "write under Testsome");
-        done += out;
-    }
+    complete_two(rq, 0, "write under Testsome");
 
     /* Piece 5: MPI_Request_get_status alone until done, then MPI_Wait frees the request.
      * MPICH 4.0's get_status does not run generalized requests' poll functions, so there plain
@@ -110,16 +124,7 @@ int main(int argc, char **argv)
     /* Pieces 3-4: MPI_Waitsome. */
     for (int k = 3; k < 5; k++)
         CHECK_MPI(MPI_File_iread_at(fh, piece_off(tst_rank, k), r[k], S, MPI_BYTE, &rq[k - 3]));
-    for (int done = 0;;) {
-        CHECK_MPI(MPI_Waitsome(2, rq, &out, idxs, sts));
-        if (out == MPI_UNDEFINED) {
-            CHECK(done == 2, "Waitsome: %d requests completed, expected 2", done);
-            break;
-        }
-        for (int i = 0; i < out; i++)
-            check_bytes(&sts[i], S, "iread_at under Waitsome");
-        done += out;
-    }
+    complete_two(rq, 1, "iread_at under Waitsome");
 
     /* Piece 5 and a ring message: MPI_Testany. */
     token_in = -1;

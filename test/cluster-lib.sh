@@ -10,6 +10,8 @@
 #   CLUSTER_BB   the burst buffer's path, the same on every node (each node its own tmpfs)
 #   CLUSTER_PFS  the PFS mount, the same file system on every node
 cluster_sh=$(cd "$(dirname "${BASH_SOURCE[0]}")/../scripts" && pwd)/cluster.sh
+# shellcheck source=runner-lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/runner-lib.sh"
 cl_nodes=
 cl_launch=(-launcher fork)
 if [ -n "${MPITEST_CLUSTER:-}" ]; then
@@ -24,7 +26,7 @@ fi
 # cl_mpi: called by a runner once its MPI's environment is sourced. Open MPI's mpiexec starts
 # the local processes itself and has no -launcher (the cluster runs with hydra only).
 cl_mpi() {
-    if [ -z "$cl_nodes" ] && mpiexec --version 2>&1 | grep -qE 'Open MPI|OpenRTE'; then
+    if [ -z "$cl_nodes" ] && is_ompi; then
         cl_launch=()
     fi
 }

@@ -147,8 +147,10 @@ fi
 [ -r "$env_script" ] || die "no bblog MPI: $env_script not found (scripts/build-mpi.sh)"
 # shellcheck source=/dev/null
 . "$env_script"
+# shellcheck source=../runner-lib.sh
+. "$(dirname "$0")/../runner-lib.sh"
 # Open MPI's mpiexec starts local processes itself and has no -launcher.
-if [ -z "${MPITEST_CLUSTER:-}" ] && mpiexec --version 2>&1 | grep -qE 'Open MPI|OpenRTE'; then
+if [ -z "${MPITEST_CLUSTER:-}" ] && is_ompi; then
     launch=
 fi
 [ -n "${BBLOG_MPI_PREFIX:-}" ] || die "$env_script did not set BBLOG_MPI_PREFIX"
@@ -181,6 +183,7 @@ done
 
 work=${work:-$(mktemp -d "${CLUSTER_PFS:-/var/tmp}/bblog-h5testpar.XXXXXX")}
 mkdir -p "$work"
+ompi_sessions "$work/ompi" || die "cannot make $work/ompi"
 if [ -n "$bb_root" ]; then
     mkdir -p "$bb_root" && bb_root=$(mktemp -d "$bb_root/bblog-h5testpar.XXXXXX") ||
         die "cannot make a directory under $bb_root"

@@ -122,6 +122,8 @@ if ! grep -q 'BBLOG_MPI_PREFIX' "$mpi_env"; then
 else
     env_script=$mpi_env
 fi
+# shellcheck source=../runner-lib.sh
+. "$(dirname "$0")/../runner-lib.sh"
 # Set by the layer's layer-env.sh only (scripts/build-layer.sh): not inherited from before.
 unset BBLOG_LAYER_MPI
 # shellcheck source=/dev/null
@@ -135,7 +137,7 @@ command -v mpiexec >/dev/null || die "no mpiexec after sourcing $env_script"
 # Each rank's output in its own files: hydra's -outfile-pattern/-errfile-pattern; Open MPI's
 # mpiexec has neither (nor -launcher), so there each rank redirects itself, by its rank.
 ompi=no
-mpiexec --version 2>&1 | grep -qE 'Open MPI|OpenRTE' && ompi=yes
+is_ompi && ompi=yes
 
 # mpi4py: the build directory, or a file naming it (build-mpi4py.sh --prefix-out).
 [ -n "$prefix" ] || prefix=$cache/mpi4py-current
@@ -155,6 +157,7 @@ if [ -z "$work" ]; then
 fi
 mkdir -p "$work" || die "cannot make $work"
 work=$(cd "$work" && pwd -P)
+ompi_sessions "$work/ompi" || die "cannot make $work/ompi"
 if [ -z "$bb_root" ]; then
     if [ -d /dev/shm ] && [ -w /dev/shm ]; then
         bb_root=$(mktemp -d /dev/shm/bblog-mpi4py.XXXXXX) ||

@@ -66,6 +66,8 @@ tree=$PNETCDF_DIR/build
     die "PnetCDF's test programs are not built in $tree (rerun scripts/build-pnetcdf.sh)"
 ncmpidiff=$PNETCDF_DIR/install/bin/ncmpidiff
 [ -x "$ncmpidiff" ] || die "$ncmpidiff not found"
+# shellcheck source=../runner-lib.sh
+. "$(dirname "$0")/../runner-lib.sh"
 # Set by the layer's layer-env.sh only: not inherited from a layer environment sourced before.
 unset BBLOG_LAYER_MPI
 # shellcheck source=/dev/null
@@ -74,7 +76,7 @@ unset BBLOG_LAYER_MPI
 mpiexec=$(command -v mpiexec) || die "no mpiexec after sourcing $env_script"
 # hydra's fork launcher; Open MPI's mpiexec starts local processes itself, with no -launcher.
 launch=" -launcher fork"
-"$mpiexec" --version 2>&1 | grep -qE 'Open MPI|OpenRTE' && launch=
+is_ompi && launch=
 # What runs a singleton: the program itself, or, over the layer, the program with the layer
 # preloaded (the layer's mpiexec preloads it into the processes it starts).
 seqrun=
@@ -85,6 +87,7 @@ fi
 
 work=${PNCSUITE_WORK:-$(mktemp -d /var/tmp/bblog-pncsuite.XXXXXX)} || exit 2
 mkdir -p "$work" || exit 2
+ompi_sessions "$work/ompi" || exit 2
 bbroot=/dev/shm
 [ -d "$bbroot" ] && [ -w "$bbroot" ] || bbroot=$work
 status=0

@@ -130,6 +130,7 @@ root=${CRASH_WORK:-/dev/shm}
 [ -n "$cl_nodes" ] && root=$CLUSTER_PFS
 [ -d "$root" ] && [ -w "$root" ] || root=${TMPDIR:-/tmp}
 work=$(mktemp -d "$root/bblog-crash.XXXXXX") || exit 1
+ompi_sessions "$work/ompi" || exit 1
 bb=$work/bb                 # the burst buffer; on the cluster, a directory on every node's own
 [ -n "$cl_nodes" ] && bb=$CLUSTER_BB/${work##*/}
 cleanup() {
@@ -176,6 +177,8 @@ mkdir -p "$work/pfs" "$work/prev"
 launch() {
     local mode=$1 id=$2 mapping=${3:-process}
     rm -rf "$work/side" "$pfs" "$pfs".*
+    # the session directory of the job killed before, if Open MPI's (all its processes are gone)
+    [ -z "$ompi_base" ] || rm -rf "${ompi_base:?}"/*
     mkdir -p "$work/side"
     all_nodes rm -rf "$bb"
     all_nodes mkdir -p "$bb"

@@ -115,7 +115,7 @@ if [ -n "$cl_nodes" ]; then
     export TMPDIR=$CLUSTER_PFS
     echo "run-diff: on the emulated cluster, -hosts $MPITEST_CLUSTER, nodes $cl_nodes"
 fi
-if mpiexec --version 2>&1 | grep -qE 'Open MPI|OpenRTE'; then
+if is_ompi; then
     ompi=yes
     launch=()
     # Every leg through ROMIO, plain ones too: io/romio341 on Open MPI 5 (its PRRTE takes
@@ -139,6 +139,7 @@ else
 fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/bblog-mpitest.XXXXXX") || exit 1
+ompi_sessions "$work/ompi" || exit 1
 if [ -n "${MPITEST_BUILD:-}" ]; then
     bin=$MPITEST_BUILD
 elif [ -n "${srcdir:-}" ]; then
@@ -196,8 +197,6 @@ if ! mpicc $cflags -shared -fPIC "$src/../faults/bbfault.c" -o "$bin/bbfault.so"
     exit 1
 fi
 
-# shellcheck source=../runner-lib.sh
-. "$src/../runner-lib.sh"
 
 passed=0
 failed=0

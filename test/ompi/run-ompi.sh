@@ -49,7 +49,9 @@ die() {
 # shellcheck source=/dev/null
 . "$env_script"
 command -v mpiexec >/dev/null 2>&1 || die "mpiexec not found after sourcing $env_script"
-mpiexec --version 2>&1 | grep -qE 'Open MPI|OpenRTE' ||
+# shellcheck source=../runner-lib.sh
+. "$(dirname "$0")/../runner-lib.sh"
+is_ompi ||
     die "$env_script is not an Open MPI's (mpiexec: $(command -v mpiexec)); use build-ompi.sh's"
 prefix=${BBLOG_MPI_PREFIX:?$env_script sets no BBLOG_MPI_PREFIX}
 [ -f "$prefix/lib/libmpi.so.40" ] || die "$prefix/lib/libmpi.so.40 missing"
@@ -95,8 +97,6 @@ debcc $cflags -I"$nc_inc" -o "$bin/nc4_par" "$src/nc4_par.c" -lnetcdf_mpi ||
 debcc $cflags -o "$bin/pnc_strided" "$src/pnc_strided.c" -lpnetcdf ||
     die "cannot compile pnc_strided.c with Debian's mpicc.openmpi and libpnetcdf"
 
-# shellcheck source=../runner-lib.sh
-. "$src/../runner-lib.sh"
 passed=0
 failed=0
 failures=
@@ -104,6 +104,7 @@ keep_work=${OMPITEST_KEEP:-}
 patterns=("$@")
 bbroot=/dev/shm
 [ -d "$bbroot" ] && [ -w "$bbroot" ] || bbroot=$work
+ompi_sessions "$work/ompi" || die "cannot make $work/ompi"
 
 # run_leg DIR LEG N CMD... PATH: one mpiexec; sets leg_rc, leg_log, leg_bb.
 run_leg() {

@@ -263,6 +263,7 @@ fi
 work=$(cd "$work" && pwd -P)
 bin=$work/bin
 mkdir -p "$bin"
+ompi_sessions "$work/ompi" || die "cannot create $work/ompi"
 
 passed=0 failed=0 bad=0 harness=0
 failures=

@@ -16,7 +16,8 @@
 #define BBLOG_EBADHDR     (-30894)      /* header fails its CRC or holds impossible values */
 #define BBLOG_ESTICKY     (-30893)      /* an earlier durable write failed; the log is unusable */
 #define BBLOG_EINVAL      (-30892)      /* a caller passed an impossible argument */
-#define BBLOG_E_LAST      (-30892)
+#define BBLOG_EUNBORN     (-30891)      /* an empty .meta file: its creation did not finish */
+#define BBLOG_E_LAST      (-30891)
 
 const char *bblog_strerror(int rc);
 

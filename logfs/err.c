@@ -25,6 +25,8 @@ const char *bblog_strerror(int rc)
         return "an earlier durable write to this log failed; the log can no longer be trusted";
     case BBLOG_EINVAL:
         return "invalid argument";
+    case BBLOG_EUNBORN:
+        return "empty log: its creation did not finish (no header), so it holds nothing";
     default:
         return rc > 0 ? strerror(rc) : "unknown bblog error";
     }

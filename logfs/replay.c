@@ -386,7 +386,8 @@ int bblog_replay_named_in_set(const struct bblog_replay_list *list,
     uint32_t r, r2;
     const char *stem = name_stem(log->meta_path, &n, &r);
 
-    if (log->open_rc == 0 || n == 0)
+    /* an empty log is no damage of its set: it never held anything */
+    if (log->open_rc == 0 || log->open_rc == BBLOG_EUNBORN || n == 0)
         return 0;
     for (size_t i = 0; i < list->n; i++) {
         const struct bblog_replay_log *l = &list->logs[i];
@@ -648,6 +649,59 @@ static int find_orphans(const struct rlog *v, size_t n, struct bblog_replay_repo
     return rc;
 }
 
+/* Whether L is an empty log (BBLOG_EUNBORN: killed while being created) named for o->pfs_path
+ * (and o->job_id). Its header never reached the disk, so only its name tells: the driver names
+ * a log JOB.HASH.PID.N.rRANK.meta, or JOB.HASH.PID.N.nNODE.meta for a node's pair, HASH the
+ * file path's bblog_fnv1a64 in 16 hex digits, JOB at most 63 bytes with '/' and ' ' as '_'
+ * (ad_bblog_open.c). A set id cannot be told from a name. */
+static int unborn_of(const struct bblog_replay_log *l, const struct bblog_replay_opts *o)
+{
+    const char *base = strrchr(l->meta_path, '/'), *end, *p;
+    char want[17];
+    size_t jlen;
+
+    if (l->open_rc != BBLOG_EUNBORN || o->set_id)
+        return 0;
+    base = base ? base + 1 : l->meta_path;
+    end = base + strlen(base);
+    if (end - base < 5 || strcmp(end - 5, ".meta") != 0)
+        return 0;
+    end -= 5;
+    for (int field = 0; field < 3; field++) {   /* .rRANK or .nNODE, .N, .PID */
+        for (p = end; p > base && p[-1] >= '0' && p[-1] <= '9'; p--)
+            ;
+        if (p == end)
+            return 0;
+        if (field == 0) {
+            if (p == base || (p[-1] != 'r' && p[-1] != 'n'))
+                return 0;
+            p--;
+        }
+        if (p == base || p[-1] != '.')
+            return 0;
+        end = p - 1;
+    }
+    if (end - base < 17 || end[-17] != '.')
+        return 0;
+    snprintf(want, sizeof want, "%016llx", (unsigned long long) bblog_fnv1a64(o->pfs_path));
+    if (memcmp(end - 16, want, 16) != 0)
+        return 0;
+    if (!o->job_id)
+        return 1;
+    jlen = strlen(o->job_id);
+    if (jlen > 63)
+        jlen = 63;
+    if ((size_t) (end - 17 - base) != jlen)
+        return 0;
+    for (size_t i = 0; i < jlen; i++) {
+        char c = o->job_id[i] == '/' || o->job_id[i] == ' ' ? '_' : o->job_id[i];
+
+        if (base[i] != c)
+            return 0;
+    }
+    return 1;
+}
+
 /*
  * Picks the logs of opts->pfs_path (and job) that have data, checks that they form one process
  * set, fills the report's job, nprocs, counts and missing ranks, and returns them sorted by
@@ -659,7 +713,7 @@ static int select_logs(const struct bblog_replay_list *list, const struct bblog_
 {
     struct rlog *v = NULL;
     uint32_t *ranks = NULL;
-    size_t n = 0, ncand = 0, nranks = 0;
+    size_t n = 0, ncand = 0, nranks = 0, nunborn = 0;
     const struct bblog_replay_log *first = NULL;
     int rc = 0;
 
@@ -675,6 +729,7 @@ static int select_logs(const struct bblog_replay_list *list, const struct bblog_
     for (size_t i = 0; i < list->n; i++) {
         const struct bblog_replay_log *l = &list->logs[i];
 
+        nunborn += unborn_of(l, o);
         if (l->open_rc != 0 || strcmp(l->pfs_path, o->pfs_path) != 0)
             continue;
         if (o->job_id && strcmp(l->job_id, o->job_id) != 0)
@@ -690,6 +745,12 @@ static int select_logs(const struct bblog_replay_list *list, const struct bblog_
         v[n].index = i;
         v[n].fd = -1;
         n++;
+    }
+    /* Only logs whose creation was cut short: the job was killed while opening the file, before
+     * anything was logged. Nothing to replay, rather than no log at all. */
+    if (ncand == 0 && nunborn > 0) {
+        rep->nempty = nunborn;
+        goto out;
     }
     if (ncand == 0) {
         rc = ENOENT;

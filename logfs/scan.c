@@ -399,6 +399,12 @@ int bblog_scan_open_slot(const char *meta_path, uint32_t slot, struct bblog_scan
         rc = BBLOG_EBADMAGIC;
         goto fail;
     }
+    /* The header is the first thing written to a new log (or pair), in one write, before any
+     * record: an empty file is one whose creator was killed in between, and holds nothing. */
+    if (sb.st_size == 0) {
+        rc = BBLOG_EUNBORN;
+        goto fail;
+    }
     s->meta_size = (uint64_t) sb.st_size;
     memset(hbuf, 0, sizeof hbuf);
     rc = bblog_io_full(s->fd_meta, hbuf, sizeof hbuf, 0, 0, &done);

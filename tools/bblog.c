@@ -119,6 +119,10 @@ static void print_gens(const struct bblog_replay_log *l)
 
 /* Why a log could not be opened. Discovery found its .meta file, so ENOENT means the .data
  * file beside it is gone. */
+/* What the tool says of an empty .meta file (BBLOG_EUNBORN). */
+#define UNBORN "empty: its creation did not finish (its process was killed while opening the " \
+    "file), so it holds nothing"
+
 static const char *open_problem(const struct bblog_replay_log *l)
 {
     if (l->open_rc == ENOENT && access(l->meta_path, F_OK) == 0)
@@ -162,6 +166,10 @@ static void ls_line(const struct bblog_replay_log *l)
 {
     if (l->open_rc == BBLOG_EBADMAGIC) {
         printf("%s: not a bblog log\n", lname(l));
+        return;
+    }
+    if (l->open_rc == BBLOG_EUNBORN) {
+        printf("%s: %s\n", lname(l), UNBORN);
         return;
     }
     if (l->open_rc != 0) {
@@ -451,8 +459,9 @@ static int cmd_check(int argc, char **argv)
         if (c == 'h') {
             printf("usage: bblog check [-q] LOG...\n"
                    "Verifies every record and payload checksum of each LOG. Exit status: 0 all\n"
-                   "clean, 1 a torn tail (replay drops it), 2 corrupt (replay refuses it),\n"
-                   "3 unreadable or not a log; the worst log decides.\n");
+                   "clean (or empty: a creation cut short), 1 a torn tail (replay drops it),\n"
+                   "2 corrupt (replay refuses it), 3 unreadable or not a log; the worst log\n"
+                   "decides.\n");
             return 0;
         }
         if (c == 'q') {
@@ -482,7 +491,11 @@ static int cmd_check(int argc, char **argv)
             const struct bblog_replay_log l = list.logs[i];
             int code;
 
-            if (l.open_rc != 0) {
+            if (l.open_rc == BBLOG_EUNBORN) {
+                code = CHECK_CLEAN;
+                if (!quiet)
+                    printf("%s: %s\n", lname(&l), UNBORN);
+            } else if (l.open_rc != 0) {
                 code = CHECK_UNREADABLE;
                 if (!quiet)
                     printf("%s: unreadable: %s\n", lname(&l), open_problem(&l));
@@ -1096,6 +1109,8 @@ static int cmd_replay(int argc, char **argv)
             continue;
         if (l->open_rc == BBLOG_EBADMAGIC) {
             printf("bblog replay: %s: not a bblog log; ignored\n", l->meta_path);
+        } else if (l->open_rc == BBLOG_EUNBORN) {
+            printf("bblog replay: %s: %s; ignored\n", l->meta_path, UNBORN);
         } else if (l->open_rc != 0) {
             fprintf(stderr, "bblog replay: %s: can't read the log (%s): which file it belongs "
                     "to is unknown, so its data is not applied anywhere; check it with 'bblog "

@@ -853,6 +853,97 @@ static void test_file_filter(void **state)
     sim_free(&b);
 }
 
+/* An empty .meta file named as the driver names DIR's logs of PFS for JOB (as in a name: '/'
+ * and ' ' as '_'; a process's log, or with node a node's pair): what a process killed while
+ * creating it leaves. */
+static void make_unborn(const char *dir, const char *job, const char *pfs, int node, char *path,
+                        size_t size)
+{
+    int fd;
+
+    snprintf(path, size, "%s/%s.%016llx.4242.0.%c%d.meta", dir, job,
+             (unsigned long long) bblog_fnv1a64(pfs), node ? 'n' : 'r', node ? 1 : 0);
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    assert_true(fd >= 0);
+    close(fd);
+}
+
+/* Only empty logs of a file (the job was killed while opening it): nothing to replay, and the
+ * file untouched; the name decides which file and job they are of, and no set. */
+static void test_unborn_only(void **state)
+{
+    struct fixture *f = *state;
+    struct bblog_replay_list list;
+    struct bblog_replay_report rep;
+    struct bblog_replay_err err;
+    struct bblog_replay_opts o = { .pfs_path = f->pfs, .set_id = 7 };
+    char p1[320], p2[320], p3[320], other[160], third[160];
+
+    snprintf(other, sizeof other, "%s.other", f->pfs);
+    snprintf(third, sizeof third, "%s.third", f->pfs);
+    make_unborn(f->dir, "job_U_1", f->pfs, 0, p1, sizeof p1);
+    make_unborn(f->dir, "job_U_1", f->pfs, 1, p2, sizeof p2);
+    make_unborn(f->dir, "job_U_1", other, 0, p3, sizeof p3);
+
+    assert_int_equal(bblog_replay_discover(f->dir, &list, &err), 0);
+    assert_int_equal(list.n, 3);
+    for (size_t i = 0; i < list.n; i++)
+        assert_int_equal(list.logs[i].open_rc, BBLOG_EUNBORN);
+    bblog_replay_list_free(&list);
+
+    assert_int_equal(replay(f->dir, f->pfs, NULL, 0, 0, &rep, &err), 0);
+    assert_int_equal(rep.nempty, 2);
+    assert_int_equal(rep.nlogs, 0);
+    assert_int_equal(rep.records, 0);
+    assert_int_equal(rep.nlosses, 0);
+    assert_int_equal(access(f->pfs, F_OK), -1);
+    bblog_replay_report_free(&rep);
+    assert_int_equal(replay(f->dir, f->pfs, "job/U 1", 0, 0, &rep, &err), 0);
+    assert_int_equal(rep.nempty, 2);
+    bblog_replay_report_free(&rep);
+    assert_int_equal(replay(f->dir, other, NULL, 0, 0, &rep, &err), 0);
+    assert_int_equal(rep.nempty, 1);
+    bblog_replay_report_free(&rep);
+
+    /* another job, another file, or a set id: no log of it */
+    assert_int_equal(replay(f->dir, f->pfs, "job/U 2", 0, 0, &rep, &err), ENOENT);
+    assert_non_null(strstr(err.reason, "job 'job/U 2'"));
+    bblog_replay_report_free(&rep);
+    assert_int_equal(replay(f->dir, third, NULL, 0, 0, &rep, &err), ENOENT);
+    bblog_replay_report_free(&rep);
+    assert_int_equal(replay_opts(f->dir, &o, &rep, &err), ENOENT);
+    bblog_replay_report_free(&rep);
+}
+
+/* A rank killed while creating its log, the others' logs written: the empty one is no damage
+ * of the set (replayed without --salvage), its rank has no log. */
+static void test_unborn_in_set(void **state)
+{
+    struct fixture *f = *state;
+    struct bblog_replay_report rep;
+    struct bblog_replay_err err;
+    struct sim s;
+    char tag[96];
+
+    snprintf(tag, sizeof tag, "job-M.%016llx.77.0", (unsigned long long) bblog_fnv1a64(f->pfs));
+    assert_int_equal(sim_open(&s, f->dir, tag, f->pfs, "job-M", NPROCS, 9), 0);
+    for (uint32_t r = 0; r < NPROCS; r++)
+        if (r != 1)
+            assert_int_equal(sim_write(&s, r, r * 100, 100), 0);
+    assert_int_equal(sim_sync(&s), 0);
+    assert_int_equal(sim_crash(&s), 0);
+    assert_int_equal(truncate(s.meta_paths[1], 0), 0);
+
+    assert_int_equal(replay(f->dir, f->pfs, NULL, 0, 0, &rep, &err), 0);
+    assert_int_equal(rep.nlosses, 0);
+    assert_int_equal(rep.nmissing, 1);
+    assert_int_equal(rep.missing[0].first, 1);
+    assert_int_equal(rep.records, NPROCS - 1);
+    assert_matches_model(&s, f->pfs);
+    bblog_replay_report_free(&rep);
+    sim_free(&s);
+}
+
 /* Logs in DIR and in DIR/bblog-UID are both found; a .meta file that is no log is listed as
  * such and sorted last; a symbolic link is not followed. */
 static void test_discovery(void **state)
@@ -978,6 +1069,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_mixed_epochs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_file_filter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_discovery, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unborn_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unborn_in_set, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dry_run_and_coalescing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_target_error, setup, teardown),
     };

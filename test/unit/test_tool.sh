@@ -199,6 +199,26 @@ run 0 "$BBLOG" replay "$T/node"
 has "$OUT" "of 4 logs of job job-node (4 processes)"
 same "$T/pfs/node.dat" "$T/node-exp.dat"
 
+# ---- a job killed while opening its file: an empty .meta file under the driver's name
+mkdir -p "$T/unborn"
+H=$(python3 -c 'import sys
+h = 0xcbf29ce484222325
+for b in sys.argv[1].encode():
+    h = ((h ^ b) * 0x100000001b3) % 2**64
+print("%016x" % h)' "$T/pfs/unborn.dat") || fail "python3: no FNV-1a hash"
+U=$T/unborn/job-U.$H.4242.0.n0.meta
+: >"$U"
+run 0 "$BBLOG" replay "$T/unborn" --file "$T/pfs/unborn.dat"
+has "$OUT" "$U: empty: its creation did not finish"
+has "$OUT" "$T/pfs/unborn.dat: nothing to replay: its 1 logs hold no undrained data"
+[ -e "$T/pfs/unborn.dat" ] && fail "replay of an empty log created $T/pfs/unborn.dat"
+run 0 "$BBLOG" check "$U"
+has "$OUT" "$U: empty: its creation did not finish"
+run 0 "$BBLOG" ls "$T/unborn"
+has "$OUT" "$U: empty: its creation did not finish"
+run 1 "$BBLOG" replay "$T/unborn" --file "$T/pfs/other.dat"
+has "$ERR" "no log of this file was found"
+
 # ---- usage errors
 run 1 "$BBLOG"
 run 1 "$BBLOG" frobnicate

@@ -13,7 +13,8 @@
  * Times (maximum over ranks; t0 is a barrier before H5Fcreate): open_s = H5Fcreate; write_s =
  * the time steps' group, dataset and H5Dwrite calls, summed; flush_s, close_s; compute_s = the
  * computation; visible_s = open to close minus this rank's computation; total_s = t0 to the
- * barrier after H5Fclose.
+ * barrier after H5Fclose; bytes_total = the datasets' bytes of all ranks and steps; max_rss_kib
+ * = the largest rank's peak resident memory.
  * Rank 0 prints one JSON object. Exit: 0, 1 HDF5 or MPI error, 2 usage error.
  */
 #include <getopt.h>
@@ -107,8 +108,8 @@ int main(int argc, char **argv)
     };
     long long n = 1 << 20, first, total;
     int steps = 4, busy = 0, collective = 1, del = 0, nprocs, c;
-    /* open, write, flush, close, compute, visible */
-    double compute_s = 2, t0, t, tm[6] = { 0 }, g[6];
+    /* open, write, flush, close, compute, visible, peak RSS (KiB) */
+    double compute_s = 2, t0, t, tm[7] = { 0 }, g[7];
     const char *path = NULL;
     float *fbuf[6];
     int *ibuf;
@@ -204,17 +205,19 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
     t = MPI_Wtime() - t0;
     tm[5] = t - tm[4];
-    MPI_Reduce(tm, g, 6, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    tm[6] = bench_max_rss_kib();
+    MPI_Reduce(tm, g, 7, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (g_rank == 0) {
         printf("{\"bench\":\"vpic_h5\",\"file\":");
         bench_json_str(stdout, path);
         printf(",\"nprocs\":%d,\"particles_per_rank\":%lld,\"bytes_per_rank\":%lld,"
                "\"steps\":%d,\"collective\":%s,\"busy\":%s,\"open_s\":%.6f,\"write_s\":%.6f,"
                "\"flush_s\":%.6f,\"close_s\":%.6f,\"compute_s\":%.6f,\"visible_s\":%.6f,"
-               "\"total_s\":%.6f,"
+               "\"total_s\":%.6f,\"bytes_total\":%lld,\"max_rss_kib\":%.0f,"
                "\"ok\":true}\n",
                nprocs, n, n * NVARS * 4, steps, collective ? "true" : "false",
-               busy ? "true" : "false", g[0], g[1], g[2], g[3], g[4], g[5], t);
+               busy ? "true" : "false", g[0], g[1], g[2], g[3], g[4], g[5], t,
+               n * NVARS * 4 * steps * nprocs, g[6]);
         fflush(stdout);
     }
     if (del && g_rank == 0)

@@ -39,7 +39,8 @@
  * params.min_piece: with whole segments a window of a few seconds holds a few segments, and the
  * PFS takes a whole segment in some seconds and nothing in others; a window then cuts its bytes
  * into pieces of pending / (window x BBLOG_PACE_ISSUES_PER_S), at least min_piece and at most
- * segment_size, fixed for the window.
+ * segment_size, fixed for the window; a piece under segment_size is a whole number of
+ * min_piece units (rounded down), which a drain in units of min_piece takes exactly.
  *
  * params.max_rate (bytes/s, both modes) caps the rate: a segment of b bytes issued at t delays
  * the next issue to t + b / max_rate at least, even if that misses the deadline.
@@ -166,6 +167,15 @@ int bblog_pace_next(struct bblog_pace *p, double now, struct bblog_pace_action *
  * extents are not cut at arbitrary bytes, and overwritten data may be gone). EINVAL if no
  * segment is in flight. ENOMEM: the segment was accounted but not recorded. */
 int bblog_pace_on_drained(struct bblog_pace *p, double now, uint64_t bytes);
+
+/* How many units of UNIT bytes (> 0) a drain that moves whole units takes for a segment of
+ * BYTES: enough to cover it, at least one. Fewer (BYTES / UNIT rounded down) would drain less
+ * than the window's piece at every issue; the re-plan after each then shortens the spacing, and
+ * the window's last second drains several times its mean rate. */
+static inline uint64_t bblog_pace_units(uint64_t bytes, uint64_t unit)
+{
+    return bytes > unit ? (bytes + unit - 1) / unit : 1;
+}
 
 /* The caller's own count of undrained bytes, after anything the controller did not issue: a
  * collective drain (sync, close, a full burst buffer), or overwrites that shrank the data. */

@@ -50,6 +50,9 @@ static void plan(struct bblog_pace *p, double t0, int first)
                 p->piece = want > (double) p->par.min_piece ? (uint64_t) want : p->par.min_piece;
             if (p->piece > p->par.segment_size)
                 p->piece = p->par.segment_size;
+            /* whole units of min_piece, as node batches drain them (bblog_pace_units) */
+            if (p->piece < p->par.segment_size)
+                p->piece -= p->piece % p->par.min_piece;
         }
     }
     n = nsegments(p, p->pending);

@@ -606,8 +606,8 @@ static uint64_t batch_chunk_size(const struct ADIOI_BBLOG_bg *bg)
         (uint64_t) bg->bufsz;
 }
 
-/* Lock held: takes the next chunks of the batch nobody took, as many in a row as make want
- * bytes of data (at least one, at most a buffer's: buf), if any is left, and writes them (lock
+/* Lock held: takes the next chunks of the batch nobody took, as many in a row as cover want
+ * bytes (bblog_pace_units; want at most a buffer's), if any is left, and writes them (lock
  * released, busy: a pause waits for them), flushed if paced under proactive pacing, and across
  * nodes, as a segment is (write_segment). A paced segment of the pacer's size is then one
  * claim and one flush, whatever the chunks' size. The thread's claim ends early when a pause
@@ -623,7 +623,7 @@ static int write_chunk(struct ADIOI_BBLOG_logstate *ls, char *buf, int thread, i
 
     if (want > bg->bufsz)
         want = bg->bufsz;
-    k = want >= chunk ? want / chunk : 1;
+    k = bblog_pace_units(want, chunk);
     if (!(k = ADIOI_BBLOG_Batch_claim(bg->batch, k, &c)))
         return 0;
     bg->busy++;

@@ -1,6 +1,6 @@
 /*
  * peer_read.c FILE [BLOCK [COUNT]] - what a read of another process's logged bytes costs
- * (bblog_consistency=posix, ad_bblog_vis.c), and what publishing costs the writer.
+ * (bblog_consistency=posix, ad_bblog_peer_list.c), and what publishing costs the writer.
  *
  * Rank 0 writes COUNT blocks of BLOCK bytes (default 4096 and 1024) with independent writes,
  * timed (the write phase: each call also publishes its extent); a barrier; the last rank reads

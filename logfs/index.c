@@ -953,146 +953,173 @@ void bblog_idx_clear(struct bblog_index *idx)
  * extent joins neither neighbour; two when it falls strictly inside an older extent (the old
  * one splits around it). Nodes for that are reserved before anything changes.
  */
+/* An insertion of [off, end) at log_off under way. a = path.leaf is the leaf whose range holds
+ * off: a new extent goes there, at q. lf[li] is the extent before q (ending at lend), cl[ci] the
+ * first one at or after off (in a, or first in a's next leaf, whose path cpath is then). */
+struct ins {
+    uint64_t off, end, len, log_off;
+    struct idx_path path, cpath;
+    struct idx_leaf *a, *lf, *cl;
+    unsigned q, li, ci;
+    uint64_t lend, dropped;
+    bool join_left, join_right, covered, straddle;
+};
+
+static void ins_find(struct bblog_index *idx, struct ins *s)
+{
+    s->q = seek(idx, s->off, &s->path);
+    s->a = s->path.leaf;
+    if (s->q > 0) {
+        s->lf = s->a;
+        s->li = s->q - 1;
+    } else if (s->a->prev != NULL) {
+        s->lf = s->a->prev;
+        s->li = s->lf->n - 1;
+    }
+    if (s->lf != NULL)
+        s->lend = leaf_end(s->lf, s->li);
+    if (s->q < s->a->n) {
+        s->cl = s->a;
+        s->ci = s->q;
+    } else if (s->a->next != NULL) {
+        s->cl = s->a->next;
+        s->ci = 0;
+    }
+}
+
+/* The new extent lies strictly inside lf: lf splits around it. */
+static int ins_split(struct bblog_index *idx, struct ins *s)
+{
+    struct idx_leaf *lf = s->lf;
+    struct bblog_extent e[2];
+    int rc;
+
+    /* The same mapping again changes nothing; any other mapping joins neither part. */
+    if (lf->log_off[s->li] + (s->off - lf->off[s->li]) == s->log_off)
+        return 0;
+    if ((rc = reserve_insert(idx, &s->path, 2)) != 0)
+        return rc;
+    e[0] = (struct bblog_extent){.off = s->off, .len = s->len, .log_off = s->log_off};
+    e[1] = (struct bblog_extent){.off = s->end, .len = s->lend - s->end,
+                                 .log_off = lf->log_off[s->li] + (s->end - lf->off[s->li])};
+    lf->len[s->li] = s->off - lf->off[s->li];
+    /* Any extent after q starts at or after lend; a's range must reach end. */
+    if (s->q == s->a->n)
+        raise_hi(&s->path, idx->height, s->end, s->lend);
+    insert_at(idx, &s->path, s->q, e, 2);
+    return 0;                   /* bytes unchanged: len bytes replaced by len bytes */
+}
+
+/* cl[ci] is covered entirely: it is reused for the new extent. Its key drops to off, still
+ * above lf's; if it is first in a's next leaf, that leaf's range now starts at off. */
+static void ins_covered(struct bblog_index *idx, struct ins *s)
+{
+    struct idx_path *cp = s->cl == s->a ? &s->path : &s->cpath;
+    bool moved;
+    unsigned ci;
+
+    s->dropped += s->cl->len[s->ci];
+    leaf_set(s->cl, s->ci, s->off, s->len, s->log_off);
+    if (s->cl != s->a)
+        lower_lo(&s->cpath, idx->height, s->off);
+    s->dropped += punch(idx, cp, s->ci + 1, s->off + 1, s->end, &moved);
+    idx->bytes += s->len - s->dropped;
+    if (moved) {
+        ci = seek(idx, s->off, &s->path);
+        coalesce(idx, &s->path, ci);
+    } else {
+        coalesce(idx, cp, s->ci);
+    }
+}
+
+/* The new extent joins its neighbours where they continue it, else gets an entry of its own;
+ * a straddler's head [cl->off[ci], end) is overwritten first. */
+static void ins_link(struct bblog_index *idx, struct ins *s)
+{
+    struct idx_leaf *lf = s->lf, *cl = s->cl;
+    struct idx_path *cp = cl == s->a ? &s->path : &s->cpath;
+    unsigned li = s->li, ci = s->ci;
+
+    if (s->straddle) {
+        s->dropped += s->end - cl->off[ci];
+        if (!s->join_right) {
+            uint64_t cut = s->end - cl->off[ci], e = leaf_end(cl, ci);
+
+            cl->off[ci] = s->end;
+            cl->len[ci] -= cut;
+            cl->log_off[ci] += cut;
+            if (ci + 1 == cl->n)
+                raise_hi(cp, idx->height, s->end, e);
+        }
+    }
+    if (s->join_left && s->join_right) {
+        lf->len[li] = leaf_end(cl, ci) - lf->off[li];
+        delete_run(idx, cp, ci, ci + 1);
+    } else if (s->join_left) {
+        lf->len[li] = s->end - lf->off[li];
+        idx->hint = lf;
+        idx->hint_pos = li;
+    } else if (s->join_right) {
+        uint64_t e = leaf_end(cl, ci);
+
+        leaf_set(cl, ci, s->off, e - s->off, s->log_off);
+        if (cl != s->a)
+            lower_lo(&s->cpath, idx->height, s->off);
+        idx->hint = cl;
+        idx->hint_pos = ci;
+    } else {
+        const struct bblog_extent e = {.off = s->off, .len = s->len, .log_off = s->log_off};
+
+        insert_at(idx, &s->path, s->q, &e, 1);
+    }
+    idx->bytes += s->len - s->dropped;
+}
+
 int bblog_idx_insert(struct bblog_index *idx, uint64_t off, uint64_t len, uint64_t log_off)
 {
-    struct idx_path path, cpath;
-    struct idx_leaf *a, *lf = NULL, *cl = NULL;
-    unsigned q, li = 0, ci = 0;
-    uint64_t end, lend = 0, dropped = 0;
-    bool join_left, join_right = false, covered = false, straddle = false;
+    struct ins s = {.off = off, .len = len, .log_off = log_off};
     int rc;
 
     if (len == 0)
         return 0;
     if (len > UINT64_MAX - off || len > UINT64_MAX - log_off)
         return BBLOG_EINVAL;
-    end = off + len;
-    if (insert_fast(idx, off, end, log_off))
+    s.end = off + len;
+    if (insert_fast(idx, off, s.end, log_off))
         return 0;
     if (idx->root == NULL && (rc = make_root(idx)) != 0)
         return rc;
-
-    /*
-     * a = path.leaf is the leaf whose range holds off: a new extent goes there, at q. lf[li] is
-     * the extent before q, cl[ci] the first one at or after off (in a, or first in a's next
-     * leaf, whose path cpath is then).
-     */
-    q = seek(idx, off, &path);
-    a = path.leaf;
-    if (q > 0) {
-        lf = a;
-        li = q - 1;
-    } else if (a->prev != NULL) {
-        lf = a->prev;
-        li = lf->n - 1;
-    }
-    if (lf != NULL)
-        lend = leaf_end(lf, li);
-    if (q < a->n) {
-        cl = a;
-        ci = q;
-    } else if (a->next != NULL) {
-        cl = a->next;
-        ci = 0;
-    }
-
-    if (lf != NULL && lend > end) {
-        /* Strictly inside lf: split it around the new extent. */
-        struct bblog_extent e[2];
-
-        /* The same mapping again changes nothing; any other mapping joins neither part. */
-        if (lf->log_off[li] + (off - lf->off[li]) == log_off)
-            return 0;
-        if ((rc = reserve_insert(idx, &path, 2)) != 0)
-            return rc;
-        e[0] = (struct bblog_extent){.off = off, .len = len, .log_off = log_off};
-        e[1] = (struct bblog_extent){.off = end, .len = lend - end,
-                                     .log_off = lf->log_off[li] + (end - lf->off[li])};
-        lf->len[li] = off - lf->off[li];
-        /* Any extent after q starts at or after lend; a's range must reach end. */
-        if (q == a->n)
-            raise_hi(&path, idx->height, end, lend);
-        insert_at(idx, &path, q, e, 2);
-        return 0;               /* bytes unchanged: len bytes replaced by len bytes */
-    }
-
-    join_left = lf != NULL && lend >= off && lf->log_off[li] + (off - lf->off[li]) == log_off;
-    if (cl != NULL && cl->off[ci] < end) {
-        covered = cl->len[ci] <= end - cl->off[ci];
-        straddle = !covered;
+    ins_find(idx, &s);
+    if (s.lf != NULL && s.lend > s.end)
+        return ins_split(idx, &s);
+    s.join_left = s.lf != NULL && s.lend >= off &&
+        s.lf->log_off[s.li] + (off - s.lf->off[s.li]) == log_off;
+    if (s.cl != NULL && s.cl->off[s.ci] < s.end) {
+        s.covered = s.cl->len[s.ci] <= s.end - s.cl->off[s.ci];
+        s.straddle = !s.covered;
         /* A straddler whose remaining tail continues the new extent in the log joins it. */
-        if (straddle)
-            join_right = cl->log_off[ci] + (end - cl->off[ci]) == log_off + len;
-    } else if (cl != NULL) {
-        join_right = cl->off[ci] == end && cl->log_off[ci] == log_off + len;
+        if (s.straddle)
+            s.join_right = s.cl->log_off[s.ci] + (s.end - s.cl->off[s.ci]) == log_off + len;
+    } else if (s.cl != NULL) {
+        s.join_right = s.cl->off[s.ci] == s.end && s.cl->log_off[s.ci] == log_off + len;
     }
-    if (!covered && !join_left && !join_right && (rc = reserve_insert(idx, &path, 1)) != 0)
+    if (!s.covered && !s.join_left && !s.join_right &&
+        (rc = reserve_insert(idx, &s.path, 1)) != 0)
         return rc;
 
     /* From here on nothing fails. */
-    if (lf != NULL && lend > off) {
-        dropped += lend - off;
-        lf->len[li] = off - lf->off[li];
+    if (s.lf != NULL && s.lend > off) {
+        s.dropped += s.lend - off;
+        s.lf->len[s.li] = off - s.lf->off[s.li];
     }
-    if (cl != NULL && cl != a) {
-        cpath = path;
-        path_step_next(idx, &cpath);
+    if (s.cl != NULL && s.cl != s.a) {
+        s.cpath = s.path;
+        path_step_next(idx, &s.cpath);
     }
-    if (covered) {
-        bool moved;
-
-        /*
-         * cl[ci] is reused for the new extent. Its key drops to off, still above lf's; if it
-         * is first in a's next leaf, that leaf's range now starts at off.
-         */
-        dropped += cl->len[ci];
-        leaf_set(cl, ci, off, len, log_off);
-        if (cl != a)
-            lower_lo(&cpath, idx->height, off);
-        dropped += punch(idx, cl == a ? &path : &cpath, ci + 1, off + 1, end, &moved);
-        idx->bytes += len - dropped;
-        if (moved) {
-            ci = seek(idx, off, &path);
-            coalesce(idx, &path, ci);
-        } else {
-            coalesce(idx, cl == a ? &path : &cpath, ci);
-        }
-        return 0;
-    }
-    if (straddle) {
-        /* Its head [cl->off[ci], end) is overwritten. */
-        dropped += end - cl->off[ci];
-        if (!join_right) {
-            uint64_t cut = end - cl->off[ci], e = leaf_end(cl, ci);
-
-            cl->off[ci] = end;
-            cl->len[ci] -= cut;
-            cl->log_off[ci] += cut;
-            if (ci + 1 == cl->n)
-                raise_hi(cl == a ? &path : &cpath, idx->height, end, e);
-        }
-    }
-    if (join_left && join_right) {
-        lf->len[li] = leaf_end(cl, ci) - lf->off[li];
-        delete_run(idx, cl == a ? &path : &cpath, ci, ci + 1);
-    } else if (join_left) {
-        lf->len[li] = end - lf->off[li];
-        idx->hint = lf;
-        idx->hint_pos = li;
-    } else if (join_right) {
-        uint64_t e = leaf_end(cl, ci);
-
-        leaf_set(cl, ci, off, e - off, log_off);
-        if (cl != a)
-            lower_lo(&cpath, idx->height, off);
-        idx->hint = cl;
-        idx->hint_pos = ci;
-    } else {
-        const struct bblog_extent e = {.off = off, .len = len, .log_off = log_off};
-
-        insert_at(idx, &path, q, &e, 1);
-    }
-    idx->bytes += len - dropped;
+    if (s.covered)
+        ins_covered(idx, &s);
+    else
+        ins_link(idx, &s);
     return 0;
 }
 

@@ -1344,37 +1344,13 @@ static int slot_join(struct bblog_log *log, const struct bblog_log_params *p,
     return rc;
 }
 
-int bblog_log_create(const struct bblog_log_params *p, struct bblog_log **out)
+/* Sets up a zeroed log for p: its geometry (a slot of a node's pair, or a log of its own), its
+ * names and its buffers (nst staging buffers of ssize bytes). 0 or ENOMEM. */
+static int log_alloc(struct bblog_log *log, const struct bblog_log_params *p, size_t ssize,
+                     unsigned nst)
 {
-    const int oflags = O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-    unsigned char hbuf[BBLOG_HEADER_SIZE];
-    struct bblog_log *log = NULL;
-    const char *job_id;
-    size_t ssize;
-    unsigned nst;
-    struct timespec ts;
-    int created_meta = 0, created_data = 0;
-    int rc = 0;
+    int rc;
 
-    if (out == NULL || p == NULL || p->dir == NULL || p->name == NULL || p->pfs_path == NULL)
-        return BBLOG_EINVAL;
-    *out = NULL;
-    job_id = p->job_id != NULL ? p->job_id : "";
-    if (p->name[0] == '\0' || strchr(p->name, '/') != NULL
-        || strlen(p->pfs_path) >= BBLOG_PATH_MAX || strlen(job_id) >= BBLOG_JOB_ID_MAX
-        || p->nprocs == 0 || p->rank >= p->nprocs || p->staging_count > MAX_STAGING_COUNT
-        || p->staging_size > ((size_t) 1 << 40)
-        || p->slots > BBLOG_NODE_SLOTS_MAX || (p->slots && p->slot >= p->slots))
-        return BBLOG_EINVAL;
-    ssize = p->staging_size != 0 ? p->staging_size : DEFAULT_STAGING_SIZE;
-    ssize = (ssize + ALIGN - 1) & ~(ALIGN - 1);
-    nst = p->staging_count != 0 ? p->staging_count : DEFAULT_STAGING_COUNT;
-    if (nst < 2)
-        nst = 2;
-
-    log = calloc(1, sizeof *log);
-    if (log == NULL)
-        return ENOMEM;
     log->dirfd = log->fd_meta = log->fd_data = log->fd_rdata = -1;
     log->mlim = log->dlim = UINT64_MAX;
     if (p->slots) {
@@ -1403,25 +1379,31 @@ int bblog_log_create(const struct bblog_log_params *p, struct bblog_log **out)
     log->rbuf = malloc(log->rcap * BBLOG_RECORD_SIZE);
     if (log->meta_name == NULL || log->data_name == NULL || log->meta_path == NULL
         || log->data_path == NULL || log->st == NULL || log->events == NULL
-        || log->rbuf == NULL) {
-        rc = ENOMEM;
-        goto fail;
-    }
+        || log->rbuf == NULL)
+        return ENOMEM;
     for (unsigned i = 0; i < nst; i++) {
         void *mem;
 
         rc = posix_memalign(&mem, ALIGN, ssize);
         if (rc != 0)
-            goto fail;
+            return rc;
         log->st[i].buf = mem;
         log->st[i].state = ST_FREE;
     }
+    return 0;
+}
+
+/* Opens the log's directory and creates its files (or joins its slot of the node's pair), each
+ * with O_EXCL; *created_meta and *created_data say which names are ours to remove on failure. */
+static int log_files(struct bblog_log *log, const struct bblog_log_params *p, const char *job_id,
+                     int *created_meta, int *created_data)
+{
+    const int oflags = O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+    int rc;
 
     log->dirfd = open(p->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (log->dirfd < 0) {
-        rc = errno;
-        goto fail;
-    }
+    if (log->dirfd < 0)
+        return errno;
     log->hdr.rank = p->rank;
     log->hdr.nprocs = p->nprocs;
     log->hdr.file_id = bblog_fnv1a64(p->pfs_path);
@@ -1435,29 +1417,77 @@ int bblog_log_create(const struct bblog_log_params *p, struct bblog_log **out)
         pair.slot = BBLOG_NODE_HEADER;
         rc = slot_join(log, p, &pair);
         if (rc != 0)
-            goto fail;
-        created_meta = created_data = 1;
+            return rc;
+        *created_meta = *created_data = 1;
     } else {
         log->fd_meta = openat(log->dirfd, log->meta_name, oflags, 0600);
-        if (log->fd_meta < 0) {
-            rc = errno;
-            goto fail;
-        }
-        created_meta = 1;
+        if (log->fd_meta < 0)
+            return errno;
+        *created_meta = 1;
         /* Held while the log is open: a cleaner (MPI_File_delete's removal of stale logs)
          * tells a live log from a crashed job's by it. Advice: a file system without flock
          * still logs. */
         (void) flock(log->fd_meta, LOCK_EX | LOCK_NB);
         log->fd_rdata = openat(log->dirfd, log->data_name, oflags, 0600);
-        if (log->fd_rdata < 0) {
-            rc = errno;
-            goto fail;
-        }
-        created_data = 1;
+        if (log->fd_rdata < 0)
+            return errno;
+        *created_data = 1;
     }
     log->fd_data = log->fd_rdata;
     set_rw_hint(log->fd_meta);
     set_rw_hint(log->fd_rdata);
+    return 0;
+}
+
+/* Writes the new log's header, the first thing in its meta file (or slot). Not synced here:
+ * the first bblog_log_sync makes it durable before it returns. */
+static int write_header(struct bblog_log *log, const struct bblog_log_params *p)
+{
+    unsigned char hbuf[BBLOG_HEADER_SIZE];
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    log->hdr.version = p->slots ? BBLOG_FORMAT_VERSION_NODE : BBLOG_FORMAT_VERSION;
+    log->hdr.slot = p->slot;
+    log->hdr.create_time_ns = (uint64_t) ts.tv_sec * UINT64_C(1000000000) + (uint64_t) ts.tv_nsec;
+    log->hdr.epoch = 0;
+    bblog_header_encode(&log->hdr, hbuf);
+    return bblog_io_full(log->fd_meta, hbuf, sizeof hbuf, log->mbase, 1, NULL);
+}
+
+int bblog_log_create(const struct bblog_log_params *p, struct bblog_log **out)
+{
+    struct bblog_log *log = NULL;
+    const char *job_id;
+    size_t ssize;
+    unsigned nst;
+    int created_meta = 0, created_data = 0;
+    int rc = 0;
+
+    if (out == NULL || p == NULL || p->dir == NULL || p->name == NULL || p->pfs_path == NULL)
+        return BBLOG_EINVAL;
+    *out = NULL;
+    job_id = p->job_id != NULL ? p->job_id : "";
+    if (p->name[0] == '\0' || strchr(p->name, '/') != NULL
+        || strlen(p->pfs_path) >= BBLOG_PATH_MAX || strlen(job_id) >= BBLOG_JOB_ID_MAX
+        || p->nprocs == 0 || p->rank >= p->nprocs || p->staging_count > MAX_STAGING_COUNT
+        || p->staging_size > ((size_t) 1 << 40)
+        || p->slots > BBLOG_NODE_SLOTS_MAX || (p->slots && p->slot >= p->slots))
+        return BBLOG_EINVAL;
+    ssize = p->staging_size != 0 ? p->staging_size : DEFAULT_STAGING_SIZE;
+    ssize = (ssize + ALIGN - 1) & ~(ALIGN - 1);
+    nst = p->staging_count != 0 ? p->staging_count : DEFAULT_STAGING_COUNT;
+    if (nst < 2)
+        nst = 2;
+
+    log = calloc(1, sizeof *log);
+    if (log == NULL)
+        return ENOMEM;
+    rc = log_alloc(log, p, ssize, nst);
+    if (rc == 0)
+        rc = log_files(log, p, job_id, &created_meta, &created_data);
+    if (rc != 0)
+        goto fail;
     if (!(p->flags & BBLOG_LOG_NO_DIRECT)) {
         rc = probe_direct(log);
         if (rc != 0)
@@ -1468,14 +1498,7 @@ int bblog_log_create(const struct bblog_log_params *p, struct bblog_log **out)
     if (!(p->flags & BBLOG_LOG_NO_AIO) && ctx_get(nst, &log->ctx) == 0)
         log->aio = 1;
 
-    clock_gettime(CLOCK_REALTIME, &ts);
-    log->hdr.version = p->slots ? BBLOG_FORMAT_VERSION_NODE : BBLOG_FORMAT_VERSION;
-    log->hdr.slot = p->slot;
-    log->hdr.create_time_ns = (uint64_t) ts.tv_sec * UINT64_C(1000000000) + (uint64_t) ts.tv_nsec;
-    log->hdr.epoch = 0;
-    bblog_header_encode(&log->hdr, hbuf);
-    /* Not synced here: the first bblog_log_sync makes it durable before it returns. */
-    rc = bblog_io_full(log->fd_meta, hbuf, sizeof hbuf, log->mbase, 1, NULL);
+    rc = write_header(log, p);
     if (rc != 0)
         goto fail;
     *out = log;

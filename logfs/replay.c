@@ -702,75 +702,26 @@ static int unborn_of(const struct bblog_replay_log *l, const struct bblog_replay
     return 1;
 }
 
-/*
- * Picks the logs of opts->pfs_path (and job) that have data, checks that they form one process
- * set, fills the report's job, nprocs, counts and missing ranks, and returns them sorted by
- * rank in *sel (none when every log of the file is drained).
- */
-static int select_logs(const struct bblog_replay_list *list, const struct bblog_replay_opts *o,
-                       struct rlog **sel, size_t *nsel, struct bblog_replay_report *rep,
-                       struct bblog_replay_err *err)
+/* The error of a replay that found no log of the file (of the job, of the set). */
+static int no_log_error(const struct bblog_replay_opts *o, struct bblog_replay_err *err)
 {
-    struct rlog *v = NULL;
-    uint32_t *ranks = NULL;
-    size_t n = 0, ncand = 0, nranks = 0, nunborn = 0;
-    const struct bblog_replay_log *first = NULL;
-    int rc = 0;
+    if (o->set_id)
+        set_err(err, ENOENT, o->pfs_path, "no log of this file belongs to set %016llx%s%s",
+                (unsigned long long) o->set_id, o->job_id ? " of job " : "",
+                o->job_id ? o->job_id : "");
+    else if (o->job_id)
+        set_err(err, ENOENT, o->pfs_path, "no log of this file belongs to job '%s'", o->job_id);
+    else
+        set_err(err, ENOENT, o->pfs_path, "no log of this file was found");
+    return ENOENT;
+}
 
-    if (list->n > 0) {
-        v = calloc(list->n, sizeof *v);
-        ranks = malloc(list->n * sizeof *ranks);
-        if (!v || !ranks) {
-            rc = ENOMEM;
-            set_err(err, rc, o->pfs_path, "out of memory");
-            goto out;
-        }
-    }
-    for (size_t i = 0; i < list->n; i++) {
-        const struct bblog_replay_log *l = &list->logs[i];
+/* Checks that the logs v[0..n) with data form one process set (one job, one open, a log per
+ * rank at most) and sorts them by rank. */
+static int one_set(struct rlog *v, size_t n, struct bblog_replay_err *err)
+{
+    int rc;
 
-        nunborn += unborn_of(l, o);
-        if (l->open_rc != 0 || strcmp(l->pfs_path, o->pfs_path) != 0)
-            continue;
-        if (o->job_id && strcmp(l->job_id, o->job_id) != 0)
-            continue;
-        if (o->set_id && l->set_id != o->set_id)
-            continue;
-        if (!first)
-            first = l;
-        ncand++;
-        if (!has_data(l))
-            continue;
-        v[n].log = l;
-        v[n].index = i;
-        v[n].fd = -1;
-        n++;
-    }
-    /* Only logs whose creation was cut short: the job was killed while opening the file, before
-     * anything was logged. Nothing to replay, rather than no log at all. */
-    if (ncand == 0 && nunborn > 0) {
-        rep->nempty = nunborn;
-        goto out;
-    }
-    if (ncand == 0) {
-        rc = ENOENT;
-        if (o->set_id)
-            set_err(err, rc, o->pfs_path, "no log of this file belongs to set %016llx%s%s",
-                    (unsigned long long) o->set_id, o->job_id ? " of job " : "",
-                    o->job_id ? o->job_id : "");
-        else if (o->job_id)
-            set_err(err, rc, o->pfs_path, "no log of this file belongs to job '%s'", o->job_id);
-        else
-            set_err(err, rc, o->pfs_path, "no log of this file was found");
-        goto out;
-    }
-    rep->nempty = ncand - n;
-    if (n == 0) {
-        snprintf(rep->job_id, sizeof rep->job_id, "%s", first->job_id);
-        rep->set_id = first->set_id;
-        rep->nprocs = first->nprocs;
-        goto out;
-    }
     for (size_t i = 1; i < n; i++) {
         const struct bblog_replay_log *a = v[0].log, *b = v[i].log;
 
@@ -780,14 +731,14 @@ static int select_logs(const struct bblog_replay_list *list, const struct bblog_
                     "log belongs to job '%s', but %s belongs to job '%s': logs of two runs of "
                     "the same file can't be ordered against each other", b->job_id,
                     a->meta_path, a->job_id);
-            goto out;
+            return rc;
         }
         if (a->nprocs != b->nprocs) {
             rc = BBLOG_EMISMATCH;
             set_err(err, rc, b->meta_path,
                     "log was written by a job of %u processes, but %s by one of %u", b->nprocs,
                     a->meta_path, a->nprocs);
-            goto out;
+            return rc;
         }
         if (a->set_id != b->set_id) {
             rc = BBLOG_EMISMATCH;
@@ -796,7 +747,7 @@ static int select_logs(const struct bblog_replay_list *list, const struct bblog_
                     "of two opens or runs of the file can't be ordered against each other",
                     (unsigned long long) b->set_id, a->meta_path,
                     (unsigned long long) a->set_id);
-            goto out;
+            return rc;
         }
     }
     qsort(v, n, sizeof *v, cmp_rlog_rank);
@@ -805,7 +756,7 @@ static int select_logs(const struct bblog_replay_list *list, const struct bblog_
             rc = BBLOG_EBADHDR;
             set_err(err, rc, v[i].log->meta_path, "header names rank %u of only %u processes",
                     v[i].log->rank, v[i].log->nprocs);
-            goto out;
+            return rc;
         }
         if (i > 0 && v[i].log->rank == v[i - 1].log->rank) {
             rc = BBLOG_EMISMATCH;
@@ -813,9 +764,22 @@ static int select_logs(const struct bblog_replay_list *list, const struct bblog_
                     "log holds undrained data of rank %u of job '%s', and so does %s: the "
                     "replay order would be undefined", v[i].log->rank, v[i].log->job_id,
                     v[i - 1].log->meta_path);
-            goto out;
+            return rc;
         }
     }
+    return 0;
+}
+
+/* Fills the report's job, set, process count and logs from the set v[0..n), and finds the ranks
+ * of the set that left no log with data: a drained log of the same set still shows its rank was
+ * there; ranks[] (room for every log of the list) collects them. 0 or ENOMEM. */
+static int ranks_seen(const struct bblog_replay_list *list, const struct bblog_replay_opts *o,
+                      const struct rlog *v, size_t n, uint32_t *ranks,
+                      struct bblog_replay_report *rep)
+{
+    size_t nranks = 0;
+    int rc = 0;
+
     snprintf(rep->job_id, sizeof rep->job_id, "%s", v[0].log->job_id);
     rep->set_id = v[0].log->set_id;
     rep->nprocs = v[0].log->nprocs;
@@ -857,6 +821,74 @@ static int select_logs(const struct bblog_replay_list *list, const struct bblog_
         rc = find_missing(ranks, nranks, rep);
     if (rc == 0)
         rc = find_orphans(v, n, rep);
+    return rc;
+}
+
+/*
+ * Picks the logs of opts->pfs_path (and job) that have data, checks that they form one process
+ * set, fills the report's job, nprocs, counts and missing ranks, and returns them sorted by
+ * rank in *sel (none when every log of the file is drained).
+ */
+static int select_logs(const struct bblog_replay_list *list, const struct bblog_replay_opts *o,
+                       struct rlog **sel, size_t *nsel, struct bblog_replay_report *rep,
+                       struct bblog_replay_err *err)
+{
+    struct rlog *v = NULL;
+    uint32_t *ranks = NULL;
+    size_t n = 0, ncand = 0, nunborn = 0;
+    const struct bblog_replay_log *first = NULL;
+    int rc = 0;
+
+    if (list->n > 0) {
+        v = calloc(list->n, sizeof *v);
+        ranks = malloc(list->n * sizeof *ranks);
+        if (!v || !ranks) {
+            rc = ENOMEM;
+            set_err(err, rc, o->pfs_path, "out of memory");
+            goto out;
+        }
+    }
+    for (size_t i = 0; i < list->n; i++) {
+        const struct bblog_replay_log *l = &list->logs[i];
+
+        nunborn += unborn_of(l, o);
+        if (l->open_rc != 0 || strcmp(l->pfs_path, o->pfs_path) != 0)
+            continue;
+        if (o->job_id && strcmp(l->job_id, o->job_id) != 0)
+            continue;
+        if (o->set_id && l->set_id != o->set_id)
+            continue;
+        if (!first)
+            first = l;
+        ncand++;
+        if (!has_data(l))
+            continue;
+        v[n].log = l;
+        v[n].index = i;
+        v[n].fd = -1;
+        n++;
+    }
+    /* Only logs whose creation was cut short: the job was killed while opening the file, before
+     * anything was logged. Nothing to replay, rather than no log at all. */
+    if (ncand == 0 && nunborn > 0) {
+        rep->nempty = nunborn;
+        goto out;
+    }
+    if (ncand == 0) {
+        rc = no_log_error(o, err);
+        goto out;
+    }
+    rep->nempty = ncand - n;
+    if (n == 0) {
+        snprintf(rep->job_id, sizeof rep->job_id, "%s", first->job_id);
+        rep->set_id = first->set_id;
+        rep->nprocs = first->nprocs;
+        goto out;
+    }
+    rc = one_set(v, n, err);
+    if (rc != 0)
+        goto out;
+    rc = ranks_seen(list, o, v, n, ranks, rep);
     if (rc != 0)
         set_err(err, rc, o->pfs_path, "out of memory");
 out:
@@ -1080,18 +1112,176 @@ static int restrict_to_keeps(struct replay *R, size_t first, uint64_t vfirst,
  * tail. Writes nothing. Each log's files are stat'ed first, so that pass 2 can tell whether
  * they changed after being verified.
  */
-static int verify_pass(struct replay *R)
+/* Names log rl's .data file and stats both files; refuses what is not the caller's own regular
+ * files. 0 or an errno (R->err set). */
+static int safe_log(struct replay *R, struct rlog *rl)
 {
-    uint64_t vsrc = 0;
+    const struct bblog_replay_log *l = rl->log;
+    size_t n_meta = strlen(l->meta_path);
+    int rc;
+
+    rl->data_path = strdup(l->meta_path);
+    if (!rl->data_path) {
+        set_err(R->err, ENOMEM, l->meta_path, "out of memory");
+        return ENOMEM;
+    }
+    if (ends_with(rl->data_path, ".meta"))
+        memcpy(rl->data_path + n_meta - 5, ".data", 5);
+    rc = stat_log(rl, &rl->meta_st, &rl->data_st);
+    if (rc != 0) {
+        set_err(R->err, rc, l->meta_path, "can't stat the log or its .data file: %s",
+                strerror(rc));
+        return rc;
+    }
+    /* Replay writes what a log says where its header says, with the rights of whoever runs
+     * it: root replaying a shared bblog_dir must not write another user's data into files
+     * that user could not write (nor read, through a planted symlink, files that user
+     * could not read). Logs are the caller's own regular files, or refused. */
+    if (!S_ISREG(rl->meta_st.st_mode) || !S_ISREG(rl->data_st.st_mode)) {
+        set_err(R->err, EPERM, l->meta_path, "log or its .data file is not a regular file (a "
+                "symbolic link?): refused; %s was not written", R->target);
+        return EPERM;
+    }
+    if (rl->meta_st.st_uid != geteuid() || rl->data_st.st_uid != geteuid()) {
+        set_err(R->err, EPERM, l->meta_path,
+                "log belongs to uid %lu, not to you (uid %lu): replay it as its owner, so "
+                "that it writes with that user's rights; %s was not written",
+                (unsigned long) (rl->meta_st.st_uid != geteuid() ? rl->meta_st.st_uid
+                                 : rl->data_st.st_uid),
+                (unsigned long) geteuid(), R->target);
+        return EPERM;
+    }
+    return 0;
+}
+
+/* What pass 1 gathers of one log besides its records: the ranges its keep records say it owes,
+ * and its marks (bytes it wrote to the PFS or trimmed, which no older record may cover). */
+struct verify_acc {
+    struct range *keep;
+    size_t nkeep, keep_cap;
+    struct marks marks;
+};
+
+/* One record of log i in pass 1: kept, counted as stale or marked, or noted as owed. 0 or an
+ * error (R->err set). */
+static int verify_record(struct replay *R, size_t i, const struct bblog_log_record *r,
+                         struct verify_acc *a, uint64_t *vsrc)
+{
+    const struct bblog_replay_log *l = R->sel[i].log;
     /* A drain of all processes completed for every record of gen below the greatest
      * drained_gen of the file's logs (select_logs), even in a log whose process died before
      * marking it (bblog_format.h): those records are on the PFS, and may be older than what
      * other processes wrote there since. */
     uint32_t drained_gen = R->rep->drained_gen;
-    struct range *keep = NULL;
-    struct marks marks = { NULL, 0, 0 };
-    size_t first, nkeep, keep_cap = 0;
-    uint64_t vfirst;
+    int rc = 0;
+
+    if ((r->flags & BBLOG_REC_KEEP) && r->epoch == l->epoch) {
+        if (bblog_grow((void **) &a->keep, &a->keep_cap, a->nkeep + 1, sizeof *a->keep) != 0)
+            goto oom;
+        a->keep[a->nkeep++] = (struct range) { r->off, r->off + r->len };
+        return 0;
+    }
+    if (r->epoch != l->epoch || r->gen < drained_gen || (r->flags & BBLOG_REC_KEEP)) {
+        R->rep->stale_records++;
+        return 0;
+    }
+    if (r->flags & (BBLOG_REC_PFS | BBLOG_REC_TRIMMED)) {
+        R->rep->marked_records++;
+        rc = add_mark(&a->marks, r, r->off, r->len, l->rank, i);
+    } else if (r->cut > 0) {
+        rc = add_mark(&a->marks, r, r->off - r->cut, r->cut, l->rank, i);
+    }
+    if (rc != 0)
+        goto oom;
+    if (!(r->flags & (BBLOG_REC_PFS | BBLOG_REC_TRIMMED)))
+        return keep_record(R, i, r, vsrc);
+    return 0;
+oom:
+    set_err(R->err, ENOMEM, l->meta_path, "out of memory");
+    return ENOMEM;
+}
+
+/* Scans log i to its end (every damaged item listed: the scan resumes past it; only with
+ * salvage do the intact records of a damaged log take part in the replay), then restricts its
+ * records to what its keep records owe and adds its marks. 0 or an error (R->err set). */
+static int verify_log(struct replay *R, size_t i, struct verify_acc *a, uint64_t *vsrc)
+{
+    struct rlog *rl = &R->sel[i];
+    const struct bblog_replay_log *l = rl->log;
+    size_t first = R->nrecs;
+    uint64_t vfirst = *vsrc;
+    struct bblog_scan *s = NULL;
+    struct bblog_log_record r;
+    const void *payload;
+    int n, rc = safe_log(R, rl);
+
+    if (rc == 0)
+        rc = reopen_log(R, rl, &s);
+    if (rc != 0)
+        return rc;
+    a->nkeep = 0;
+    while (rc == 0 && (n = bblog_scan_next(s, &r, &payload)) != 0) {
+        if (n == BBLOG_ECORRUPT) {
+            struct bblog_replay_loss loss = { .log = rl->index, .rank = l->rank };
+
+            (void) bblog_scan_damage(s, &loss.d);
+            if ((rc = add_loss(R->rep, &loss)) != 0)
+                set_err(R->err, rc, l->meta_path, "out of memory");
+            (void) bblog_scan_resume(s);
+            continue;
+        }
+        if (n != 1)
+            break;
+        rc = verify_record(R, i, &r, a, vsrc);
+    }
+    if (rc == 0 && a->nkeep > 0 && (n == 0 || n == BBLOG_ETORN) &&
+        (rc = restrict_to_keeps(R, first, vfirst, a->keep, a->nkeep, vsrc)) != 0)
+        set_err(R->err, rc, l->meta_path, "out of memory");
+    /* After the keep restriction, which is about what the log owes, not about what it
+     * must protect. */
+    for (size_t j = 0; rc == 0 && j < a->marks.n; j++) {
+        a->marks.v[j].vsrc = *vsrc;
+        *vsrc += a->marks.v[j].len;
+        if (push_rec(R, &a->marks.v[j]) != 0) {
+            rc = ENOMEM;
+            set_err(R->err, rc, l->meta_path, "out of memory for the record list");
+        }
+    }
+    a->marks.n = 0;
+    if (rc == 0 && n == BBLOG_ETORN) {
+        R->rep->torn[R->rep->ntorn++] = rl->index;
+    } else if (rc == 0 && n != 0) {
+        rc = n;
+        set_err(R->err, rc, l->meta_path, "reading the log failed: %s; %s was not written",
+                bblog_strerror(rc), R->target);
+    }
+    bblog_scan_close(s);
+    return rc;
+}
+
+/* Damage found in pass 1: salvaged with --salvage, else the replay refuses (BBLOG_ECORRUPT). */
+static int damage_verdict(struct replay *R)
+{
+    const struct bblog_replay_loss *f = &R->rep->losses[0];
+    uint64_t synced = 0;
+
+    for (size_t j = 0; j < R->rep->nlosses; j++)
+        synced += R->rep->losses[j].header_rc != 0 || R->rep->losses[j].d.synced;
+    if (R->o->salvage) {
+        R->rep->salvaged = 1;
+        return 0;
+    }
+    set_err(R->err, BBLOG_ECORRUPT, R->list->logs[f->log].meta_path,
+            "%zu damaged %s in the logs of this file (%llu acknowledged by a sync): "
+            "%s was not written", R->rep->nlosses,
+            R->rep->nlosses == 1 ? "item" : "items", (unsigned long long) synced, R->target);
+    return BBLOG_ECORRUPT;
+}
+
+static int verify_pass(struct replay *R)
+{
+    struct verify_acc a = { NULL, 0, 0, { NULL, 0, 0 } };
+    uint64_t vsrc = 0;
     int rc = 0;
 
     R->rep->torn = malloc(R->nsel * sizeof *R->rep->torn);
@@ -1099,143 +1289,12 @@ static int verify_pass(struct replay *R)
         set_err(R->err, ENOMEM, R->o->pfs_path, "out of memory");
         return ENOMEM;
     }
-    for (size_t i = 0; i < R->nsel && rc == 0; i++) {
-        struct rlog *rl = &R->sel[i];
-        const struct bblog_replay_log *l = rl->log;
-        struct bblog_scan *s = NULL;
-        struct bblog_log_record r;
-        const void *payload;
-        size_t n_meta = strlen(l->meta_path);
-        int n;
-
-        rl->data_path = strdup(l->meta_path);
-        if (!rl->data_path) {
-            rc = ENOMEM;
-            set_err(R->err, rc, l->meta_path, "out of memory");
-            break;
-        }
-        if (ends_with(rl->data_path, ".meta"))
-            memcpy(rl->data_path + n_meta - 5, ".data", 5);
-        rc = stat_log(rl, &rl->meta_st, &rl->data_st);
-        if (rc != 0) {
-            set_err(R->err, rc, l->meta_path, "can't stat the log or its .data file: %s",
-                    strerror(rc));
-            break;
-        }
-        /* Replay writes what a log says where its header says, with the rights of whoever runs
-         * it: root replaying a shared bblog_dir must not write another user's data into files
-         * that user could not write (nor read, through a planted symlink, files that user
-         * could not read). Logs are the caller's own regular files, or refused. */
-        if (!S_ISREG(rl->meta_st.st_mode) || !S_ISREG(rl->data_st.st_mode)) {
-            rc = EPERM;
-            set_err(R->err, rc, l->meta_path, "log or its .data file is not a regular file (a "
-                    "symbolic link?): refused; %s was not written", R->target);
-            break;
-        }
-        if (rl->meta_st.st_uid != geteuid() || rl->data_st.st_uid != geteuid()) {
-            rc = EPERM;
-            set_err(R->err, rc, l->meta_path,
-                    "log belongs to uid %lu, not to you (uid %lu): replay it as its owner, so "
-                    "that it writes with that user's rights; %s was not written",
-                    (unsigned long) (rl->meta_st.st_uid != geteuid() ? rl->meta_st.st_uid
-                                     : rl->data_st.st_uid),
-                    (unsigned long) geteuid(), R->target);
-            break;
-        }
-        rc = reopen_log(R, rl, &s);
-        if (rc != 0)
-            break;
-        first = R->nrecs;
-        vfirst = vsrc;
-        nkeep = 0;
-        /* Every damaged item is listed (the scan resumes past it); only with salvage do the
-         * intact records of a damaged log take part in the replay. */
-        while ((n = bblog_scan_next(s, &r, &payload)) != 0) {
-            if (n == BBLOG_ECORRUPT) {
-                struct bblog_replay_loss loss = { .log = rl->index, .rank = l->rank };
-
-                (void) bblog_scan_damage(s, &loss.d);
-                rc = add_loss(R->rep, &loss);
-                if (rc != 0) {
-                    set_err(R->err, rc, l->meta_path, "out of memory");
-                    break;
-                }
-                (void) bblog_scan_resume(s);
-                continue;
-            }
-            if (n != 1)
-                break;
-            if ((r.flags & BBLOG_REC_KEEP) && r.epoch == l->epoch) {
-                if (bblog_grow((void **) &keep, &keep_cap, nkeep + 1, sizeof *keep) != 0) {
-                    rc = ENOMEM;
-                    set_err(R->err, rc, l->meta_path, "out of memory");
-                    break;
-                }
-                keep[nkeep++] = (struct range) { r.off, r.off + r.len };
-                continue;
-            }
-            if (r.epoch != l->epoch || r.gen < drained_gen || (r.flags & BBLOG_REC_KEEP)) {
-                R->rep->stale_records++;
-                continue;
-            }
-            if (r.flags & (BBLOG_REC_PFS | BBLOG_REC_TRIMMED)) {
-                R->rep->marked_records++;
-                rc = add_mark(&marks, &r, r.off, r.len, l->rank, i);
-            } else if (r.cut > 0) {
-                rc = add_mark(&marks, &r, r.off - r.cut, r.cut, l->rank, i);
-            }
-            if (rc != 0) {
-                set_err(R->err, rc, l->meta_path, "out of memory");
-                break;
-            }
-            if (!(r.flags & (BBLOG_REC_PFS | BBLOG_REC_TRIMMED)) &&
-                (rc = keep_record(R, i, &r, &vsrc)) != 0)
-                break;
-        }
-        if (rc == 0 && nkeep > 0 && (n == 0 || n == BBLOG_ETORN)) {
-            rc = restrict_to_keeps(R, first, vfirst, keep, nkeep, &vsrc);
-            if (rc != 0)
-                set_err(R->err, rc, l->meta_path, "out of memory");
-        }
-        /* After the keep restriction, which is about what the log owes, not about what it
-         * must protect. */
-        for (size_t j = 0; rc == 0 && j < marks.n; j++) {
-            marks.v[j].vsrc = vsrc;
-            vsrc += marks.v[j].len;
-            if (push_rec(R, &marks.v[j]) != 0) {
-                rc = ENOMEM;
-                set_err(R->err, rc, l->meta_path, "out of memory for the record list");
-            }
-        }
-        marks.n = 0;
-        if (rc == 0 && n == BBLOG_ETORN) {
-            R->rep->torn[R->rep->ntorn++] = rl->index;
-        } else if (rc == 0 && n != 0) {
-            rc = n;
-            set_err(R->err, rc, l->meta_path, "reading the log failed: %s; %s was not written",
-                    bblog_strerror(rc), R->target);
-        }
-        bblog_scan_close(s);
-    }
-    free(keep);
-    free(marks.v);
-    if (rc == 0 && R->rep->nlosses > 0) {
-        const struct bblog_replay_loss *f = &R->rep->losses[0];
-        uint64_t synced = 0;
-
-        for (size_t j = 0; j < R->rep->nlosses; j++)
-            synced += R->rep->losses[j].header_rc != 0 || R->rep->losses[j].d.synced;
-        if (R->o->salvage) {
-            R->rep->salvaged = 1;
-        } else {
-            rc = BBLOG_ECORRUPT;
-            set_err(R->err, rc, R->list->logs[f->log].meta_path,
-                    "%zu damaged %s in the logs of this file (%llu acknowledged by a sync): "
-                    "%s was not written", R->rep->nlosses,
-                    R->rep->nlosses == 1 ? "item" : "items", (unsigned long long) synced,
-                    R->target);
-        }
-    }
+    for (size_t i = 0; i < R->nsel && rc == 0; i++)
+        rc = verify_log(R, i, &a, &vsrc);
+    free(a.keep);
+    free(a.marks.v);
+    if (rc == 0 && R->rep->nlosses > 0)
+        rc = damage_verdict(R);
     for (size_t j = 0; j < R->nrecs; j++)       /* after any keep restriction */
         if (!R->recs[j].trimmed && R->recs[j].off + R->recs[j].len > R->rep->file_end)
             R->rep->file_end = R->recs[j].off + R->recs[j].len;
@@ -1471,13 +1530,50 @@ static int open_target(const char *path, int *created, int *fd)
     return *fd >= 0 ? 0 : errno;
 }
 
+/* Pass 2 into R->target: opens it (created if missing), writes the merged extents, fsyncs
+ * and closes it. 0 or an error (R->err set). */
+static int write_pass(struct replay *R, const struct bblog_seg *merged, size_t nmerged)
+{
+    struct wbuf w = { .fd = -1 };
+    int rc;
+
+    w.cap = R->o->buffer_size ? R->o->buffer_size : REPLAY_DEFAULT_BUFFER;
+    w.buf = malloc(w.cap);
+    if (!w.buf) {
+        set_err(R->err, ENOMEM, R->target, "out of memory for a %zu-byte write buffer", w.cap);
+        return ENOMEM;
+    }
+    rc = open_target(R->target, &R->rep->created, &w.fd);
+    if (rc != 0) {
+        set_err(R->err, rc, R->target, "can't open the file to replay into: %s", strerror(rc));
+        free(w.buf);
+        return rc;
+    }
+    rc = apply_pass(R, merged, nmerged, &w);
+    /* The replay is done only when its data is durable on the PFS: the logs are the only other
+     * copy, and the user may remove them once bblog reports success. */
+    if (rc == 0) {
+        rc = bblog_io_sync(w.fd, 0);
+        if (rc != 0)
+            set_err(R->err, rc, R->target, "fsync after replay failed: %s; replay again",
+                    strerror(rc));
+    }
+    if (close(w.fd) != 0 && rc == 0) {
+        rc = errno;
+        set_err(R->err, rc, R->target, "close after replay failed: %s; replay again",
+                strerror(rc));
+    }
+    R->rep->pwrites = w.pwrites;
+    free(w.buf);
+    return rc;
+}
+
 int bblog_replay_file(const struct bblog_replay_list *list, const struct bblog_replay_opts *opts,
                       struct bblog_replay_report *rep, struct bblog_replay_err *err)
 {
     struct replay R = { .list = list, .o = opts, .rep = rep, .err = err };
     struct bblog_seg *merged = NULL;
     size_t nmerged = 0;
-    struct wbuf w = { .fd = -1 };
     int rc;
 
     memset(rep, 0, sizeof *rep);
@@ -1494,48 +1590,14 @@ int bblog_replay_file(const struct bblog_replay_list *list, const struct bblog_r
     R.target = opts->target ? opts->target : opts->pfs_path;
 
     rc = select_logs(list, opts, &R.sel, &R.nsel, rep, err);
-    if (rc != 0 || R.nsel == 0)
-        goto out;
-    rc = verify_pass(&R);
-    if (rc != 0 || R.nrecs == 0)
-        goto out;
-    rc = merge(&R, &merged, &nmerged);
-    if (rc != 0)
-        goto out;
-    rep->extents = nmerged;
-    rep->bytes_written = to_write(&R, merged, nmerged);
-    if (opts->dry_run)
-        goto out;
-
-    w.cap = opts->buffer_size ? opts->buffer_size : REPLAY_DEFAULT_BUFFER;
-    w.buf = malloc(w.cap);
-    if (!w.buf) {
-        rc = ENOMEM;
-        set_err(err, rc, R.target, "out of memory for a %zu-byte write buffer", w.cap);
-        goto out;
+    if (rc == 0 && R.nsel > 0)
+        rc = verify_pass(&R);
+    if (rc == 0 && R.nrecs > 0 && (rc = merge(&R, &merged, &nmerged)) == 0) {
+        rep->extents = nmerged;
+        rep->bytes_written = to_write(&R, merged, nmerged);
+        if (!opts->dry_run)
+            rc = write_pass(&R, merged, nmerged);
     }
-    rc = open_target(R.target, &rep->created, &w.fd);
-    if (rc != 0) {
-        set_err(err, rc, R.target, "can't open the file to replay into: %s", strerror(rc));
-        goto out_buf;
-    }
-    rc = apply_pass(&R, merged, nmerged, &w);
-    /* The replay is done only when its data is durable on the PFS: the logs are the only other
-     * copy, and the user may remove them once bblog reports success. */
-    if (rc == 0) {
-        rc = bblog_io_sync(w.fd, 0);
-        if (rc != 0)
-            set_err(err, rc, R.target, "fsync after replay failed: %s; replay again",
-                    strerror(rc));
-    }
-    if (close(w.fd) != 0 && rc == 0) {
-        rc = errno;
-        set_err(err, rc, R.target, "close after replay failed: %s; replay again", strerror(rc));
-    }
-    rep->pwrites = w.pwrites;
-out_buf:
-    free(w.buf);
-out:
     if (rc == 0 && rep->salvaged) {
         rc = BBLOG_ECORRUPT;
         set_err(err, rc, list->logs[rep->losses[0].log].meta_path,

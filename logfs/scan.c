@@ -359,6 +359,62 @@ static int open_slot(struct bblog_scan *s, const struct bblog_log_header *pair, 
     return 0;
 }
 
+/* Opens meta_path into s->fd_meta and decodes its header into s->hdr (s->meta_size its size).
+ * 0 or an error. */
+static int read_header(struct bblog_scan *s, const char *meta_path)
+{
+    unsigned char hbuf[BBLOG_HEADER_SIZE];
+    struct stat sb;
+    size_t done = 0;
+    int rc;
+
+    s->fd_meta = open(meta_path, O_RDONLY | O_CLOEXEC);
+    if (s->fd_meta < 0 || fstat(s->fd_meta, &sb) != 0)
+        return errno;
+    if (!S_ISREG(sb.st_mode))
+        return BBLOG_EBADMAGIC;
+    /* The header is the first thing written to a new log (or pair), in one write, before any
+     * record: an empty file is one whose creator was killed in between, and holds nothing. */
+    if (sb.st_size == 0)
+        return BBLOG_EUNBORN;
+    s->meta_size = (uint64_t) sb.st_size;
+    memset(hbuf, 0, sizeof hbuf);
+    rc = bblog_io_full(s->fd_meta, hbuf, sizeof hbuf, 0, 0, &done);
+    if (rc != 0)
+        return rc;
+    /* The decoder checks magic, then version, then CRC, then values; a file cut inside the
+     * header reads as zeros past its end, so it fails one of them, and is called a bad header
+     * unless it already fails as no log at all. */
+    rc = bblog_header_decode(hbuf, &s->hdr);
+    if (done < sizeof hbuf && rc != BBLOG_EBADMAGIC && rc != BBLOG_EENDIAN
+        && (rc != BBLOG_EVERSION || done < BBLOG_H_VERSION + 4))
+        rc = BBLOG_EBADHDR;
+    return rc;
+}
+
+/* Opens the data log data_path into s->fd_data and sizes it (0 when it is missing). 0 or an
+ * errno. */
+static int open_data(struct bblog_scan *s, const char *data_path)
+{
+    struct stat sb;
+
+    /* The data log is found by name beside the meta file: never through a symlink, which
+     * would let whoever can write the log directory make a reader (replay run by root) read
+     * any file as payload. */
+    s->fd_data = open(data_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (s->fd_data < 0 && errno == ENOENT) {
+        s->data_size = 0;       /* missing: every record with a payload is damaged */
+    } else if (s->fd_data < 0 || fstat(s->fd_data, &sb) != 0) {
+        return errno;
+    } else if (s->hdr.slots > 0) {
+        s->data_size = slot_extent(s->fd_data, (uint64_t) sb.st_size, s->dbase,
+                                   (uint64_t) 1 << s->hdr.lg, 0);
+    } else {
+        s->data_size = (uint64_t) sb.st_size;
+    }
+    return 0;
+}
+
 int bblog_scan_open(const char *meta_path, struct bblog_scan **out)
 {
     return bblog_scan_open_slot(meta_path, BBLOG_NODE_HEADER, out);
@@ -367,11 +423,9 @@ int bblog_scan_open(const char *meta_path, struct bblog_scan **out)
 int bblog_scan_open_slot(const char *meta_path, uint32_t slot, struct bblog_scan **out)
 {
     static const char suffix[] = ".meta";
-    unsigned char hbuf[BBLOG_HEADER_SIZE];
     struct bblog_scan *s = NULL;
     char *data_path = NULL;
-    struct stat sb;
-    size_t len, done = 0;
+    size_t len;
     int rc = 0;
 
     if (out == NULL || meta_path == NULL)
@@ -390,33 +444,7 @@ int bblog_scan_open_slot(const char *meta_path, uint32_t slot, struct bblog_scan
     memcpy(data_path, meta_path, len - (sizeof suffix - 1));
     strcpy(data_path + len - (sizeof suffix - 1), ".data");
 
-    s->fd_meta = open(meta_path, O_RDONLY | O_CLOEXEC);
-    if (s->fd_meta < 0 || fstat(s->fd_meta, &sb) != 0) {
-        rc = errno;
-        goto fail;
-    }
-    if (!S_ISREG(sb.st_mode)) {
-        rc = BBLOG_EBADMAGIC;
-        goto fail;
-    }
-    /* The header is the first thing written to a new log (or pair), in one write, before any
-     * record: an empty file is one whose creator was killed in between, and holds nothing. */
-    if (sb.st_size == 0) {
-        rc = BBLOG_EUNBORN;
-        goto fail;
-    }
-    s->meta_size = (uint64_t) sb.st_size;
-    memset(hbuf, 0, sizeof hbuf);
-    rc = bblog_io_full(s->fd_meta, hbuf, sizeof hbuf, 0, 0, &done);
-    if (rc != 0)
-        goto fail;
-    /* The decoder checks magic, then version, then CRC, then values; a file cut inside the
-     * header reads as zeros past its end, so it fails one of them, and is called a bad header
-     * unless it already fails as no log at all. */
-    rc = bblog_header_decode(hbuf, &s->hdr);
-    if (done < sizeof hbuf && rc != BBLOG_EBADMAGIC && rc != BBLOG_EENDIAN
-        && (rc != BBLOG_EVERSION || done < BBLOG_H_VERSION + 4))
-        rc = BBLOG_EBADHDR;
+    rc = read_header(s, meta_path);
     if (rc != 0)
         goto fail;
     if (s->hdr.slots > 0 && s->hdr.slot == BBLOG_NODE_HEADER && slot == BBLOG_NODE_HEADER) {
@@ -429,21 +457,9 @@ int bblog_scan_open_slot(const char *meta_path, uint32_t slot, struct bblog_scan
             goto fail;
     }
 
-    /* The data log is found by name beside the meta file: never through a symlink, which
-     * would let whoever can write the log directory make a reader (replay run by root) read
-     * any file as payload. */
-    s->fd_data = open(data_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (s->fd_data < 0 && errno == ENOENT) {
-        s->data_size = 0;       /* missing: every record with a payload is damaged */
-    } else if (s->fd_data < 0 || fstat(s->fd_data, &sb) != 0) {
-        rc = errno;
+    rc = open_data(s, data_path);
+    if (rc != 0)
         goto fail;
-    } else if (s->hdr.slots > 0) {
-        s->data_size = slot_extent(s->fd_data, (uint64_t) sb.st_size, s->dbase,
-                                   (uint64_t) 1 << s->hdr.lg, 0);
-    } else {
-        s->data_size = (uint64_t) sb.st_size;
-    }
     /* A damaged sync slot can only be torn by a crash while it was written, after the records
      * it covered were durable, or damaged after the fact: either way no record in the file
      * is a torn tail, and every bad one is corruption. */

@@ -50,7 +50,7 @@ struct bblog_npiece {
 };
 
 /*
- * The node exchange's share (ad_bblog_node.c). p holds the pieces of all processes of one node
+ * The node exchange's share (ad_bblog_drain_share.c). p holds the pieces of all processes of one node
  * in one drain round, in any order (sorted in place). Where pieces overlap, each byte is kept
  * from the piece with the highest stamp (the later write); at equal stamps a logged piece wins
  * over one written through, and the lower who over a higher one (concurrent writes of one

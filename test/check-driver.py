@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """check-driver.py [SRCDIR]: the driver's files call each other without a cycle (DESIGN.md
-section 1); no function of the driver is longer than LIMIT lines unless a comment right above
-it says why ("Long: ..."); and bblog(7) describes every hint of the driver's hint table
-(ad_bblog_hints.c) under HINTS and every key of its statistics table (ADIOI_BBLOG_STATS,
-ad_bblog.h) under STATISTICS; and DESIGN.md's table of the driver's layers names every file of
-the driver, and no file that is not there.
+section 1); no function of the driver, of logfs/ or of tools/ is longer than LIMIT lines unless
+a comment right above it says why ("Long: ..."); bblog(7) describes every hint of the driver's
+hint table (ad_bblog_base_hints.c) under HINTS and every key of its statistics table
+(ADIOI_BBLOG_STATS, ad_bblog.h) under STATISTICS; and DESIGN.md's table of the driver's files
+by concept names every file of the driver, and no file that is not there.
 
 A file calls another when it names, followed by "(", a function that the other file defines
 (a line starting in column 0 with the name and its parameters). Prints each cycle found (the
@@ -76,8 +76,14 @@ for comp in comps:
 # Long functions: a definition starts in column 0 with a "(" on its line, its body opens with a
 # "{" alone on a line and ends at the next "}" in column 0 (the house style); a ";" before the
 # "{" makes it a prototype.
-for f in files:
-    lines = text[f].split("\n")
+# The core's log layer and the tool keep the same rule.
+core = {}
+for d in ("logfs", "tools"):
+    for name in sorted(os.listdir(os.path.join(top, d))):
+        if name.endswith(".c"):
+            core[d + "/" + name] = open(os.path.join(top, d, name), encoding="utf-8").read()
+for f, body_text in list(text.items()) + list(core.items()):
+    lines = body_text.split("\n")
     start, body = None, False
     for i, line in enumerate(lines):
         if start is None:
@@ -109,7 +115,7 @@ def section(name):
     return man[start:end if end >= 0 else len(man)]
 
 
-hints = re.findall(r'^\s*[A-Z]+\("(bblog_\w+)", "BBLOG_\w+",', text["ad_bblog_hints.c"], re.M)
+hints = re.findall(r'^\s*[A-Z]+\("(bblog_\w+)", "BBLOG_\w+",', text["ad_bblog_base_hints.c"], re.M)
 stats = re.findall(r'X\((?:SUM|MAX|SEC), \w+, "(\w+)"\)',
                    open(os.path.join(src, "ad_bblog.h"), encoding="utf-8").read())
 # A table this script no longer recognises must not pass as an empty one.
@@ -129,12 +135,12 @@ for kind, keys, sec, named in (("hint", hints, section("HINTS"), entry),
             bad += 1
             print("check-driver: bblog(7) does not describe the %s %s" % (kind, k))
 
-# DESIGN.md's layer table: the rows after "| layer | driver files |", files named in backquotes
+# DESIGN.md's table of the driver's files: the rows after "| concept | driver files |", files named in backquotes
 # as `_x.c` (for ad_bblog_x.c) or in full.
 design = open(os.path.join(top, "DESIGN.md"), encoding="utf-8").read().split("\n")
 rows = []
 for i, line in enumerate(design):
-    if line.startswith("| layer | driver files |"):
+    if line.startswith("| concept | driver files |"):
         for row in design[i + 2:]:
             if not row.startswith("|"):
                 break
@@ -147,13 +153,13 @@ for cell in rows:
 present = {f for f in os.listdir(src) if f.endswith((".c", ".h"))}
 if not rows:
     bad += 1
-    print("check-driver: DESIGN.md has no layer table (| layer | driver files |)")
+    print("check-driver: DESIGN.md has no table of the driver's files (| concept | driver files |)")
 for f in sorted(present - listed):
     bad += 1
-    print("check-driver: DESIGN.md's layer table does not name %s" % f)
+    print("check-driver: DESIGN.md's table of the driver's files does not name %s" % f)
 for f in sorted(listed - present):
     bad += 1
-    print("check-driver: DESIGN.md's layer table names %s, which is not a driver file" % f)
+    print("check-driver: DESIGN.md's table of the driver's files names %s, which is not a driver file" % f)
 
 print("check-driver: %d driver files, %d calls between them, %s; %d hints, %d statistics keys"
       % (len(files), sum(len(e) for e in edges.values()), "no cycle" if not comps else

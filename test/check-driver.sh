@@ -1,8 +1,8 @@
 #!/bin/sh
 # The driver's structure and documentation lists: test/check-driver.py on this tree must pass,
 # and on copies with a call from a lower file back up to a higher one (a cycle), with an
-# over-long function, with a hint missing from bblog(7), and with a driver file missing from
-# DESIGN.md's layer table it must fail, naming what it found.
+# over-long function (in the driver or in logfs/), with a hint missing from bblog(7), and with a driver file missing from
+# DESIGN.md's table of the driver's files it must fail, naming what it found.
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
 py=$src/test/check-driver.py
@@ -17,9 +17,9 @@ else
     fail=1
 fi
 
-mutant() {     # NAME: a copy of adio/ad_bblog, man/ and DESIGN.md for one mutation, under $tmp/NAME
+mutant() {     # NAME: a copy of adio/ad_bblog, logfs/, tools/, man/ and DESIGN.md for one mutation
     mkdir -p "$tmp/$1/adio" && cp -r "$src/adio/ad_bblog" "$tmp/$1/adio/" &&
-        cp -r "$src/man" "$src/DESIGN.md" "$tmp/$1/"
+        cp -r "$src/logfs" "$src/tools" "$src/man" "$src/DESIGN.md" "$tmp/$1/"
 }
 
 # expect NAME PATTERN WHAT: check-driver.py on the mutant NAME must fail and print PATTERN.
@@ -33,11 +33,11 @@ expect() {
     fi
 }
 
-# err.c is the bottom layer; a call from it to the drain closes a cycle through drain.c.
+# base_err.c calls nothing of the drain; a call from it to the drain closes a cycle through drain.c.
 mutant cycle
 printf '\nvoid bblog_mutant(ADIO_File fd)\n{\n    ADIOI_BBLOG_Drain(fd, 0);\n}\n' \
-    >>"$tmp/cycle/adio/ad_bblog/ad_bblog_err.c"
-expect cycle "ad_bblog_err.c -> ad_bblog_drain.c: ADIOI_BBLOG_Drain" "a cycle through ad_bblog_err.c"
+    >>"$tmp/cycle/adio/ad_bblog/ad_bblog_base_err.c"
+expect cycle "ad_bblog_base_err.c -> ad_bblog_drain.c: ADIOI_BBLOG_Drain" "a cycle through ad_bblog_base_err.c"
 
 mutant long
 {
@@ -45,8 +45,19 @@ mutant long
     i=0
     while [ $i -lt 90 ]; do printf '    x += %d;\n' $i; i=$((i + 1)); done
     printf '    return x;\n}\n'
-} >>"$tmp/long/adio/ad_bblog/ad_bblog_err.c"
+} >>"$tmp/long/adio/ad_bblog/ad_bblog_base_err.c"
 expect long "bblog_mutant_long(void) is 96 lines" "a 96-line function without a reason"
+
+# The same rule in the core's log layer.
+mutant longcore
+{
+    printf '\nstatic int bblog_mutant_core(void)\n{\n    int x = 0;\n\n'
+    i=0
+    while [ $i -lt 90 ]; do printf '    x += %d;\n' $i; i=$((i + 1)); done
+    printf '    return x;\n}\n'
+} >>"$tmp/longcore/logfs/replay.c"
+expect longcore "logfs/replay.c:.*bblog_mutant_core(void) is 96 lines" \
+    "a 96-line function in logfs/ without a reason"
 
 mutant doc
 sed 's/^\.B bblog_verify /.B bblog_verity /' "$src/man/bblog.7" >"$tmp/doc/man/bblog.7"
@@ -54,5 +65,5 @@ expect doc "does not describe the hint bblog_verify" "a hint missing from bblog(
 
 mutant table
 printf '/* a new driver file */\n' >"$tmp/table/adio/ad_bblog/ad_bblog_mutant.c"
-expect table "layer table does not name ad_bblog_mutant.c" "a driver file missing from DESIGN.md"
+expect table "table of the driver's files does not name ad_bblog_mutant.c" "a driver file missing from DESIGN.md"
 exit $fail

@@ -26,34 +26,7 @@ enum {
     CHECK_UNREADABLE = 3,
 };
 
-static const char usage_text[] =
-    "usage: bblog COMMAND [OPTION]... ARG...\n"
-    "\n"
-    "Lists, checks and replays the burst-buffer logs bblog keeps for MPI-IO files.\n"
-    "\n"
-    "commands:\n"
-    "  ls DIR|LOG...        list the logs in DIR (and DIR/bblog-UID/): file, job, rank,\n"
-    "                       epoch, state and undrained bytes of each\n"
-    "  dump LOG             print a log's header and every record\n"
-    "  check [-q] LOG...    verify every checksum; exit 0 clean, 1 torn tail, 2 corrupt,\n"
-    "                       3 unreadable or not a log\n"
-    "  status DIR... [--file PFS_PATH] [--json] [--wait]\n"
-    "                       what is still on its way to the PFS: per file and run, the logs\n"
-    "                       a live process still drains and those a crash left; exit 0\n"
-    "                       nothing pending, 1 error, 2 draining, 3 replay needed\n"
-    "  replay DIR... [--list] [--file PFS_PATH] [--job JOB_ID] [--set SET] [--salvage]\n"
-    "                       [--output PATH] [--dry-run] [--buffer-size BYTES]\n"
-    "                       apply the undrained data of the logs in the DIRs to their files;\n"
-    "                       exit 0 replayed, 1 error, 2 damage found (nothing written),\n"
-    "                       3 damage found, intact data salvaged\n"
-    "\n"
-    "LOG is a log's .meta file (its .data file or base name are accepted too).\n"
-    "Run 'bblog COMMAND --help' for a command's options; see bblog(1).\n";
-
-static void usage(FILE *f)
-{
-    fputs(usage_text, f);
-}
+static void usage(FILE *f);
 
 static int ends_with(const char *s, const char *suffix)
 {
@@ -306,23 +279,17 @@ static int cmd_ls(int argc, char **argv)
 
 /* ---- dump -------------------------------------------------------------------------------- */
 
-static int cmd_dump(int argc, char **argv)
+/* The options of dump into *slot: -1 to go on, else the exit status. */
+static int dump_options(int argc, char **argv, uint32_t *slot)
 {
     static const struct option opts[] = {
         { "help", no_argument, NULL, 'h' },
         { "slot", required_argument, NULL, 's' },
         { NULL, 0, NULL, 0 },
     };
-    uint32_t slot = BBLOG_NODE_HEADER;
-    struct bblog_scan *s = NULL;
-    const struct bblog_log_header *h;
-    struct bblog_log_record r;
-    const void *payload;
-    uint64_t n = 0, undrained = 0, bytes = 0, damaged = 0;
-    char *meta = NULL, when[64] = "?";
-    struct tm tm;
-    time_t t;
-    int c, rc, status = 1;
+    unsigned long v;
+    char *end;
+    int c;
 
     while ((c = getopt_long(argc, argv, "hs:", opts, NULL)) != -1) {
         if (c == 'h') {
@@ -332,38 +299,31 @@ static int cmd_dump(int argc, char **argv)
                    "(without it, the pair's own header).\n");
             return 0;
         }
-        if (c == 's') {
-            char *end;
-            unsigned long v = strtoul(optarg, &end, 10);
-
-            if (*optarg == '\0' || *end != '\0' || v >= BBLOG_NODE_SLOTS_MAX) {
-                fprintf(stderr, "bblog dump: --slot wants a slot number below %u, not '%s'\n",
-                        BBLOG_NODE_SLOTS_MAX, optarg);
-                return 1;
-            }
-            slot = (uint32_t) v;
-            continue;
+        if (c != 's') {
+            fprintf(stderr, "bblog dump: try 'bblog dump --help'\n");
+            return 1;
         }
-        fprintf(stderr, "bblog dump: try 'bblog dump --help'\n");
-        return 1;
+        v = strtoul(optarg, &end, 10);
+        if (*optarg == '\0' || *end != '\0' || v >= BBLOG_NODE_SLOTS_MAX) {
+            fprintf(stderr, "bblog dump: --slot wants a slot number below %u, not '%s'\n",
+                    BBLOG_NODE_SLOTS_MAX, optarg);
+            return 1;
+        }
+        *slot = (uint32_t) v;
     }
     if (optind + 1 != argc) {
         fprintf(stderr, "bblog dump: name exactly one log (its .meta file)\n");
         return 1;
     }
-    meta = meta_path_of(argv[optind]);
-    if (!meta) {
-        oom();
-        return 1;
-    }
-    rc = bblog_scan_open_slot(meta, slot, &s);
-    if (rc != 0) {
-        fprintf(stderr, "bblog dump: %s: %s%s\n", meta, bblog_strerror(rc),
-                rc == BBLOG_EINVAL ? " (--slot names a slot of a node's log pair)" : "");
-        goto out;
-    }
-    h = bblog_scan_header(s);
-    t = (time_t) (h->create_time_ns / 1000000000u);
+    return -1;
+}
+
+static void dump_header(const char *meta, const struct bblog_log_header *h)
+{
+    char when[64] = "?";
+    time_t t = (time_t) (h->create_time_ns / 1000000000u);
+    struct tm tm;
+
     if (localtime_r(&t, &tm))
         strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S %z", &tm);
     printf("log %s\n", meta);
@@ -388,10 +348,44 @@ static int cmd_dump(int argc, char **argv)
         printf("synced none in this epoch\n");
     if (h->bad_slots > 0)
         printf("damaged sync slots %u\n", h->bad_slots);
+}
+
+/* One record's line; *undrained and *bytes count the live data records. Records of older
+ * epochs, and those below the job-wide drained_gen this log knows of, were drained (replay also
+ * uses the other logs' drained_gen). */
+static void dump_record(const struct bblog_log_header *h, const struct bblog_log_record *r,
+                        uint64_t *undrained, uint64_t *bytes)
+{
+    int live = r->epoch == h->epoch && r->gen >= h->drained_gen;
+
+    if (r->flags & (BBLOG_REC_PFS | BBLOG_REC_TRIMMED))
+        printf("%s seq=%" PRIu64 " off=%" PRIu64 " len=%" PRIu64 " epoch=%" PRIu64
+               " gen=%" PRIu32 " slot=%" PRIu64 "\n", r->flags & BBLOG_REC_PFS ? "pfs" :
+               "trimmed", r->seq, r->off, r->len, r->epoch, r->gen, r->slot);
+    else if (r->flags & BBLOG_REC_KEEP)
+        printf("keep seq=%" PRIu64 " off=%" PRIu64 " len=%" PRIu64 " epoch=%" PRIu64
+               " gen=%" PRIu32 " slot=%" PRIu64 " %s\n", r->seq, r->off, r->len, r->epoch,
+               r->gen, r->slot, live ? "owed" : "drained");
+    else {
+        printf("record seq=%" PRIu64 " off=%" PRIu64 " len=%" PRIu64 " data_off=%" PRIu64
+               " epoch=%" PRIu64 " gen=%" PRIu32 " slot=%" PRIu64 " %s\n", r->seq, r->off,
+               r->len, r->data_off, r->epoch, r->gen, r->slot, live ? "undrained" : "drained");
+        *undrained += live;
+        *bytes += live ? r->len : 0;
+    }
+}
+
+/* Every record of s, then how the log ends. */
+static void dump_records(struct bblog_scan *s, const struct bblog_log_header *h)
+{
+    struct bblog_log_record r;
+    struct bblog_scan_damage d;
+    const void *payload;
+    uint64_t n = 0, undrained = 0, bytes = 0, damaged = 0;
+    int rc;
+
     while ((rc = bblog_scan_next(s, &r, &payload)) != 0) {
         if (rc == BBLOG_ECORRUPT) {
-            struct bblog_scan_damage d;
-
             (void) bblog_scan_damage(s, &d);
             print_damage(stdout, "DAMAGED", &d);
             damaged++;
@@ -400,30 +394,8 @@ static int cmd_dump(int argc, char **argv)
         }
         if (rc != 1)
             break;
-        /* Records of older epochs, and those below the job-wide drained_gen this log knows
-         * of, were drained (replay also uses the other logs' drained_gen). */
-        int live = r.epoch == h->epoch && r.gen >= h->drained_gen;
-
-        if (r.flags & (BBLOG_REC_PFS | BBLOG_REC_TRIMMED)) {
-            printf("%s seq=%" PRIu64 " off=%" PRIu64 " len=%" PRIu64 " epoch=%" PRIu64
-                   " gen=%" PRIu32 " slot=%" PRIu64 "\n", r.flags & BBLOG_REC_PFS ? "pfs" :
-                   "trimmed", r.seq, r.off, r.len, r.epoch, r.gen, r.slot);
-            n++;
-            continue;
-        }
-        if (r.flags & BBLOG_REC_KEEP) {
-            printf("keep seq=%" PRIu64 " off=%" PRIu64 " len=%" PRIu64 " epoch=%" PRIu64
-                   " gen=%" PRIu32 " slot=%" PRIu64 " %s\n", r.seq, r.off, r.len, r.epoch, r.gen,
-                   r.slot, live ? "owed" : "drained");
-            n++;
-            continue;
-        }
-        printf("record seq=%" PRIu64 " off=%" PRIu64 " len=%" PRIu64 " data_off=%" PRIu64
-               " epoch=%" PRIu64 " gen=%" PRIu32 " slot=%" PRIu64 " %s\n", r.seq, r.off, r.len,
-               r.data_off, r.epoch, r.gen, r.slot, live ? "undrained" : "drained");
+        dump_record(h, &r, &undrained, &bytes);
         n++;
-        undrained += live;
-        bytes += live ? r.len : 0;
     }
     if ((rc == 0 || rc == BBLOG_ETORN) && damaged > 0)
         printf("end CORRUPT: %" PRIu64 " valid records, %" PRIu64 " damaged items; replay "
@@ -437,14 +409,81 @@ static int cmd_dump(int argc, char **argv)
                "drops it\n", bblog_scan_bad_pos(s), n, undrained, bytes);
     else
         printf("end unreadable after %" PRIu64 " records: %s\n", n, bblog_strerror(rc));
-    status = 0;
-out:
+}
+
+static int cmd_dump(int argc, char **argv)
+{
+    uint32_t slot = BBLOG_NODE_HEADER;
+    struct bblog_scan *s = NULL;
+    char *meta;
+    int rc;
+
+    if ((rc = dump_options(argc, argv, &slot)) >= 0)
+        return rc;
+    meta = meta_path_of(argv[optind]);
+    if (!meta) {
+        oom();
+        return 1;
+    }
+    rc = bblog_scan_open_slot(meta, slot, &s);
+    if (rc != 0) {
+        fprintf(stderr, "bblog dump: %s: %s%s\n", meta, bblog_strerror(rc),
+                rc == BBLOG_EINVAL ? " (--slot names a slot of a node's log pair)" : "");
+    } else {
+        dump_header(meta, bblog_scan_header(s));
+        dump_records(s, bblog_scan_header(s));
+    }
     bblog_scan_close(s);
     free(meta);
-    return status;
+    return rc != 0;
 }
 
 /* ---- check ------------------------------------------------------------------------------- */
+
+/* One log's verdict (a CHECK_ code), said unless quiet. */
+static int check_log(const struct bblog_replay_log *l, int quiet)
+{
+    int code;
+
+    if (l->open_rc == BBLOG_EUNBORN) {
+        code = CHECK_CLEAN;
+        if (!quiet)
+            printf("%s: %s\n", lname(l), UNBORN);
+    } else if (l->open_rc != 0) {
+        code = CHECK_UNREADABLE;
+        if (!quiet)
+            printf("%s: unreadable: %s\n", lname(l), open_problem(l));
+    } else if (l->scan_rc == 0) {
+        code = CHECK_CLEAN;
+        if (!quiet)
+            printf("%s: clean: %" PRIu64 " records, %" PRIu64 " undrained (%" PRIu64
+                   " bytes)\n", lname(l), l->records, l->undrained_records,
+                   l->undrained_bytes);
+    } else if (l->scan_rc == BBLOG_ETORN) {
+        code = CHECK_TORN;
+        if (!quiet)
+            printf("%s: torn: the last record (meta byte %" PRIu64 ") was partly written "
+                   "when the job stopped; %" PRIu64 " valid records before it, %" PRIu64
+                   " undrained (%" PRIu64 " bytes); replay drops the torn record\n",
+                   lname(l), l->bad_pos, l->records, l->undrained_records,
+                   l->undrained_bytes);
+    } else if (l->scan_rc == BBLOG_ECORRUPT) {
+        code = CHECK_CORRUPT;
+        if (!quiet)
+            printf("%s: corrupt: %" PRIu64 " damaged %s, the first at meta byte %" PRIu64
+                   "; %" PRIu64 " of them acknowledged by a sync%s; replay refuses this "
+                   "log's file unless --salvage (inspect it with 'bblog dump %s')\n",
+                   lname(l), l->damaged, l->damaged == 1 ? "item" : "items", l->bad_pos,
+                   l->damaged_synced, l->data_missing ? "; its .data file is missing" : "",
+                   dump_arg(l));
+    } else {
+        code = CHECK_UNREADABLE;
+        if (!quiet)
+            printf("%s: unreadable after %" PRIu64 " records: %s\n", lname(l),
+                   l->records, bblog_strerror(l->scan_rc));
+    }
+    return code;
+}
 
 static int cmd_check(int argc, char **argv)
 {
@@ -488,46 +527,8 @@ static int cmd_check(int argc, char **argv)
         if (list.n == 0 && !quiet)
             printf("%s: a node's log pair with no log in any slot\n", argv[a]);
         for (size_t i = 0; i < list.n; i++) {
-            const struct bblog_replay_log l = list.logs[i];
-            int code;
+            int code = check_log(&list.logs[i], quiet);
 
-            if (l.open_rc == BBLOG_EUNBORN) {
-                code = CHECK_CLEAN;
-                if (!quiet)
-                    printf("%s: %s\n", lname(&l), UNBORN);
-            } else if (l.open_rc != 0) {
-                code = CHECK_UNREADABLE;
-                if (!quiet)
-                    printf("%s: unreadable: %s\n", lname(&l), open_problem(&l));
-            } else if (l.scan_rc == 0) {
-                code = CHECK_CLEAN;
-                if (!quiet)
-                    printf("%s: clean: %" PRIu64 " records, %" PRIu64 " undrained (%" PRIu64
-                           " bytes)\n", lname(&l), l.records, l.undrained_records,
-                           l.undrained_bytes);
-            } else if (l.scan_rc == BBLOG_ETORN) {
-                code = CHECK_TORN;
-                if (!quiet)
-                    printf("%s: torn: the last record (meta byte %" PRIu64 ") was partly written "
-                           "when the job stopped; %" PRIu64 " valid records before it, %" PRIu64
-                           " undrained (%" PRIu64 " bytes); replay drops the torn record\n",
-                           lname(&l), l.bad_pos, l.records, l.undrained_records,
-                           l.undrained_bytes);
-            } else if (l.scan_rc == BBLOG_ECORRUPT) {
-                code = CHECK_CORRUPT;
-                if (!quiet)
-                    printf("%s: corrupt: %" PRIu64 " damaged %s, the first at meta byte %" PRIu64
-                           "; %" PRIu64 " of them acknowledged by a sync%s; replay refuses this "
-                           "log's file unless --salvage (inspect it with 'bblog dump %s')\n",
-                           lname(&l), l.damaged, l.damaged == 1 ? "item" : "items", l.bad_pos,
-                           l.damaged_synced, l.data_missing ? "; its .data file is missing" : "",
-                           dump_arg(&l));
-            } else {
-                code = CHECK_UNREADABLE;
-                if (!quiet)
-                    printf("%s: unreadable after %" PRIu64 " records: %s\n", lname(&l),
-                           l.records, bblog_strerror(l.scan_rc));
-            }
             if (code > worst)
                 worst = code;
         }
@@ -575,6 +576,32 @@ static int cmp_range(const void *pa, const void *pb)
 
 /* The damage of one replay: one line per damaged item (up to a limit per log), a hint where a
  * log's data file is plainly not its own, then the merged file ranges known to be lost. */
+/* The file ranges lost, merged: the first 20, their count and their bytes. */
+static void lost_ranges(const char *path, uint64_t (*ranges)[2], size_t nr)
+{
+    size_t k = 0;
+    uint64_t bytes = 0;
+
+    qsort(ranges, nr, sizeof ranges[0], cmp_range);
+    for (size_t i = 1; i < nr; i++) {
+        if (ranges[i][0] <= ranges[k][1]) {
+            if (ranges[i][1] > ranges[k][1])
+                ranges[k][1] = ranges[i][1];
+        } else {
+            k++;
+            memcpy(ranges[k], ranges[i], sizeof ranges[0]);
+        }
+    }
+    fprintf(stderr, "bblog replay: %s: file bytes lost:", path);
+    for (size_t i = 0; i <= k; i++) {
+        bytes += ranges[i][1] - ranges[i][0];
+        if (i < 20)
+            fprintf(stderr, " [%" PRIu64 ", %" PRIu64 ")", ranges[i][0], ranges[i][1]);
+    }
+    fprintf(stderr, "%s (%zu ranges, %" PRIu64 " bytes)\n", k >= 20 ? " ..." : "", k + 1,
+            bytes);
+}
+
 static void replay_losses(const struct bblog_replay_list *list, const char *path,
                           const struct bblog_replay_report *rep)
 {
@@ -631,29 +658,8 @@ static void replay_losses(const struct bblog_replay_list *list, const char *path
                     "records: its .data file is not its own (swapped with another log's, or "
                     "overwritten?)\n", path, x->rank, l->meta_path);
     }
-    if (ranges && nr > 0) {
-        size_t k = 0;
-        uint64_t bytes = 0;
-
-        qsort(ranges, nr, sizeof ranges[0], cmp_range);
-        for (size_t i = 1; i < nr; i++) {
-            if (ranges[i][0] <= ranges[k][1]) {
-                if (ranges[i][1] > ranges[k][1])
-                    ranges[k][1] = ranges[i][1];
-            } else {
-                k++;
-                memcpy(ranges[k], ranges[i], sizeof ranges[0]);
-            }
-        }
-        fprintf(stderr, "bblog replay: %s: file bytes lost:", path);
-        for (size_t i = 0; i <= k; i++) {
-            bytes += ranges[i][1] - ranges[i][0];
-            if (i < 20)
-                fprintf(stderr, " [%" PRIu64 ", %" PRIu64 ")", ranges[i][0], ranges[i][1]);
-        }
-        fprintf(stderr, "%s (%zu ranges, %" PRIu64 " bytes)\n", k >= 20 ? " ..." : "", k + 1,
-                bytes);
-    }
+    if (ranges && nr > 0)
+        lost_ranges(path, ranges, nr);
     if (unknown > 0)
         fprintf(stderr, "bblog replay: %s: the file ranges of %zu lost %s are unknown (the "
                 "records themselves are damaged)\n", path, unknown,
@@ -821,7 +827,8 @@ static void set_states(const struct bblog_replay_list *list, const struct bblog_
             sets[j].undrained_bytes > 0 || out[j].damaged > 0 ? STATUS_REPLAY : STATUS_DRAINED;
 }
 
-static int cmd_status(int argc, char **argv)
+/* The options of status: -1 to go on, else the exit status. */
+static int status_options(int argc, char **argv, const char **file, int *json, int *wait)
 {
     static const struct option opts[] = {
         { "help", no_argument, NULL, 'h' },
@@ -830,8 +837,7 @@ static int cmd_status(int argc, char **argv)
         { "wait", no_argument, NULL, 'w' },
         { NULL, 0, NULL, 0 },
     };
-    const char *file = NULL;
-    int c, json = 0, wait = 0, worst, rc;
+    int c;
 
     while ((c = getopt_long(argc, argv, "hf:Jw", opts, NULL)) != -1) {
         switch (c) {
@@ -848,13 +854,13 @@ static int cmd_status(int argc, char **argv)
                    "Exit status: 0 nothing pending, 1 error, 2 draining, 3 replay needed.\n");
             return 0;
         case 'f':
-            file = optarg;
+            *file = optarg;
             break;
         case 'J':
-            json = 1;
+            *json = 1;
             break;
         case 'w':
-            wait = 1;
+            *wait = 1;
             break;
         default:
             fprintf(stderr, "bblog status: try 'bblog status --help'\n");
@@ -866,6 +872,44 @@ static int cmd_status(int argc, char **argv)
                 "'bblog status $BBLOG_DIR --file /pfs/out.dat'\n");
         return STATUS_ERROR;
     }
+    return -1;
+}
+
+/* One run's line (or JSON object) of status; dir: the first directory named. */
+static void status_line(const struct bblog_replay_set *x, const struct set_status *ss, int json,
+                        const char *dir)
+{
+    if (json) {
+        printf("{\"file\": ");
+        json_str(x->pfs_path);
+        printf(", \"job\": ");
+        json_str(x->job_id);
+        printf(", \"set\": \"%016" PRIx64 "\", \"nprocs\": %" PRIu32 ", \"logs\": %zu, "
+               "\"live\": %zu, \"pending_bytes\": %" PRIu64 ", \"damaged\": %zu, "
+               "\"state\": \"%s\"}\n", x->set_id, x->nprocs, x->nlogs + x->nunreadable,
+               ss->live, x->undrained_bytes, ss->damaged, state_name(ss->state));
+        return;
+    }
+    printf("%s: job %s set %016" PRIx64 ": %s: %zu logs", x->pfs_path,
+           x->job_id[0] ? x->job_id : "-", x->set_id, state_name(ss->state),
+           x->nlogs + x->nunreadable);
+    if (ss->live)
+        printf(", %zu held by live processes", ss->live);
+    printf(", %" PRIu64 " bytes logged and not marked drained", x->undrained_bytes);
+    if (ss->damaged)
+        printf(", %zu damaged", ss->damaged);
+    if (ss->state == STATUS_REPLAY)
+        printf("; no process holds them: run 'bblog replay %s --file %s'", dir, x->pfs_path);
+    putchar('\n');
+}
+
+static int cmd_status(int argc, char **argv)
+{
+    const char *file = NULL;
+    int json = 0, wait = 0, worst;
+
+    if ((worst = status_options(argc, argv, &file, &json, &wait)) >= 0)
+        return worst;
     for (;;) {
         struct bblog_replay_list list = { 0 };
         struct bblog_replay_set *sets = NULL;
@@ -873,8 +917,7 @@ static int cmd_status(int argc, char **argv)
         struct bblog_replay_err err;
         size_t nsets = 0, shown = 0;
 
-        rc = discover_all(argv + optind, argc - optind, &list, &err);
-        if (rc != 0) {
+        if (discover_all(argv + optind, argc - optind, &list, &err) != 0) {
             fprintf(stderr, "bblog status: %s: %s\n", err.path, err.reason);
             return STATUS_ERROR;
         }
@@ -890,49 +933,19 @@ static int cmd_status(int argc, char **argv)
         for (size_t j = 0; j < nsets; j++)
             if ((!file || strcmp(sets[j].pfs_path, file) == 0) && ss[j].state > worst)
                 worst = ss[j].state;
-        if (wait && worst == STATUS_DRAINING) {
-            free(ss);
-            free(sets);
-            bblog_replay_list_free(&list);
-            usleep(200000);     /* the tool's poll; a drain takes seconds */
-            continue;
-        }
-        for (size_t j = 0; j < nsets; j++) {
-            const struct bblog_replay_set *x = &sets[j];
-
-            if (file && strcmp(x->pfs_path, file) != 0)
-                continue;
-            shown++;
-            if (json) {
-                printf("{\"file\": ");
-                json_str(x->pfs_path);
-                printf(", \"job\": ");
-                json_str(x->job_id);
-                printf(", \"set\": \"%016" PRIx64 "\", \"nprocs\": %" PRIu32 ", \"logs\": %zu, "
-                       "\"live\": %zu, \"pending_bytes\": %" PRIu64 ", \"damaged\": %zu, "
-                       "\"state\": \"%s\"}\n", x->set_id, x->nprocs, x->nlogs + x->nunreadable,
-                       ss[j].live, x->undrained_bytes, ss[j].damaged, state_name(ss[j].state));
-                continue;
+        for (size_t j = 0; !(wait && worst == STATUS_DRAINING) && j < nsets; j++)
+            if (!file || strcmp(sets[j].pfs_path, file) == 0) {
+                status_line(&sets[j], &ss[j], json, argv[optind]);
+                shown++;
             }
-            printf("%s: job %s set %016" PRIx64 ": %s: %zu logs", x->pfs_path,
-                   x->job_id[0] ? x->job_id : "-", x->set_id, state_name(ss[j].state),
-                   x->nlogs + x->nunreadable);
-            if (ss[j].live)
-                printf(", %zu held by live processes", ss[j].live);
-            printf(", %" PRIu64 " bytes logged and not marked drained", x->undrained_bytes);
-            if (ss[j].damaged)
-                printf(", %zu damaged", ss[j].damaged);
-            if (ss[j].state == STATUS_REPLAY)
-                printf("; no process holds them: run 'bblog replay %s --file %s'",
-                       argv[optind], x->pfs_path);
-            putchar('\n');
-        }
-        if (shown == 0 && !json)
+        if (!(wait && worst == STATUS_DRAINING) && shown == 0 && !json)
             printf("%s: no logs: nothing pending\n", file ? file : argv[optind]);
         free(ss);
         free(sets);
         bblog_replay_list_free(&list);
-        return worst;
+        if (!(wait && worst == STATUS_DRAINING))
+            return worst;
+        usleep(200000);     /* the tool's poll; a drain takes seconds */
     }
 }
 
@@ -981,7 +994,31 @@ static void list_sets(const struct bblog_replay_set *sets, size_t n, const char 
     }
 }
 
-static int cmd_replay(int argc, char **argv)
+static const char replay_help[] =
+    "usage: bblog replay DIR... [--list] [--file PFS_PATH] [--job JOB_ID]\n"
+    "                        [--set SET] [--salvage] [--output PATH]\n"
+    "                        [--dry-run] [--buffer-size BYTES]\n"
+    "Applies the undrained records of the logs in each DIR (and DIR/bblog-UID/)\n"
+    "to the files they belong to, or only to PFS_PATH, in sync-generation, rank,\n"
+    "sequence order. Name every directory the job's ranks logged to (bblog_dir\n"
+    "may differ per rank): one replay orders them all. Idempotent: run it again\n"
+    "after any failure. A torn tail (records no sync acknowledged, cut by the\n"
+    "crash) is dropped; any other damage is reported with the file ranges lost,\n"
+    "and nothing is written unless --salvage.\n"
+    "  -l, --list            list the crashed runs (sets of logs) and exit\n"
+    "  -f, --file PFS_PATH   only the logs of this file (as 'bblog ls' shows it)\n"
+    "  -j, --job JOB_ID      only the logs of this job\n"
+    "  -s, --set SET         only the logs of this set (one run's open of the\n"
+    "                        file, as --list shows it)\n"
+    "  -S, --salvage         replay the intact records of damaged logs too\n"
+    "  -o, --output PATH     write to PATH instead of PFS_PATH (needs --file)\n"
+    "  -n, --dry-run         verify and plan, write nothing\n"
+    "  -b, --buffer-size N   bytes gathered per write (k, M, G suffixes; 4M)\n"
+    "Exit status: 0 replayed, 1 error, 2 damage found (nothing written),\n"
+    "3 damage found and the intact data replayed (--salvage).\n";
+
+/* The options of replay into *ro and *list_only: -1 to go on, else the exit status. */
+static int replay_options(int argc, char **argv, struct bblog_replay_opts *ro, int *list_only)
 {
     static const struct option opts[] = {
         { "help", no_argument, NULL, 'h' },
@@ -995,72 +1032,43 @@ static int cmd_replay(int argc, char **argv)
         { "list", no_argument, NULL, 'l' },
         { NULL, 0, NULL, 0 },
     };
-    struct bblog_replay_opts ro = { 0 };
-    int list_only = 0;
-    struct bblog_replay_list list = { 0 };
-    struct bblog_replay_err err;
-    struct bblog_replay_set *sets = NULL;
-    const char **paths = NULL, *dir;
-    size_t npaths = 0, nsets = 0;
-    int c, rc, status = 0;
+    char *end;
+    int c;
 
     while ((c = getopt_long(argc, argv, "hf:j:o:nb:s:Sl", opts, NULL)) != -1) {
         switch (c) {
         case 'h':
-            printf("usage: bblog replay DIR... [--list] [--file PFS_PATH] [--job JOB_ID]\n"
-                   "                        [--set SET] [--salvage] [--output PATH]\n"
-                   "                        [--dry-run] [--buffer-size BYTES]\n"
-                   "Applies the undrained records of the logs in each DIR (and DIR/bblog-UID/)\n"
-                   "to the files they belong to, or only to PFS_PATH, in sync-generation, rank,\n"
-                   "sequence order. Name every directory the job's ranks logged to (bblog_dir\n"
-                   "may differ per rank): one replay orders them all. Idempotent: run it again\n"
-                   "after any failure. A torn tail (records no sync acknowledged, cut by the\n"
-                   "crash) is dropped; any other damage is reported with the file ranges lost,\n"
-                   "and nothing is written unless --salvage.\n"
-                   "  -l, --list            list the crashed runs (sets of logs) and exit\n"
-                   "  -f, --file PFS_PATH   only the logs of this file (as 'bblog ls' shows it)\n"
-                   "  -j, --job JOB_ID      only the logs of this job\n"
-                   "  -s, --set SET         only the logs of this set (one run's open of the\n"
-                   "                        file, as --list shows it)\n"
-                   "  -S, --salvage         replay the intact records of damaged logs too\n"
-                   "  -o, --output PATH     write to PATH instead of PFS_PATH (needs --file)\n"
-                   "  -n, --dry-run         verify and plan, write nothing\n"
-                   "  -b, --buffer-size N   bytes gathered per write (k, M, G suffixes; 4M)\n"
-                   "Exit status: 0 replayed, 1 error, 2 damage found (nothing written),\n"
-                   "3 damage found and the intact data replayed (--salvage).\n");
+            fputs(replay_help, stdout);
             return 0;
-        case 's': {
-            char *end;
-
+        case 's':
             errno = 0;
-            ro.set_id = strtoull(optarg, &end, 16);
-            if (errno != 0 || end == optarg || *end != '\0' || ro.set_id == 0) {
+            ro->set_id = strtoull(optarg, &end, 16);
+            if (errno != 0 || end == optarg || *end != '\0' || ro->set_id == 0) {
                 fprintf(stderr, "bblog replay: --set %s: give a set id as 'bblog replay --list' "
                         "shows it (16 hexadecimal digits)\n", optarg);
                 return 1;
             }
             break;
-        }
         case 'S':
-            ro.salvage = 1;
+            ro->salvage = 1;
             break;
         case 'l':
-            list_only = 1;
+            *list_only = 1;
             break;
         case 'f':
-            ro.pfs_path = optarg;
+            ro->pfs_path = optarg;
             break;
         case 'j':
-            ro.job_id = optarg;
+            ro->job_id = optarg;
             break;
         case 'o':
-            ro.target = optarg;
+            ro->target = optarg;
             break;
         case 'n':
-            ro.dry_run = 1;
+            ro->dry_run = 1;
             break;
         case 'b':
-            if (parse_size(optarg, &ro.buffer_size) != 0) {
+            if (parse_size(optarg, &ro->buffer_size) != 0) {
                 fprintf(stderr, "bblog replay: --buffer-size %s: give a positive byte count, "
                         "e.g. 4M\n", optarg);
                 return 1;
@@ -1076,34 +1084,27 @@ static int cmd_replay(int argc, char **argv)
                 "'bblog replay $BBLOG_DIR --file /pfs/out.dat'\n");
         return 1;
     }
-    if (ro.target && !ro.pfs_path) {
+    if (ro->target && !ro->pfs_path) {
         fprintf(stderr, "bblog replay: --output needs --file: it redirects one file's replay\n");
         return 1;
     }
-    dir = argv[optind];
-    rc = discover_all(argv + optind, argc - optind, &list, &err);
-    if (rc != 0) {
-        fprintf(stderr, "bblog replay: %s: %s\n", err.path, err.reason);
-        return 1;
-    }
-    if (bblog_replay_sets(&list, &sets, &nsets) != 0) {
-        oom();
-        status = 1;
-        goto out;
-    }
-    if (list_only) {
-        list_sets(sets, nsets, dir);
-        goto out;
-    }
-    /* A log whose header can't be read may belong to any file: say so, and fail at the end,
-     * so that nobody takes a replay that may have missed data for a complete one. A log named
-     * after a set is that set's damage, reported by its replay. */
-    for (size_t i = 0; i < list.n; i++) {
-        const struct bblog_replay_log *l = &list.logs[i];
+    return -1;
+}
+
+/* A log whose header can't be read may belong to any file: says so, and returns 1 (the replay
+ * fails at the end, so that nobody takes a replay that may have missed data for a complete
+ * one). A log named after a set is that set's damage, reported by its replay. */
+static int unowned_logs(const struct bblog_replay_list *list, const struct bblog_replay_set *sets,
+                        size_t nsets)
+{
+    int status = 0;
+
+    for (size_t i = 0; i < list->n; i++) {
+        const struct bblog_replay_log *l = &list->logs[i];
         uint32_t rank;
         size_t j;
 
-        for (j = 0; j < nsets && !bblog_replay_named_in_set(&list, &sets[j], l, &rank); j++)
+        for (j = 0; j < nsets && !bblog_replay_named_in_set(list, &sets[j], l, &rank); j++)
             ;
         if (j < nsets)
             continue;
@@ -1118,48 +1119,81 @@ static int cmd_replay(int argc, char **argv)
             status = 1;
         }
     }
-    if (ro.pfs_path) {
-        paths = malloc(sizeof *paths);
-        if (!paths) {
-            oom();
-            status = 1;
-            goto out;
+    return status;
+}
+
+/* Replays the logs of one file and reports; returns the exit status for it. */
+static int replay_one(const struct bblog_replay_list *list, const struct bblog_replay_opts *ro,
+                      const char *path, const char *dir)
+{
+    struct bblog_replay_report rep;
+    struct bblog_replay_opts one = *ro;
+    struct bblog_replay_err err;
+    int rc, status = 0;
+
+    one.pfs_path = path;
+    rc = bblog_replay_file(list, &one, &rep, &err);
+    if (rep.nlosses > 0)
+        replay_losses(list, path, &rep);
+    if (rc == 0 || (rc == BBLOG_ECORRUPT && rep.salvaged)) {
+        replay_summary(list, path, one.target ? one.target : path, &rep, one.dry_run);
+        if (rc != 0) {
+            fprintf(stderr, "bblog replay: %s: SALVAGED: %s\n", path, err.reason);
+            status = REPLAY_SALVAGED;
         }
+    } else {
+        fprintf(stderr, "bblog replay: %s: %s\n", err.path, err.reason);
+        replay_hint(&err, dir);
+        status = rc == BBLOG_ECORRUPT ? REPLAY_DAMAGED : REPLAY_ERROR;
+    }
+    bblog_replay_report_free(&rep);
+    return status;
+}
+
+static int cmd_replay(int argc, char **argv)
+{
+    struct bblog_replay_opts ro = { 0 };
+    struct bblog_replay_list list = { 0 };
+    struct bblog_replay_err err;
+    struct bblog_replay_set *sets = NULL;
+    const char **paths = NULL, *dir;
+    size_t npaths = 0, nsets = 0;
+    int list_only = 0, status;
+
+    if ((status = replay_options(argc, argv, &ro, &list_only)) >= 0)
+        return status;
+    status = 0;
+    dir = argv[optind];
+    if (discover_all(argv + optind, argc - optind, &list, &err) != 0) {
+        fprintf(stderr, "bblog replay: %s: %s\n", err.path, err.reason);
+        return 1;
+    }
+    if (bblog_replay_sets(&list, &sets, &nsets) != 0)
+        goto oom;
+    if (list_only) {
+        list_sets(sets, nsets, dir);
+        goto out;
+    }
+    status = unowned_logs(&list, sets, nsets);
+    if (ro.pfs_path) {
+        if (!(paths = malloc(sizeof *paths)))
+            goto oom;
         paths[0] = ro.pfs_path;
         npaths = 1;
     } else if (bblog_replay_paths(&list, &paths, &npaths) != 0) {
-        oom();
-        status = 1;
-        goto out;
+        goto oom;
     }
     if (npaths == 0)
         printf("bblog replay: %s%s: no logs found: nothing to replay\n", dir,
                argc - optind > 1 ? " and the other directories" : "");
-    for (size_t i = 0; i < npaths; i++) {
-        struct bblog_replay_report rep;
-        struct bblog_replay_opts one = ro;
-
+    for (size_t i = 0; i < npaths; i++)
         /* --job without --file: the files that job has logs of. */
-        if (ro.job_id && !ro.pfs_path && !has_job_log(&list, paths[i], ro.job_id))
-            continue;
-        one.pfs_path = paths[i];
-        rc = bblog_replay_file(&list, &one, &rep, &err);
-        if (rep.nlosses > 0)
-            replay_losses(&list, paths[i], &rep);
-        if (rc == 0 || (rc == BBLOG_ECORRUPT && rep.salvaged)) {
-            replay_summary(&list, paths[i], one.target ? one.target : paths[i], &rep,
-                           one.dry_run);
-            if (rc != 0) {
-                fprintf(stderr, "bblog replay: %s: SALVAGED: %s\n", paths[i], err.reason);
-                status = worse(status, REPLAY_SALVAGED);
-            }
-        } else {
-            fprintf(stderr, "bblog replay: %s: %s\n", err.path, err.reason);
-            replay_hint(&err, dir);
-            status = worse(status, rc == BBLOG_ECORRUPT ? REPLAY_DAMAGED : REPLAY_ERROR);
-        }
-        bblog_replay_report_free(&rep);
-    }
+        if (!ro.job_id || ro.pfs_path || has_job_log(&list, paths[i], ro.job_id))
+            status = worse(status, replay_one(&list, &ro, paths[i], dir));
+    goto out;
+oom:
+    oom();
+    status = 1;
 out:
     free(sets);
     free(paths);
@@ -1167,10 +1201,56 @@ out:
     return status;
 }
 
+/* The commands: name, entry, its lines of the usage text, and the exit status when its output
+ * cannot be written (check's says "unreadable"; the others' are errors). */
+static const struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *help;
+    int write_failed;
+} commands[] = {
+    {"ls", cmd_ls,
+     "  ls DIR|LOG...        list the logs in DIR (and DIR/bblog-UID/): file, job, rank,\n"
+     "                       epoch, state and undrained bytes of each\n", 1},
+    {"dump", cmd_dump,
+     "  dump LOG             print a log's header and every record\n", 1},
+    {"check", cmd_check,
+     "  check [-q] LOG...    verify every checksum; exit 0 clean, 1 torn tail, 2 corrupt,\n"
+     "                       3 unreadable or not a log\n", CHECK_UNREADABLE},
+    {"status", cmd_status,
+     "  status DIR... [--file PFS_PATH] [--json] [--wait]\n"
+     "                       what is still on its way to the PFS: per file and run, the logs\n"
+     "                       a live process still drains and those a crash left; exit 0\n"
+     "                       nothing pending, 1 error, 2 draining, 3 replay needed\n", 1},
+    {"replay", cmd_replay,
+     "  replay DIR... [--list] [--file PFS_PATH] [--job JOB_ID] [--set SET] [--salvage]\n"
+     "                       [--output PATH] [--dry-run] [--buffer-size BYTES]\n"
+     "                       apply the undrained data of the logs in the DIRs to their files;\n"
+     "                       exit 0 replayed, 1 error, 2 damage found (nothing written),\n"
+     "                       3 damage found, intact data salvaged\n", 1},
+};
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void usage(FILE *f)
+{
+    size_t i;
+
+    fputs("usage: bblog COMMAND [OPTION]... ARG...\n\n"
+          "Lists, checks and replays the burst-buffer logs bblog keeps for MPI-IO files.\n\n"
+          "commands:\n", f);
+    for (i = 0; i < NCOMMANDS; i++)
+        fputs(commands[i].help, f);
+    fputs("\nLOG is a log's .meta file (its .data file or base name are accepted too).\n"
+          "Run 'bblog COMMAND --help' for a command's options; see bblog(1).\n", f);
+}
+
 int main(int argc, char **argv)
 {
+    const struct command *c = NULL;
     const char *cmd;
     char *name;
+    size_t i;
     int status = 1;
 
     if (argc < 2) {
@@ -1186,31 +1266,25 @@ int main(int argc, char **argv)
         printf("bblog %s (log format %u)\n", PACKAGE_VERSION, BBLOG_FORMAT_VERSION);
         return 0;
     }
+    for (i = 0; i < NCOMMANDS && !c; i++)
+        if (strcmp(cmd, commands[i].name) == 0)
+            c = &commands[i];
+    if (!c) {
+        fprintf(stderr, "bblog: unknown command '%s'; try 'bblog --help'\n", cmd);
+        return 1;
+    }
     /* Each command parses its own options; getopt's messages then start with "bblog CMD". */
     if (asprintf(&name, "bblog %s", cmd) < 0) {
         oom();
         return 1;
     }
-    argc--;
-    argv++;
-    argv[0] = name;
-    if (strcmp(cmd, "ls") == 0)
-        status = cmd_ls(argc, argv);
-    else if (strcmp(cmd, "dump") == 0)
-        status = cmd_dump(argc, argv);
-    else if (strcmp(cmd, "check") == 0)
-        status = cmd_check(argc, argv);
-    else if (strcmp(cmd, "replay") == 0)
-        status = cmd_replay(argc, argv);
-    else if (strcmp(cmd, "status") == 0)
-        status = cmd_status(argc, argv);
-    else
-        fprintf(stderr, "bblog: unknown command '%s'; try 'bblog --help'\n", cmd);
+    argv[1] = name;
+    status = c->run(argc - 1, argv + 1);
     /* A listing cut short by a full disk or a closed pipe must not look complete. */
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "bblog: can't write the output: %s\n", strerror(errno));
         if (status == 0)
-            status = strcmp(cmd, "check") == 0 ? CHECK_UNREADABLE : 1;
+            status = c->write_failed;
     }
     free(name);
     return status;

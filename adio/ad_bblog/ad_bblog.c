@@ -3,6 +3,7 @@
  * Designated initializers, so no function can land in the wrong slot.
  */
 #include "ad_bblog.h"
+#include "ad_bblog_ops.h"
 #include "adioi.h"
 
 struct ADIOI_Fns_struct ADIO_BBLOG_operations = {

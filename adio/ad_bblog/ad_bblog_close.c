@@ -11,6 +11,11 @@
 #endif
 
 #include "ad_bblog.h"
+#include "ad_bblog_base.h"
+#include "ad_bblog_ops.h"
+#include "ad_bblog_drain.h"
+#include "ad_bblog_bg.h"
+#include "ad_bblog_peer.h"
 #include "adioi.h"
 
 /* What the log still owes the PFS after the last planning point: keep records for the
@@ -25,7 +30,7 @@ static int write_keeps(struct ADIOI_BBLOG_logstate *ls)
     int rc = 0;
 
     if (bblog_idx_count(ls->idx) == 0) {
-        ADIOI_BBLOG_Vis_emptied(ls);
+        ADIOI_BBLOG_Peer_emptied(ls);
         return bblog_log_mark_drained(ls->log);
     }
     bblog_idx_iter_init(ls->idx, &it, 0, UINT64_MAX);
@@ -53,17 +58,14 @@ static int write_keeps(struct ADIOI_BBLOG_logstate *ls)
  * Each process's background drain writes each extent that does not continue another with its
  * own PFS request; small extents interleaved with other processes' (IOR strided 4 KiB) go out
  * at a few MB/s per process, where this collective drain writes them through the node exchange
- * and two-phase at the PFS's speed. Left to the threads one by one, MPI_Finalize waited 5-6 s
- * for 16 MiB per process of 4 KiB pieces at 4 ranks, which the drain here writes in about
- * 0.4 s. The last point hands small pieces to node batches instead, which the threads write
- * in large chunks from their node's logs after close (ad_bblog_batch.c), where every node has
+ * and two-phase at the PFS's speed (RATIONALE: bench/results/rationale.md, close-small). The
+ * last point hands small pieces to node batches instead, which the threads write
+ * in large chunks from their node's logs after close (ad_bblog_bg_batch.c), where every node has
  * several of the processes (a node's pieces then continue each other's). Where no batch can
  * take them (on some node) and the extents left (over all processes) average less than
  * ADIOI_BBLOG_CLOSE_PIECE, close drains them now, as bblog_close=pfs would; larger ones the
  * thread writes at the PFS's speed after close (BBLOG_DEBUG_CLOSE_ALONE=1: always), where
- * computation after close can hide them. One phase of 8 MiB per rank, 4 ranks, strided:
- * 16 KiB pieces, whole job 1.13-1.23 s left to the thread, 0.61-0.67 drained here, the close's
- * wait alike; 64 KiB pieces 0.81-0.84 against 0.64-0.75, but the close 0.03-0.19 s longer. */
+ * computation after close can hide them. */
 static int close_to_bb(ADIO_File fd, struct ADIOI_BBLOG_state *st, int *err)
 {
     uint64_t mine[4] = { 0, 0, 0, 0 }, all[4];
@@ -76,7 +78,7 @@ static int close_to_bb(ADIO_File fd, struct ADIOI_BBLOG_state *st, int *err)
     mine[2] = bblog_idx_count(st->ls->idx);
     ADIOI_BBLOG_Unlock(st->ls);
     mine[0] = ADIOI_BBLOG_Bg_plan_close(fd, &batched) != 0;
-    ADIOI_BBLOG_Bg_mark(st->ls);
+    ADIOI_BBLOG_Bg_phase_end(st->ls);
     ADIOI_BBLOG_Lock(st->ls);
     rc = st->ls->log ? write_keeps(st->ls) : 0;
     ADIOI_BBLOG_Unlock(st->ls);
@@ -147,8 +149,8 @@ void ADIOI_BBLOG_Close(ADIO_File fd, int *error_code)
         ADIOI_BBLOG_Stats_report(fd);
     ADIOI_BBLOG_Node_free(st);
     ADIOI_BBLOG_Remote_close(st);
-    ADIOI_BBLOG_Vis_detach(st);
-    ADIOI_BBLOG_Vis_close(st);
+    ADIOI_BBLOG_Peer_detach(st);
+    ADIOI_BBLOG_Peer_close(st);
     ADIOI_BBLOG_Clock_close(st);
     if (st->ls) {
         int had_log = st->ls->log != NULL;

@@ -11,6 +11,9 @@
 #include <unistd.h>
 
 #include "ad_bblog.h"
+#include "ad_bblog_base.h"
+#include "ad_bblog_ops.h"
+#include "ad_bblog_bg.h"
 #include "adioi.h"
 
 static void remove_stale_logs(const char *pfs_path)

@@ -13,6 +13,11 @@
  * (under its locks) until atomicity is turned off again.
  */
 #include "ad_bblog.h"
+#include "ad_bblog_base.h"
+#include "ad_bblog_ops.h"
+#include "ad_bblog_drain.h"
+#include "ad_bblog_bg.h"
+#include "ad_bblog_peer.h"
 #include "adioi.h"
 
 void ADIOI_BBLOG_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t * fcntl_struct, int *error_code)
@@ -33,7 +38,7 @@ void ADIOI_BBLOG_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t * fcntl_struct, int 
             fcntl_struct->fsize = (ADIO_Offset) bblog_idx_end(st->ls->idx);
         /* As on a POSIX file system: the other processes' published writes count too. */
         if (*error_code == MPI_SUCCESS && st->peers) {
-            ADIO_Offset e = ADIOI_BBLOG_Vis_end(fd);
+            ADIO_Offset e = ADIOI_BBLOG_Peer_end(fd);
             if (e > fcntl_struct->fsize)
                 fcntl_struct->fsize = e;
         }

@@ -3,12 +3,14 @@
  * file pointer, which are the inner file's.
  */
 #include "ad_bblog.h"
+#include "ad_bblog_base.h"
+#include "ad_bblog_ops.h"
 #include "adioi.h"
 
 int ADIOI_BBLOG_Feature(ADIO_File fd, int flag)
 {
     switch (flag) {
-    case ADIO_SHARED_FP:        /* one slot per view, no barrier in set_view: ad_bblog_shfp.c */
+    case ADIO_SHARED_FP:        /* one slot per view, no barrier in set_view: ad_bblog_sharedfp.c */
     case ADIO_LOCKS:
     case ADIO_ATOMIC_MODE:
     case ADIO_UNLINK_AFTER_CLOSE:

@@ -5,14 +5,14 @@
  * the data reaches the PFS at a later drain (close at the latest).
  *
  * Like every collective call, a sync orders the writes before it before those after it, across
- * processes (ad_bblog_order.c).
+ * processes (ad_bblog_base_order.c).
  *
  * Syncs without an agreement. Where nothing drains in the background, a sync does not start
  * with the drain's MPI_Allgather, which made every process wait for the slowest writer and
  * leave the sync together with the others: the next phases were then written by all processes
  * at once, where under plain ROMIO (each process's own fsync) they drift apart and take turns
- * (a checkpoint of large blocks, 4 processes on 2 cores: whole job 4.60 s against plain
- * ROMIO's 4.29; bench/results/README.md). Instead each process sends every other one its notes
+ * (RATIONALE: bench/results/rationale.md, sync-notes). Instead each process sends every other
+ * one its notes
  * of the sync, point to point: whether it logged anything, and the pieces (offset, length,
  * stamp) it wrote straight to the PFS since the last drain, with those it logged. Then:
  *   - a process that logged nothing flushes its writes to the PFS file and returns at once;
@@ -37,6 +37,10 @@
 #include <string.h>
 
 #include "ad_bblog.h"
+#include "ad_bblog_base.h"
+#include "ad_bblog_ops.h"
+#include "ad_bblog_drain.h"
+#include "ad_bblog_bg.h"
 #include "adioi.h"
 
 #define ADIOI_BBLOG_NOTES_PROCS 256
@@ -169,7 +173,7 @@ int ADIOI_BBLOG_Notes_settle(struct ADIOI_BBLOG_state *st)
             rc = recv_idle(st, &done, 1, p, TAG_DONE);
         }
     batches_reap(st, 0);
-    st->st.t_settle += ADIOI_BBLOG_Now() - t0;
+    st->stats.t_settle += ADIOI_BBLOG_Now() - t0;
     return rc;
 }
 
@@ -283,7 +287,7 @@ static int sync_notes(ADIO_File fd, struct ADIOI_BBLOG_state *st)
         if (st->ls->refs - (st->ls->bg ? 1 : 0) == 1)
             ADIOI_BBLOG_Order_reset(st->ls);
         ADIOI_BBLOG_Unlock(st->ls);
-        st->st.syncs_alone++;
+        st->stats.syncs_alone++;
         return rc != MPI_SUCCESS ? rc : frc;
     }
     /* Logged: hear everyone's notes of this sync. */
@@ -318,7 +322,7 @@ static int sync_notes(ADIO_File fd, struct ADIOI_BBLOG_state *st)
         ADIOI_BBLOG_Order_fini(&later);
     }
     free(others);
-    st->st.syncs_alone++;
+    st->stats.syncs_alone++;
     /* Done, even after a failure: the others must not wait for ever. */
     b = batch_new(0, st->nprocs - 1);
     if (!b)
@@ -348,8 +352,8 @@ void ADIOI_BBLOG_Notes_close(ADIO_File fd)
 /* A process with nothing logged flushes what it wrote through before the drain's agreement,
  * while slower processes still write, as each process flushes alone under plain ROMIO; after
  * the agreement every process would flush at once, and the PFS take the flushes together
- * (the first sync of a checkpoint of large blocks: 74 ms against 5 at 4 processes on the
- * GlusterFS stand-in). The drain then finds those writes flushed (drain_nothing). An error is
+ * (RATIONALE: bench/results/rationale.md, early-flush). The drain then finds those writes
+ * flushed (drain_nothing). An error is
  * kept for after the drain, which every process must still enter. */
 static int flush_early(struct ADIOI_BBLOG_state *st)
 {
@@ -376,7 +380,7 @@ void ADIOI_BBLOG_Flush(ADIO_File fd, int *error_code)
         ADIO_Flush(st->inner, error_code);
         return;
     }
-    ADIOI_BBLOG_Bg_mark(st->ls);     /* a sync ends an I/O phase (pacing) */
+    ADIOI_BBLOG_Bg_phase_end(st->ls);     /* a sync ends an I/O phase (pacing) */
     serr = ADIOI_BBLOG_Notes_settle(st);
     if (st->hints.sync_bb) {
         int rc = 0;
@@ -405,5 +409,5 @@ void ADIOI_BBLOG_Flush(ADIO_File fd, int *error_code)
     if (*error_code == MPI_SUCCESS)
         st->through_unsynced = 0;
     ADIOI_BBLOG_Coll_end(fd, 0, 1);
-    st->st.t_sync += ADIOI_BBLOG_Now() - t0;
+    st->stats.t_sync += ADIOI_BBLOG_Now() - t0;
 }

@@ -16,6 +16,11 @@
 #include <unistd.h>
 
 #include "ad_bblog.h"
+#include "ad_bblog_base.h"
+#include "ad_bblog_ops.h"
+#include "ad_bblog_drain.h"
+#include "ad_bblog_bg.h"
+#include "ad_bblog_peer.h"
 #include "adioi.h"
 
 /* ROMIO names the shared-file-pointer file ".NAME.shfp.NNN" and opens it on MPI_COMM_SELF with
@@ -273,12 +278,12 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
         in[LO + i] = ~biased(h[i]);
     }
     /* The host name's hash, as max and max of ~: equal everywhere when all processes share
-     * one node, which the drain's node exchange uses (ad_bblog_node.c). */
+     * one node, which the drain's node exchange uses (ad_bblog_drain_share.c). */
     MPI_Get_processor_name(host, &len);
     host[len] = '\0';
     in[HOST] = st->host_hash = bblog_fnv1a64(host);
     in[HOST + 1] = ~in[HOST];
-    /* Rank 0's secret of this open: other nodes' reads must show it (ad_bblog_remote.c). */
+    /* Rank 0's secret of this open: other nodes' reads must show it (ad_bblog_peer_remote.c). */
     if (st->rank == 0) {
         memcpy(&in[TOK], token, TOKEN_WORDS * sizeof(in[0]));
         if (getrandom(&in[KEY], 2 * sizeof(in[0]), 0) != (ssize_t) (2 * sizeof(in[0])))
@@ -288,7 +293,7 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
         in[MAGIC] = (unsigned long long) *magic;
         in[CREATED] = (unsigned long long) *created;
     }
-    /* The smallest share of free burst-buffer space, as max of ~ (ad_bblog_cap.c). */
+    /* The smallest share of free burst-buffer space, as max of ~ (ad_bblog_bg_cap.c). */
     in[WATCH] = st->hints_parsed ? ~(unsigned long long) ADIOI_BBLOG_Cap_free(st) : 0;
     ADIOI_BBLOG_Reduce_vec(in, out, N, 0, -1, fd->comm);
     if (out[FAILED])
@@ -308,7 +313,7 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
     st->key[1] = out[KEY + 1];
     *magic = (long) out[MAGIC];
     *created = (int) out[CREATED];
-    /* Across nodes the write clock follows real time (ad_bblog_order.c). */
+    /* Across nodes the write clock follows real time (ad_bblog_base_order.c). */
     st->clock_origin = st->one_node ? 0 : (int64_t) out[ORIGIN];
     return MPI_SUCCESS;
 }
@@ -318,8 +323,8 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
 static void discard_state(ADIO_File fd, struct ADIOI_BBLOG_state *st)
 {
     ADIOI_BBLOG_Remote_close(st);
-    ADIOI_BBLOG_Vis_detach(st);
-    ADIOI_BBLOG_Vis_close(st);
+    ADIOI_BBLOG_Peer_detach(st);
+    ADIOI_BBLOG_Peer_close(st);
     ADIOI_BBLOG_Clock_close(st);
     if (st->ls)
         ADIOI_BBLOG_Logstate_detach(st->ls, 1);
@@ -334,9 +339,8 @@ static void discard_state(ADIO_File fd, struct ADIOI_BBLOG_state *st)
  * hints, the absolute path, the burst buffer (checked before the PFS file is touched: an
  * unusable bblog_dir fails the open without creating the file) and the list of published
  * writes. Last, rank 0 makes the create pass of a file on ufs (*created: the file exists), so
- * that after the agreement every process opens it without O_CREAT, as under plain ROMIO: a
- * create pass on each process (open with O_CREAT, close, open again) cost 10-20 ms more per
- * open with 4 processes on the GlusterFS stand-in. Returns this process's MPI error code. */
+ * that after the agreement every process opens it without O_CREAT, as under plain ROMIO
+ * (RATIONALE: bench/results/rationale.md, create-pass). Returns this process's MPI error code. */
 static int open_local(ADIO_File fd, struct ADIOI_BBLOG_state *st, int access_mode,
                       const char **inner_name, int *fstype, ADIOI_Fns ** ops, long *magic,
                       int *created, char *token, size_t tlen)
@@ -350,7 +354,7 @@ static int open_local(ADIO_File fd, struct ADIOI_BBLOG_state *st, int access_mod
         err = ADIOI_BBLOG_Parse_hints(st->user_info, &st->hints);
         if (err == MPI_SUCCESS) {
             st->hints_parsed = 1;
-            ADIOI_BBLOG_spin_waits = st->hints.debug_spin;      /* process-wide (_wait.c) */
+            ADIOI_BBLOG_spin_waits = st->hints.debug_spin;      /* process-wide (_base_wait.c) */
         }
     }
     /* The log header names the file by absolute path, so that `bblog replay` finds it. */
@@ -362,15 +366,15 @@ static int open_local(ADIO_File fd, struct ADIOI_BBLOG_state *st, int access_mod
         err = prepare_log(fd, st, token, tlen);
     /* Once a handle of several processes shares the process's log of this file, its other
      * handles' writes (MPI_COMM_SELF ones, as PnetCDF's) are ordered against the other
-     * processes' too (ad_bblog_bg.c). */
+     * processes' too (ad_bblog_bg_plan.c). */
     if (err == MPI_SUCCESS && !st->passthrough && st->nprocs > 1) {
         ADIOI_BBLOG_Lock(st->ls);
         st->ls->multi = 1;
         ADIOI_BBLOG_Unlock(st->ls);
     }
-    /* Reads that see the other processes' writes (ad_bblog_vis.c). */
+    /* Reads that see the other processes' writes (ad_bblog_peer_list.c). */
     if (err == MPI_SUCCESS && !st->passthrough && st->nprocs > 1 && st->hints.posix_reads &&
-        ADIOI_BBLOG_Vis_open(st) != 0)
+        ADIOI_BBLOG_Peer_open(st) != 0)
         err = ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_NO_MEM, "bblog: out of memory "
                               "opening %s", fd->filename);
     if (err == MPI_SUCCESS && st->rank == 0) {
@@ -392,7 +396,7 @@ static void open_reads(ADIO_File fd, struct ADIOI_BBLOG_state *st, int access_mo
     if (!st->passthrough)
         ADIOI_BBLOG_Clock_open(st);
     if (st->peers)
-        ADIOI_BBLOG_Vis_named(st);
+        ADIOI_BBLOG_Peer_named(st);
     /* Processes of other nodes read this node's logged bytes through its read server. Where
      * there is none, writes go to the PFS file, where everyone sees them. */
     if (st->peers && !(access_mode & ADIO_RDONLY) &&
@@ -410,7 +414,7 @@ static void open_reads(ADIO_File fd, struct ADIOI_BBLOG_state *st, int access_mo
      * it cannot be made, nothing is logged: every write goes to the PFS file, where the
      * others see it. */
     if (st->peers && !(access_mode & ADIO_RDONLY)) {
-        int rc = ADIOI_BBLOG_Vis_attach(st);
+        int rc = ADIOI_BBLOG_Peer_attach(st);
         if (rc != 0) {
             char why[PATH_MAX + 64];
             snprintf(why, sizeof(why), "cannot hold the list of logged writes (%s)",

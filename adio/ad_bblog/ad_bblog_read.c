@@ -2,13 +2,18 @@
  * Reads. A process always reads its own earlier writes (DESIGN.md section 3) without any
  * collective: the bytes come from the inner file, and this process's logged extents are laid
  * over them from the log. With bblog_consistency=posix (the default) it also reads what the
- * other processes of its node logged and published (ad_bblog_vis.c). A collective read drains
+ * other processes of its node logged and published (ad_bblog_peer_list.c). A collective read drains
  * first (see ReadStridedColl). Bytes past the end of the inner file that lie before the end of
  * an overlaid extent read as zeros, as they will once drained.
  */
 #include <string.h>
 
 #include "ad_bblog.h"
+#include "ad_bblog_base.h"
+#include "ad_bblog_ops.h"
+#include "ad_bblog_drain.h"
+#include "ad_bblog_bg.h"
+#include "ad_bblog_peer.h"
 #include "adioi.h"
 
 static int has_logged(struct ADIOI_BBLOG_state *st)
@@ -39,7 +44,7 @@ static int overlay(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, char *buf, AD
             return ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot read back the log",
                                       bblog_log_data_path(st->ls->log));
         *end = rel + (ADIO_Offset) e.len;
-        st->st.bytes_overlaid += e.len;
+        st->stats.bytes_overlaid += e.len;
     }
     return MPI_SUCCESS;
 }
@@ -56,14 +61,14 @@ void ADIOI_BBLOG_ReadContig(ADIO_File fd, void *buf, ADIOI_BBLOG_count_t count,
     *error_code = MPI_SUCCESS;
     MPI_Type_size_x(datatype, &size);
     len = (ADIO_Offset) size * count;
-    st->st.read_calls++;
+    st->stats.read_calls++;
     /* Held across both steps: a background drain forgets an extent only after writing it, and
      * only under the lock, so the bytes are in the inner read or in the overlay. */
     ADIOI_BBLOG_Lock(st->ls);
     end = 0;
     done = 0;
     if (st->peers)
-        *error_code = ADIOI_BBLOG_Vis_read(fd, off, len, buf, &got, &done);
+        *error_code = ADIOI_BBLOG_Peer_read(fd, off, len, buf, &got, &done);
     if (*error_code == MPI_SUCCESS && !done) {
         *error_code = ADIOI_BBLOG_Read_inner(fd, off, len, buf, &got);
         if (*error_code == MPI_SUCCESS && has_logged(st))
@@ -92,7 +97,7 @@ void ADIOI_BBLOG_ReadStrided(ADIO_File fd, void *buf, ADIOI_BBLOG_count_t count,
                                error_code);
         return;
     }
-    if (!has_logged(st) && !(st->peers && ADIOI_BBLOG_Vis_any(fd))) {
+    if (!has_logged(st) && !(st->peers && ADIOI_BBLOG_Peer_any(fd))) {
         ADIOI_BBLOG_INNER_STRIDED(fd, st,
                                   ADIO_ReadStrided(st->inner, buf, count, datatype,
                                                    file_ptr_type, offset, status, error_code));

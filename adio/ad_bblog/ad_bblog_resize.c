@@ -2,13 +2,17 @@
  * MPI_File_set_size (collective): drain first, so that no logged byte past the new size can
  * come back later, then let the inner driver resize the file.
  *
- * Order: each process empties its list of published writes (ad_bblog_vis.c) on its own, after
+ * Order: each process empties its list of published writes (ad_bblog_peer_list.c) on its own, after
  * the drain's commit. Until it has, another process's get_size and reads still count what the
  * list names, bytes the resize may just have cut. So no process returns before every list is
  * empty and the file resized: a barrier ends the call, as the new size must be what every
  * process sees at once (HDF5 compares it with its end of allocation).
  */
 #include "ad_bblog.h"
+#include "ad_bblog_base.h"
+#include "ad_bblog_ops.h"
+#include "ad_bblog_drain.h"
+#include "ad_bblog_bg.h"
 #include "adioi.h"
 
 void ADIOI_BBLOG_Resize(ADIO_File fd, ADIO_Offset size, int *error_code)

@@ -6,7 +6,7 @@
  *
  * Writes go straight to the inner file instead when the log must not or cannot hold them:
  * atomic mode, the shared-file-pointer file, and the burst buffer full (its capacity reached
- * and the background drain unable to make room, ad_bblog_cap.c, or the log refused the
+ * and the background drain unable to make room, ad_bblog_bg_cap.c, or the log refused the
  * append), the last for bytes that no logged extent covers. So do extents of
  * bblog_through_threshold bytes or more when nothing drains the file in the background
  * (bblog_drain=on_demand, bblog_close=pfs): the drain at sync or close would write the same
@@ -19,12 +19,17 @@
  * ones. A failed log takes nothing: then the index forgets the older bytes (replace_through).
  *
  * With bblog_consistency=posix each write call ends by publishing what it logged to the
- * other processes' reads (ad_bblog_vis.c).
+ * other processes' reads (ad_bblog_peer_list.c).
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "ad_bblog.h"
+#include "ad_bblog_base.h"
+#include "ad_bblog_ops.h"
+#include "ad_bblog_drain.h"
+#include "ad_bblog_bg.h"
+#include "ad_bblog_peer.h"
 #include "adioi.h"
 
 /* Writes [off, off+len) of buf to the inner file, and remembers it for the drain's order. */
@@ -58,7 +63,7 @@ static int write_inner(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const voi
         p += n;
         off += n;
         len -= n;
-        st->st.bytes_through += n;
+        st->stats.bytes_through += n;
     }
     if (locked)
         ADIOI_BBLOG_Inner_lock(st->inner->fd_sys, F_UNLCK, (uint64_t) off0, (uint64_t) len0);
@@ -67,7 +72,7 @@ static int write_inner(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const voi
     st->through_unsynced = 1;
     wrote_through(st);
     if (err == MPI_SUCCESS)
-        st->st.writes_through++;
+        st->stats.writes_through++;
     /* Newer than what other processes logged before the last collective call: the drain must
      * not put that back over these bytes. */
     if (err == MPI_SUCCESS && st->ls && st->ls->multi &&
@@ -113,7 +118,7 @@ static int write_through(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const v
 
     /* Other processes' reads must not show what they logged earlier over these bytes. */
     if (err == MPI_SUCCESS && st->ls &&
-        ADIOI_BBLOG_Vis_note(st->ls, (uint64_t) off, (uint64_t) len, 0,
+        ADIOI_BBLOG_Peer_note(st->ls, (uint64_t) off, (uint64_t) len, 0,
                              ADIOI_BBLOG_Stamp(st->ls), 1) != 0)
         err = ADIOI_BBLOG_Err_rc("ADIOI_BBLOG_WRITE_THROUGH", __LINE__, ENOMEM,
                                  "cannot record a write through to", st->pfs_path);
@@ -152,11 +157,11 @@ static int through_from_log(ADIO_File fd, uint64_t off, uint64_t len, uint64_t d
 /* At the end of a write call: what it logged becomes readable by the other processes. */
 static int publish(ADIO_File fd)
 {
-    return ADIOI_BBLOG_Vis_publish(fd, through_from_log);
+    return ADIOI_BBLOG_Peer_publish(fd, through_from_log);
 }
 
 /* Bytes that must stay behind logged ones: this process's, or, with background drains,
- * another process's logged before the last planning point (ad_bblog_bg.c). */
+ * another process's logged before the last planning point (ad_bblog_bg_plan.c). */
 static int logged_overlap(struct ADIOI_BBLOG_state *st, ADIO_Offset off, ADIO_Offset len)
 {
     struct bblog_idx_iter it;
@@ -186,7 +191,7 @@ static int create_log(ADIO_File fd, struct ADIOI_BBLOG_state *st)
     MPI_Comm_size(MPI_COMM_WORLD, &world_size);
     p.rank = (uint32_t) world_rank;
     p.nprocs = (uint32_t) world_size;
-    /* Other processes read this log while the file is open (ad_bblog_vis.c): each write call
+    /* Other processes read this log while the file is open (ad_bblog_peer_list.c): each write call
      * ends by writing out what it staged, which O_DIRECT would turn into a wait for the
      * device; through the page cache it is a copy. */
     if (st->ls->vis)
@@ -215,7 +220,7 @@ static int replace_through(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const
 }
 
 /* Whether len more bytes may go into the log: within bblog_max_size, or the capacity of
- * ad_bblog_cap.c, waiting for the background drain to make room where it can. */
+ * ad_bblog_bg_cap.c, waiting for the background drain to make room where it can. */
 static int fits(struct ADIOI_BBLOG_state *st, uint64_t len)
 {
     struct ADIOI_BBLOG_logstate *ls = st->ls;
@@ -238,7 +243,7 @@ static int log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void
 
     if (len <= 0)
         return MPI_SUCCESS;
-    st->st.write_calls++;
+    st->stats.write_calls++;
     if (st->hints.through_threshold > 0 && len >= st->hints.through_threshold &&
         ADIOI_BBLOG_NO_BG(&st->hints) && !logged_overlap(st, off, len))
         return write_through(fd, off, len, buf);
@@ -266,7 +271,7 @@ static int log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void
     stamp = ADIOI_BBLOG_Stamp(st->ls);
     bblog_log_set_gen(st->ls->log, ADIOI_BBLOG_COLL_STAMP(stamp));
     rc = bblog_log_append(st->ls->log, (uint64_t) off, (uint64_t) len, buf, &data_off);
-    st->st.t_append += ADIOI_BBLOG_Now() - t0;
+    st->stats.t_append += ADIOI_BBLOG_Now() - t0;
     if (rc != 0) {
         /* The log refused the bytes (device full, I/O error): they are not stored there. */
         char why[128];
@@ -277,26 +282,13 @@ static int log_extent(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, const void
             return write_through(fd, off, len, buf);
         return replace_through(fd, off, len, buf);
     }
-    rc = ADIOI_BBLOG_Note_append(st->ls, data_off, stamp);
-    if (rc == 0 && st->ls->bg && st->ls->multi)
-        rc = ADIOI_BBLOG_Note_recent(st->ls, (uint64_t) off, (uint64_t) len, stamp);
-    if (rc == 0)
-        rc = bblog_idx_insert(st->ls->idx, (uint64_t) off, (uint64_t) len, data_off);
-    /* Without its note the trim point could pass these bytes: no more trimming then. */
-    if (rc == 0 && ADIOI_BBLOG_Trim_note_append(st->ls, (uint64_t) off, (uint64_t) len, data_off))
-        st->ls->cap_failed = 1;
-    if (rc == 0)
-        rc = ADIOI_BBLOG_Vis_note(st->ls, (uint64_t) off, (uint64_t) len, data_off, stamp, 0);
+    rc = ADIOI_BBLOG_Logstate_record(st->ls, (uint64_t) off, (uint64_t) len, data_off, stamp);
     if (rc != 0)
         return ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot index a logged write of",
                                   st->pfs_path);
+    st->stats.bytes_logged += len;
     if (st->vis_failed && (rc = through_from_log(fd, (uint64_t) off, (uint64_t) len, data_off)))
         return rc;
-    st->ls->log_bytes += len;
-    ADIOI_BBLOG_Wrote(st->ls);
-    if (data_off + (uint64_t) len > st->ls->log_end)
-        st->ls->log_end = data_off + (uint64_t) len;
-    st->st.bytes_logged += len;
     return MPI_SUCCESS;
 }
 
@@ -347,7 +339,7 @@ void ADIOI_BBLOG_WriteContig(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t 
                              status, error_code);
         if (fd->atomicity) {
             if (*error_code == MPI_SUCCESS)
-                st->st.bytes_through += len;
+                st->stats.bytes_through += len;
             wrote_through(st);  /* failed or not, some bytes may have changed */
         }
     } else {
@@ -432,7 +424,7 @@ static void write_coll(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t count,
         if (any && (*error_code = ADIOI_BBLOG_Drain(fd, 0)) != MPI_SUCCESS)
             return;
     } else if (may_wait && st->cap_watch && st->ls->colls >= st->ls->cap_next) {
-        /* A small budget: make room, or start the drain that makes it (ad_bblog_cap.c). */
+        /* A small budget: make room, or start the drain that makes it (ad_bblog_bg_cap.c). */
         MPI_Count size;
         MPI_Type_size_x(datatype, &size);
         if ((*error_code = ADIOI_BBLOG_Cap_coll(fd, (uint64_t) size * count)) != MPI_SUCCESS)

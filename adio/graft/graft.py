@@ -91,8 +91,8 @@ OPS_EXTERN = ("#ifdef ROMIO_BBLOG\n"
 # The hooks of ROMIO 3.4 and later into the driver (set_view, get_info, the shared pointer, close).
 HOOK_PROTOS = (
     "#ifdef ROMIO_BBLOG\n"
-    "/* bblog graft: set_view (ad_bblog_shfp.c, ad_bblog_hints.c) and the shared pointer of a\n"
-    " * bblog file (ad_bblog_shfp.c) */\n"
+    "/* bblog graft: set_view (ad_bblog_sharedfp.c, ad_bblog_base_hints.c) and the shared pointer of a\n"
+    " * bblog file (ad_bblog_sharedfp.c) */\n"
     "void ADIOI_BBLOG_View_changed(ADIO_File fd);\n"
     "void ADIOI_BBLOG_Get_shared_fp(ADIO_File fd, ADIO_Offset incr, ADIO_Offset * shared_fp,\n"
     "                               int *error_code);\n"
@@ -116,23 +116,23 @@ CLOSE_SHARED_FP = (
 # ROMIO 3.2 (Open MPI 4.1) has none of the 3.4 hooks above but get_info's refresh, and keeps its
 # close's MPI_Barrier before the shared pointer's file is closed; Open MPI's blocking barrier polls,
 # so a bblog file's processes wait there with the driver's own barrier, which sleeps
-# (ad_bblog_wait.c), as they do in the driver's close.
+# (ad_bblog_base_wait.c), as they do in the driver's close.
 CHAIN_PROTOS = (
     "#ifdef ROMIO_BBLOG\n"
-    "/* bblog graft: get_info's refresh (ad_bblog_hints.c) and close's barrier (ad_bblog_wait.c) */\n"
+    "/* bblog graft: get_info's refresh (ad_bblog_base_hints.c) and close's barrier (ad_bblog_base_wait.c) */\n"
     "void ADIOI_BBLOG_Refresh_info(ADIO_File fd);\n"
     "int ADIOI_BBLOG_Barrier(MPI_Comm comm);\n"
     "#endif\n\n")
 CLOSE_BARRIER = (
     "#ifdef ROMIO_BBLOG\n"
-    "\t/* bblog graft: a bblog file's processes wait here without spinning (ad_bblog_wait.c) */\n"
+    "\t/* bblog graft: a bblog file's processes wait here without spinning (ad_bblog_base_wait.c) */\n"
     "\tif (adio_fh->file_system == ADIO_BBLOG)\n"
     "\t    ADIOI_BBLOG_Barrier((adio_fh)->comm);\n"
     "\telse\n"
     "#endif\n")
 SET_VIEW_INFO = (
     "#ifdef ROMIO_BBLOG\n"
-    "    /* bblog graft: a bblog file's set_view makes no collective call (ad_bblog_shfp.c);\n"
+    "    /* bblog graft: a bblog file's set_view makes no collective call (ad_bblog_sharedfp.c);\n"
     "     * the driver checks the info alone, here, because ADIO_Set_view drops the error of\n"
     "     * its SetInfo. */\n"
     "    if (adio_fh->file_system == ADIO_BBLOG) {\n"
@@ -146,7 +146,7 @@ SET_VIEW_INFO = (
 SET_VIEW_RESET = (
     "#ifdef ROMIO_BBLOG\n"
     "    /* bblog graft: no reset and no barrier; the driver counts views, and the shared\n"
-    "     * pointer has one slot per view (ad_bblog_shfp.c). */\n"
+    "     * pointer has one slot per view (ad_bblog_sharedfp.c). */\n"
     "    if (adio_fh->file_system == ADIO_BBLOG) {\n"
     "        ADIOI_BBLOG_View_changed(adio_fh);\n"
     "        goto bblog_view_done;\n"
@@ -158,7 +158,7 @@ SET_VIEW_LABEL = (
     "#endif\n")
 GET_INFO = (
     "#ifdef ROMIO_BBLOG\n"
-    "    /* bblog graft: what is still pending changes with every call (ad_bblog_hints.c) */\n"
+    "    /* bblog graft: what is still pending changes with every call (ad_bblog_base_hints.c) */\n"
     "    if (adio_fh->file_system == ADIO_BBLOG)\n"
     "        ADIOI_BBLOG_Refresh_info(adio_fh);\n"
     "#endif\n")
@@ -331,7 +331,7 @@ def romio_edits(ed, gen, link):
         return once("bblog graft", r"^#ifdef ROMIO_NFS",
                     "#ifdef ROMIO_BBLOG\n"
                     "    if (fd->file_system == ADIO_BBLOG) {"
-                    "    /* bblog graft (ad_bblog_shfp.c) */\n"
+                    "    /* bblog graft (ad_bblog_sharedfp.c) */\n"
                     "        ADIOI_BBLOG_%s(%s);\n"
                     "        return;\n"
                     "    }\n"

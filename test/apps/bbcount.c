@@ -9,13 +9,13 @@
  * runner (run-count.sh) can give the calls per write call of the library under test.
  * Each wrapper counts and calls the MPI's own PMPI_ function, found with dlsym(RTLD_NEXT).
  * A nonblocking collective (MPI_Iallreduce, ...) counts as one collective call, as its blocking
- * form does (the driver waits for its own that way: ad_bblog_wait.c).
+ * form does (the driver waits for its own that way: ad_bblog_base_wait.c).
  * A call on a communicator of one process (MPI_COMM_SELF or a duplicate) communicates with
  * no one and is not counted.
  * It also counts the process's statfs calls on paths that begin with $BBCOUNT_PATH, where set
  * (statfs=N in the line where N > 0): asking which file system holds a file is a request to
  * the file system's servers when the file does not exist yet, which one process of an open
- * makes for all of them (ad_bblog_inner.c). And it counts the opens with O_CREAT of such paths
+ * makes for all of them (ad_bblog_base_inner.c). And it counts the opens with O_CREAT of such paths
  * (creat=N): a create is a request to the metadata servers that ROMIO's create pass makes on
  * one process of an open.
  */

@@ -23,7 +23,7 @@
 #                does not: a NOTE says so)
 #   [fill]       APPS_FILL=default: chunks keep HDF5's default fill, written at creation by all
 #                ranks and then overwritten by other ranks without MPI_File_sync (bblog orders
-#                that write-after-write by the collective calls between, ad_bblog_order.c)
+#                that write-after-write by the collective calls between, ad_bblog_base_order.c)
 #
 # Usage: run-apps.sh [PATTERN...]   only cases whose name matches one of the shell patterns
 #        (names as printed: h5_blocks, h5_extend[mdc], ldd, ...)

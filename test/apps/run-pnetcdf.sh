@@ -28,7 +28,7 @@
 #                the fixed-size variable, each rank a share, and the ranks then write their
 #                blocks over other ranks' fill without MPI_File_sync (PnetCDF syncs there only for
 #                NC_SHARE files): bblog orders that write-after-write by the collective calls
-#                between the two writes (ad_bblog_order.c).
+#                between the two writes (ad_bblog_base_order.c).
 #   [share]      PNCT_FILL=share: the same, in a file created NC_SHARE, so PnetCDF calls
 #                MPI_File_sync after the fill; in the default run.
 #

@@ -405,7 +405,7 @@ result "$name" "$why"
 # other processes must not return from that sync with success: MPI may complete their
 # collective calls without the dead process (MPICH's ch3 did, and its two-phase exchange went
 # on without its data), and a sync that succeeded there acknowledged bytes that never reached
-# the PFS (ad_bblog_drain.c, check_word).
+# the PFS (ad_bblog_drain_agree.c, Drain_check).
 name="drain-death[pfs]"
 if [ -z "$cl_nodes" ]; then
     echo "NOTE $name: only on the cluster (off it the drain of one node writes no aggregator's domain)"

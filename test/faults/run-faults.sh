@@ -380,7 +380,7 @@ inject pfs-fsync-eio-all sync   8 1048576 fsync    target.out EIO    0 0 1   pfs
 # replay of what was left makes the file whole (check_data).
 inject pfs-write-corrupt-verify sync $small pwrite target.out corrupt 0 1 all pfs BBLOG_VERIFY=true
 # Node batches of the background drain (bblog_mode=bb; phase A's interleaved 40000-byte pieces
-# form them, ad_bblog_batch.c). Rank 1 cannot open the others' piece lists (the batch fails for
+# form them, ad_bblog_bg_batch.c). Rank 1 cannot open the others' piece lists (the batch fails for
 # every process and each drains its own pieces), or cannot read them (it waits until the chunks
 # the others took are written, then writes all its pieces again), or cannot open another
 # process's log for a chunk, or a chunk's PFS write fails (the chunk fails, its owners keep its

@@ -168,7 +168,7 @@ for np in 2 4; do
     fi
 
     # bblog_mode=bb: background drains, whose node batches need every process of the node to
-    # see the same directory (ad_bblog_batch.c); with two they must drain without, not hang.
+    # see the same directory (ad_bblog_bg_batch.c); with two they must drain without, not hang.
     name="devdir-bb[$np]"
     if selected "$name"; then
         why=

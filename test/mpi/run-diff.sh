@@ -323,7 +323,7 @@ check_kept_logs() {
 
 # bblog_stats=FILE: one JSON object per file opened, appended by rank 0 (hint specification).
 # WANT: N objects, or N:peers / N:nopeers: the drains did / did not read other processes' logs
-# (bytes_from_peers summed over the objects; the node exchange, ad_bblog_node.c); N:ext: no
+# (bytes_from_peers summed over the objects; the node exchange, ad_bblog_drain_share.c); N:ext: no
 # object has more extents drained than processes (t_merge: one range of the file per process);
 # N:verified: every object whose file was drained says its last drain was verified, and the
 # drains read back bytes (bblog_verify=true); N:alone: the drains read other processes' logs
@@ -342,7 +342,7 @@ check_kept_logs() {
 # neither did (bytes_drained of the first two objects; BBLOG_DEBUG_NO_BATCH=1 /
 # BBLOG_DEBUG_CLOSE_ALONE=1); N:closebatch: neither close drained, and the drain threads wrote
 # the first file's small pieces as a node batch (batch_chunks of its bblog_bg lines) and the
-# second file's large extents each on its own (ad_bblog_batch.c);
+# second file's large extents each on its own (ad_bblog_bg_batch.c);
 # N:syncalone / N:syncagree: the first object (t_syncalone's file) says syncs_alone 7 / 0;
 # N:phased: no process planned more than 10 times (t_phases: 6 phases of 36 collective writes;
 # with a point at each phase's end once their length is known 8, with phase-blind spacing 12),
@@ -463,7 +463,7 @@ if want[1:] in (["closedrain"], ["closealone"], ["closebatch"]):
         if got != [0, 0] or chunks[0] <= 0 or chunks[1] != 0:
             print("bblog_stats: bytes_drained at the closes %s, batch chunks of the drains "
                   "after them %s: expected no drain at close, the small pieces in a node "
-                  "batch and the large extents not (ad_bblog_batch.c)" % (got, chunks))
+                  "batch and the large extents not (ad_bblog_bg_batch.c)" % (got, chunks))
     if want[1:] == ["closedrain"] and (got[0] <= 0 or got[1] != 0):
         print("bblog_stats: bytes_drained at the closes %s, expected the small pieces' close to "
               "drain and the large extents' not (ad_bblog_close.c)" % got)
@@ -891,7 +891,7 @@ done
 # leave everything to the drain after close, small pieces too (BBLOG_DEBUG_CLOSE_ALONE=1);
 # modebb and lognodebb take the close's rule (small leftovers drained at close where no node
 # batch takes them). Where pieces are small, the one-node modes drain them in node batches
-# (ad_bblog_batch.c), lognodebb from the slots of the node's log pair, but bgclosebb
+# (ad_bblog_bg_batch.c), lognodebb from the slots of the node's log pair, but bgclosebb
 # (BBLOG_DEBUG_NO_BATCH=1: each process's thread writes its own pieces), nodempi (no batch
 # without the node exchange) and lognode (no background drain). node2bb: bblog_mode=bb on nodes of two ranks (BBLOG_DEBUG_NODE_SIZE=2), each
 # node's batches of its own processes' pieces beside the other nodes', at the largest rank
@@ -900,7 +900,7 @@ done
 # that ROMIO's two-phase exchange moves all the data, as on nodes whose processes cannot read
 # each other's logs. resyncbb and prsyncbb: syncs that only make the logs durable, so that
 # the background drains alone bring the data to the file between the opens, while reads after
-# sync-barrier-sync must still see the other processes' bytes (ad_bblog_vis.c).
+# sync-barrier-sync must still see the other processes' bytes (ad_bblog_peer_list.c).
 bgmodes=(
     "nodempi    bblog_node_exchange=mpi"
     "reactive   bblog_drain=reactive"
@@ -949,7 +949,7 @@ for m in "${bgmodes[@]}"; do
     done
 done
 
-# Nodes of two ranks (BBLOG_DEBUG_NODE_SIZE=2, ad_bblog_node.c): the node exchange inside each
+# Nodes of two ranks (BBLOG_DEBUG_NODE_SIZE=2, ad_bblog_drain_share.c): the node exchange inside each
 # pseudo-node and ROMIO's two-phase exchange between them, as on a cluster; the whole table at
 # its largest rank count, and small drain buffers (many rounds). Again with one log pair per
 # node (bblog_mapping=node): the node exchange reads the node's slots of one pair.
@@ -970,7 +970,7 @@ selected "t_bigdata[node2,flush64k]" &&
     run_case "t_bigdata[node2,flush64k]" t_bigdata 4 "$small" "noforce,env=BBLOG_DEBUG_NODE_SIZE=2"
 
 # A burst buffer much smaller than the data and no sync: the background drain writes the oldest
-# logged bytes and gives their space back while the file is open (ad_bblog_cap.c).
+# logged bytes and gives their space back while the file is open (ad_bblog_bg_cap.c).
 for r in 2 4; do
     selected "t_capacity[max1m]" && run_case "t_capacity[max1m]" t_capacity $r \
         "bblog_max_size=1m" stats=2:cap
@@ -1008,7 +1008,7 @@ selected "t_contig[syncbb-env]" &&
     run_case "t_contig[syncbb-env]" t_contig 4 "" env=BBLOG_SYNC=bb,syncnote=1
 selected "t_strided[flush64k]" && run_case "t_strided[flush64k]" t_strided 4 "$small"
 # One node: the chunks of a round in equal runs per process, as without shared memory for the
-# chunk counter (ad_bblog_node.c), instead of taken in turn.
+# chunk counter (ad_bblog_drain_share.c), instead of taken in turn.
 selected "t_strided[flush64k,static]" &&
     run_case "t_strided[flush64k,static]" t_strided 4 "$small" "noforce,env=BBLOG_DEBUG_STATIC_CHUNKS=1"
 selected "t_bigdata[flush64k,static]" &&
@@ -1069,7 +1069,7 @@ selected "t_extent[node1,noserver]" && run_case "t_extent[node1,noserver]" t_ext
     "noforce,noserver,env=BBLOG_DEBUG_NODE_SIZE=1"
 selected "t_extent[node1,modebb]" && run_case "t_extent[node1,modebb]" t_extent 4 "bblog_mode=bb" \
     "noforce,env=BBLOG_DEBUG_NODE_SIZE=1"
-# Reads ask only the nodes that announced writes in their range (ad_bblog_remote.c): on
+# Reads ask only the nodes that announced writes in their range (ad_bblog_peer_remote.c): on
 # pseudo-nodes of one rank at 2, 4 and 8 nodes, on the cluster one rank per slot of its -hosts.
 if [ -n "$cl_nodes" ]; then
     slots=0
@@ -1190,7 +1190,7 @@ selected "t_holes[nopfsread,nomap]" &&
 # the file system has no byte-range locks (nolock: every fcntl lock fails).
 # stats: 4 SELF handles, the WORLD one and the check's read-back.
 # bblog_close=bb: what is left at close in small interleaved pieces goes to the drain threads as
-# a node batch (ad_bblog_batch.c); where no batch can take it (BBLOG_DEBUG_NO_BATCH=1) the close
+# a node batch (ad_bblog_bg_batch.c); where no batch can take it (BBLOG_DEBUG_NO_BATCH=1) the close
 # drains it collectively; large extents are left to the background drain (ad_bblog_close.c).
 # BBLOG_DEBUG_CLOSE_ALONE=1: the close never drains (as the closebb and bgclosebb modes above
 # run the whole table). With bblog_drain=on_demand the thread writes nothing before close, so
@@ -1256,7 +1256,7 @@ if selected valgrind; then
             tmo=${MPITEST_TIMEOUT:-$((tmo > 600 ? tmo : 600))} run_case "$p[valgrind]" "$p" 2 "" valgrind
         done
         # What a handle of one process keeps (its index by log offset, for giving log space
-        # back: ad_bblog_cap.c) goes with its last close: no definite leak.
+        # back: ad_bblog_bg_cap.c) goes with its last close: no definite leak.
         tmo=${MPITEST_TIMEOUT:-$((tmo > 600 ? tmo : 600))} run_case "t_size[valgrind,leaks]" \
             t_size 1 "" valgrind,leaks
     elif [ -n "${CI:-}" ]; then

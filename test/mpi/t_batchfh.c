@@ -1,5 +1,5 @@
 /*
- * A node batch of the background drain (ad_bblog_batch.c) and a second handle of the file.
+ * A node batch of the background drain (ad_bblog_bg_batch.c) and a second handle of the file.
  * Every rank writes interleaved 4 KiB pieces through a handle on MPI_COMM_WORLD (generation
  * 1) and syncs it: a planning point, whose small pieces go to a node batch under a background
  * drain (bblog_mode=bb), which the drain threads of all ranks write. Then each rank opens the

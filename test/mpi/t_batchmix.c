@@ -1,6 +1,6 @@
 /*
  * A node batch beside large extents that the drain threads write each on its own: a batch
- * takes a process's small extents only (ad_bblog_bg.c, batch_start). Generation 1: every rank
+ * takes a process's small extents only (ad_bblog_bg_plan.c, batch_start). Generation 1: every rank
  * writes a block of BIG bytes, its own region. MPI_File_sync: a planning point (under
  * bblog_mode=bb the data stays on the burst buffer and the threads drain it). Generation 2:
  * every rank writes a block over the next rank's region (another process's older bytes, ordered

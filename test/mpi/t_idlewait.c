@@ -1,5 +1,5 @@
 /*
- * The driver's collective calls wait without spinning (ad_bblog_wait.c). Every rank logs small
+ * The driver's collective calls wait without spinning (ad_bblog_base_wait.c). Every rank logs small
  * interleaved pieces with collective writes; then every rank but 0 sleeps WAIT_S seconds before
  * MPI_File_close, so that rank 0 waits about that long in the close's drain agreement. Through
  * bblog the processor time rank 0 uses in its close (getrusage: user and system time of all its

@@ -1,6 +1,6 @@
 /*
  * Reads of other processes' logged bytes that ask only the nodes holding bytes of the range
- * (ad_bblog_remote.c: the coverage tables). Run on pseudo-nodes of one rank or on the emulated
+ * (ad_bblog_peer_remote.c: the coverage tables). Run on pseudo-nodes of one rank or on the emulated
  * cluster, where every rank's logged bytes are served by its node's read server.
  *
  *   file 1 (blocks)  every rank logs one block at rank x BLK (independent write); after a

@@ -1,5 +1,5 @@
 /*
- * Planning points of a background drain at the ends of output phases (ad_bblog_bg.c). NPHASES
+ * Planning points of a background drain at the ends of output phases (ad_bblog_bg_plan.c). NPHASES
  * phases of NCALLS collective writes each, every phase over the bytes of the one before (a new
  * generation: the later one must win, whatever the background drain wrote meanwhile),
  * separated by PAUSE_US of idleness that stands for the application's computation: longer

@@ -1,5 +1,5 @@
 /*
- * The spacing of a background drain's planning points (ad_bblog_bg.c) after a collective call
+ * The spacing of a background drain's planning points (ad_bblog_bg_plan.c) after a collective call
  * that brought no bytes. MPI_File_set_size on the file just opened, as HDF5 does when it
  * creates a file over an existing one (H5F_ACC_TRUNC), is a planning point with nothing
  * logged anywhere. A point that brings few bytes doubles the spacing to the next one; one that

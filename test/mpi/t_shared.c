@@ -13,7 +13,7 @@
  *     the shared pointer in each; the last rank first writes in the old view, through the
  *     shared pointer, then sets the same views. Each view starts with the pointer at 0, and the
  *     late rank's write lands at the old view's pointer, as when set_view holds every process
- *     until all have entered it (ROMIO's barrier, which bblog leaves out: ad_bblog_shfp.c).
+ *     until all have entered it (ROMIO's barrier, which bblog leaves out: ad_bblog_sharedfp.c).
  */
 #include "common.h"
 

@@ -7,7 +7,7 @@
  * its blocks, each alone, so far apart that its drain has nothing to sieve. Then every rank
  * closes its SELF handle at once, with no barrier, and the WORLD handle after it.
  *
- * The SELF handles drain alone and at the same moment, with data sieving (ad_bblog_drain.c:
+ * The SELF handles drain alone and at the same moment, with data sieving (ad_bblog_drain_sieve.c:
  * the holes between a rank's blocks, the other ranks' blocks, are read and written back under
  * a byte-range lock). Without the lock, a rank writes back bytes another rank wrote in between
  * (BTIO through PnetCDF lost bytes in 10 runs of 10 on ext4, this test in 5 of 5); the sparse

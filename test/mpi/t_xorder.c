@@ -5,7 +5,7 @@
  * enter before any leaves) has made sure that the aggregators of a collective write are done
  * with it, and programs count on that (parallel HDF5 fills a dataset
  * collectively, then each process writes parts that others filled). bblog orders such writes
- * by the collective calls between them (ad_bblog_order.c). Each case is checked against the
+ * by the collective calls between them (ad_bblog_base_order.c). Each case is checked against the
  * image of what plain ROMIO leaves, and the runner compares the files byte for byte.
  *
  *   1 fill     collective write of every block by its owner, barrier, then each rank writes

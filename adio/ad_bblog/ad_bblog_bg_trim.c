@@ -1,23 +1,25 @@
 /*
  * Giving log space back while the file is open (bblog_high_water, bblog_max_size; the budget
- * and when to drain: ad_bblog_cap.c).
+ * and when to drain: ad_bblog_bg_cap.c).
  *
  * Finding the oldest bytes: the index is keyed by file offset, so every append is also noted
  * in rev, keyed by data log offset (its log_off field holds the file offset). A rev entry is
  * live where the index still maps those file bytes to those log bytes; the rest was drained
  * or overwritten since, and is dropped from rev as the walk meets it. Bytes that another
  * process overwrote leave the index at a planning point, and that process made its newer pieces
- * durable before it sent them there (ad_bblog_bg.c): a trim point past them cannot, after a
+ * durable before it sent them there (ad_bblog_bg_plan.c): a trim point past them cannot, after a
  * crash, leave older bytes in the PFS file than the acknowledged ones.
  *
  * Who moves the trim point: the drain thread, after a segment, finds the first live log byte
  * and, once the PFS file is flushed, offers it (trim_ready); the application thread takes it
  * at its next write (Trim_apply), because the trim also rewrites the list other processes read
- * this log through (ad_bblog_vis.c), which only the application thread writes.
+ * this log through (ad_bblog_peer_list.c), which only the application thread writes.
  */
 #include <stdint.h>
 
 #include "ad_bblog.h"
+#include "ad_bblog_bg.h"
+#include "ad_bblog_peer.h"
 #include "adioi.h"
 
 int ADIOI_BBLOG_Trim_note_append(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len,
@@ -38,8 +40,7 @@ void ADIOI_BBLOG_Trim_reset(struct ADIOI_BBLOG_logstate *ls)
  * nonzero; rev entries found dead on the way are dropped. Returns the data log offset of the
  * first live byte not consumed (ls->log_end when none is left), for the trim point. Lock held.
  */
-uint64_t ADIOI_BBLOG_Trim_walk(struct ADIOI_BBLOG_logstate *ls, ADIOI_BBLOG_trim_fn fn,
-                              void *arg)
+uint64_t ADIOI_BBLOG_Trim_walk(struct ADIOI_BBLOG_logstate *ls, ADIOI_BBLOG_trim_fn fn, void *arg)
 {
     struct bblog_idx_iter rit, it;
     struct bblog_extent r, e;
@@ -96,7 +97,7 @@ int ADIOI_BBLOG_Trim_apply(struct ADIOI_BBLOG_state *st)
         return 0;
     /* Readers of this log through its list first: its entries below the trim point now name
      * PFS bytes, before those log bytes become holes. */
-    rc = ADIOI_BBLOG_Vis_trim(ls, upto);
+    rc = ADIOI_BBLOG_Peer_trim(ls, upto);
     if (rc == 0)
         rc = bblog_log_trim(ls->log, upto);
     if (rc != 0) {
@@ -104,7 +105,7 @@ int ADIOI_BBLOG_Trim_apply(struct ADIOI_BBLOG_state *st)
         ls->cap_failed = 1;
         return rc;
     }
-    st->st.bytes_trimmed += upto - ls->trim;
+    st->stats.bytes_trimmed += upto - ls->trim;
     ls->trim = upto;
     return 0;
 }

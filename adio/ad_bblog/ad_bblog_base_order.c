@@ -34,7 +34,7 @@
  * write made after another node's write, ordered by a barrier, then gets the higher tick as
  * long as the nodes' clocks agree better than the time between the two writes (MPI leaves the
  * order undefined; POSIX file systems give the real-time one). A read that returns another
- * node's bytes raises the node's clock to that node's (ad_bblog_remote.c), so what a process
+ * node's bytes raises the node's clock to that node's (ad_bblog_peer_remote.c), so what a process
  * writes after reading them is stamped later whatever the clocks say. The price: on several
  * nodes a process that writes alone takes a tick at almost every write call, so its log has
  * a run per call and the drain a piece per call (they are still written together). The real-
@@ -64,6 +64,7 @@
 #include <unistd.h>
 
 #include "ad_bblog.h"
+#include "ad_bblog_base.h"
 #include "adioi.h"
 
 
@@ -355,8 +356,8 @@ static int gather(ADIO_File fd, struct ADIOI_BBLOG_order *o, const uint64_t *min
         return ENOMEM;
     }
     ADIOI_BBLOG_Allgatherv(mine, n, MPI_UINT64_T, *all, counts, displs, MPI_UINT64_T, fd->comm);
-    st->st.exchange_bytes += (uint64_t) total * sizeof(**all);
-    ADIOI_BBLOG_MAX(st->st.max_exchange_bytes, (uint64_t) total * sizeof(**all));
+    st->stats.exchange_bytes += (uint64_t) total * sizeof(**all);
+    ADIOI_BBLOG_MAX(st->stats.max_exchange_bytes, (uint64_t) total * sizeof(**all));
     return 0;
 }
 
@@ -403,7 +404,7 @@ static int any_overlap(uint64_t *r, size_t n)
  * their pieces cover, file-adjacent pieces merged whatever their stamps (IOR segmented: one
  * range per process for thousands of pieces, one per collective call), and exchange pieces
  * with their stamps only when ranges of two processes overlap, then only the pieces in those
- * ranges. With `every` (a planning point of the background drains, ad_bblog_bg.c, where each
+ * ranges. With `every` (a planning point of the background drains, ad_bblog_bg_plan.c, where each
  * process sends only what it wrote since the last point and must learn all the others' pieces,
  * for its fence too), every piece is exchanged in one step. Collective; on failure every
  * process returns ENOMEM with nothing exchanged. Long: the two gathers share the buffers and

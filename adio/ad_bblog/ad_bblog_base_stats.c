@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "ad_bblog.h"
+#include "ad_bblog_base.h"
+#include "ad_bblog_peer.h"
 #include "adioi.h"
 
 enum { FIG_SUM, FIG_MAX, FIG_SEC };
@@ -62,7 +64,7 @@ static FILE *open_out(const char *path)
 void ADIOI_BBLOG_Stats_report(ADIO_File fd)
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
-    struct ADIOI_BBLOG_stats s = st->st;
+    struct ADIOI_BBLOG_stats s = st->stats;
     unsigned long long v[NFIGURES], out_v[NFIGURES], inner_calls, through, drained;
     int pos[NFIGURES], how, n = 0, nsum = 0;
     size_t i;
@@ -129,7 +131,7 @@ void ADIOI_BBLOG_Stats_report(ADIO_File fd)
     fprintf(out, ", \"inner_write_calls\": %llu, \"inner_write_mean_bytes\": %llu, "
             "\"direct_io\": %d, \"libaio\": %d, \"last_drain\": \"%s\"}\n", inner_calls,
             inner_calls ? (drained + through) / inner_calls : 0ULL, ls.direct, ls.aio,
-            last_drain[st->st.last_drain]);
+            last_drain[st->stats.last_drain]);
     if (out != stderr)
         fclose(out);
 }

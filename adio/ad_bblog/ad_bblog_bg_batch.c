@@ -3,8 +3,8 @@
  *
  * Each process's drain thread writes its own log. Where the processes' pieces are small and
  * interleaved in the file (IOR strided 4 KiB), that is one PFS request per piece, a few MB/s
- * per process on the GlusterFS stand-in, where the collective drain writes the same bytes at
- * the PFS's speed by reading the node's logs (ad_bblog_node.c). A batch does the same in the
+ * per process, where the collective drain writes the same bytes at the PFS's speed by reading
+ * the node's logs (ad_bblog_drain_share.c). A batch does the same in the
  * background: at a planning point every process of the node publishes the extents it has
  * logged (file offset, length, log offset, stamp) in a list file on the burst buffer, and the
  * threads take chunks of the node's bytes in turn from a counter in a shared mapping, each
@@ -24,7 +24,7 @@
  *
  * Several nodes: each node's processes form a batch of their own, of their own bytes. Those
  * are disjoint from other nodes' wherever their stamps differ: the planning point made every
- * process forget the parts of its extents that another process wrote later (ad_bblog_bg.c),
+ * process forget the parts of its extents that another process wrote later (ad_bblog_bg_plan.c),
  * so no order between the nodes' chunks is needed. A batch needs the node's processes to
  * share a directory and a mapping: not a burst buffer that several nodes share.
  *
@@ -41,6 +41,9 @@
 #include <unistd.h>
 
 #include "ad_bblog.h"
+#include "ad_bblog_base.h"
+#include "ad_bblog_drain.h"
+#include "ad_bblog_bg.h"
 #include "adioi.h"
 #include "bblog_io.h"
 #include "bblog_plan.h"
@@ -93,8 +96,8 @@ static char *name_of(const char *prefix, int list, int rank, uint32_t id)
     return s;
 }
 
-int ADIOI_BBLOG_Batch_open(const struct ADIOI_BBLOG_state *st, const int *ranks, int nranks,
-                           int me, uint32_t id, uint64_t chunk, struct ADIOI_BBLOG_batch **out)
+int ADIOI_BBLOG_Batch_open(const struct ADIOI_BBLOG_state *st, const int *ranks, int nranks, int me,
+                           uint32_t id, uint64_t chunk, struct ADIOI_BBLOG_batch **out)
 {
     struct ADIOI_BBLOG_batch *b = calloc(1, sizeof(*b));
     const char *dot = strrchr(st->log_name, '.');       /* log_name is TOKEN.rRANK */

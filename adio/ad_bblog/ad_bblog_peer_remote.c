@@ -1,7 +1,7 @@
 /*
  * Reads of what processes of other nodes logged (bblog_consistency=posix, the default).
  *
- * On one node a read maps the other processes' lists of published writes (ad_bblog_vis.c).
+ * On one node a read maps the other processes' lists of published writes (ad_bblog_peer_list.c).
  * With node-local burst buffers those of other nodes cannot be mapped, and their bytes sit in
  * logs that only their node can read. So the first process of each node's share of an open
  * runs a read server, a thread that reads its node's lists and logs for the other nodes. A
@@ -25,11 +25,11 @@
  * An answer is struct ans, then its candidates, then the bytes of the logged ones. Each
  * reader keeps one connection per node, and the server one view of its node's lists per
  * connection, since readers that made different numbers of collective calls see different
- * entries (ad_bblog_vis.c). What the server does against clients that are not the job's:
+ * entries (ad_bblog_peer_list.c). What the server does against clients that are not the job's:
  * ad_bblog_server.c.
  *
  * Which nodes a read asks: those whose processes announced writes in its range. Before a write
- * call's entries become visible (ad_bblog_vis.c, Vis_publish), a process whose entries leave
+ * call's entries become visible (ad_bblog_peer_list.c, Peer_publish), a process whose entries leave
  * the range it announced so far sends every other node's server a larger one (ANN_MAGIC,
  * signed as a read request): its first range as it is, after that twice what it needs, so that
  * a process writing on through the file announces O(log) times. The server stores it in its
@@ -65,8 +65,10 @@
 #include <unistd.h>
 
 #include "ad_bblog.h"
+#include "ad_bblog_base.h"
+#include "ad_bblog_peer.h"
+#include "ad_bblog_peer_priv.h"
 #include "adioi.h"
-#include "ad_bblog_remote.h"
 
 /* SipHash-2-4 (Aumasson and Bernstein, 2012) of n words, each taken as 8 bytes in the host's
  * order: the MAC's building block, one per half. */
@@ -328,8 +330,8 @@ static int exchange(struct ADIOI_BBLOG_state *st, const struct req *q, const uns
     return rc;
 }
 
-int ADIOI_BBLOG_Remote_ask(struct ADIOI_BBLOG_state *st, uint64_t lo, uint64_t len,
-                           uint32_t limit, int *changed)
+int ADIOI_BBLOG_Remote_ask(struct ADIOI_BBLOG_state *st, uint64_t lo, uint64_t len, uint32_t limit,
+                           int *changed)
 {
     struct ADIOI_BBLOG_remote *rm = st->remote;
     unsigned char *ask;
@@ -345,15 +347,15 @@ int ADIOI_BBLOG_Remote_ask(struct ADIOI_BBLOG_state *st, uint64_t lo, uint64_t l
     q.len = len;
     q.limit = limit;
     *changed = 0;
-    st->st.remote_asks++;
+    st->stats.remote_asks++;
     /* A node without a server has its processes write straight to the PFS file; one whose
      * processes announced nothing in the range has no bytes of it to send. */
     choose(rm, lo, lo + len < lo ? UINT64_MAX : lo + len, ask);
     for (i = 0; i < rm->n; i++) {
         struct rnode *nd = &rm->nd[i];
         nd->ans.n = nd->ans.ndata = nd->ans.nent = nd->ans.end = 0;
-        st->st.remote_skipped += nd->r.port != 0 && !ask[i];
-        st->st.remote_requests += ask[i];
+        st->stats.remote_skipped += nd->r.port != 0 && !ask[i];
+        st->stats.remote_requests += ask[i];
     }
     rc = exchange(st, &q, ask);
     for (i = 0; rc == 0 && i < rm->n; i++) {
@@ -393,7 +395,7 @@ int ADIOI_BBLOG_Remote_announce(struct ADIOI_BBLOG_state *st, uint64_t lo, uint6
     q.lo = nlo;
     q.len = nhi - nlo;
     q.limit = (uint32_t) st->rank;
-    st->st.remote_announces++;
+    st->stats.remote_announces++;
     rc = exchange(st, &q, NULL);
     if (rc == 0) {
         rm->ann_lo = nlo;
@@ -408,13 +410,13 @@ int ADIOI_BBLOG_Remote_nodes(const struct ADIOI_BBLOG_state *st)
 }
 
 const struct ADIOI_BBLOG_served *ADIOI_BBLOG_Remote_answer(const struct ADIOI_BBLOG_state *st,
-                                                          int i)
+                                                           int i)
 {
     return &st->remote->nd[i].ans;
 }
 
-int ADIOI_BBLOG_Remote_err(const struct ADIOI_BBLOG_state *st, const char *myname, int line,
-                           int rc, int writing)
+int ADIOI_BBLOG_Remote_err(const struct ADIOI_BBLOG_state *st, const char *myname, int line, int rc,
+                           int writing)
 {
     const struct rnode *nd = &st->remote->nd[st->remote->bad];
     char a[INET_ADDRSTRLEN] = "?";

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "ad_bblog.h"
+#include "ad_bblog_base.h"
 
 int ADIOI_BBLOG_Err(const char *myname, int line, int error_class, const char *fmt, ...)
 {
@@ -63,14 +64,6 @@ int ADIOI_BBLOG_Err_rc(const char *myname, int line, int rc, const char *what, c
 {
     return ADIOI_BBLOG_Err(myname, line, class_of(rc), "bblog: %s %s: %s", what,
                            path ? path : "", bblog_strerror(rc));
-}
-
-double ADIOI_BBLOG_Now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
 }
 
 /* The markers this process made (first_to_warn), removed at MPI_Finalize. */
@@ -181,43 +174,4 @@ void ADIOI_BBLOG_Warn_full(struct ADIOI_BBLOG_state *st, const char *why)
             "it cannot hold there straight to the parallel file system, correct but slower: "
             "free space there or raise bblog_max_size (said once per job)\n", st->rank,
             st->pfs_path, dir, why);
-}
-
-/* One vector of Reduce_vec: its element 0 says how many of the others are summed. */
-static void sum_then_max(void *in, void *inout, int *len, MPI_Datatype *type)
-{
-    const unsigned long long *a = in;
-    unsigned long long *b = inout;
-    int size, n, i, v;
-
-    MPI_Type_size(*type, &size);
-    n = size / (int) sizeof(*a);
-    for (v = 0; v < *len; v++, a += n, b += n)
-        for (i = 1; i < n; i++)
-            if ((unsigned long long) i <= a[0])
-                b[i] += a[i];
-            else if (a[i] > b[i])
-                b[i] = a[i];
-}
-
-void ADIOI_BBLOG_Reduce_vec(const unsigned long long *in, unsigned long long *out, int n,
-                            int nsum, int root, MPI_Comm comm)
-{
-    unsigned long long *a = ADIOI_Malloc(2 * ((size_t) n + 1) * sizeof(*a)), *b = a + n + 1;
-    MPI_Datatype vec;
-    MPI_Op op;
-
-    a[0] = (unsigned long long) nsum;
-    memcpy(a + 1, in, (size_t) n * sizeof(*a));
-    MPI_Type_contiguous(n + 1, MPI_UNSIGNED_LONG_LONG, &vec);
-    MPI_Type_commit(&vec);
-    MPI_Op_create(sum_then_max, 1, &op);
-    if (root < 0)
-        ADIOI_BBLOG_Allreduce(a, b, 1, vec, op, comm);
-    else
-        ADIOI_BBLOG_Reduce(a, b, 1, vec, op, root, comm);
-    MPI_Op_free(&op);
-    MPI_Type_free(&vec);
-    memcpy(out, b + 1, (size_t) n * sizeof(*out));
-    ADIOI_Free(a);
 }

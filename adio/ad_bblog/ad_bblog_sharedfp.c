@@ -23,6 +23,8 @@
 #include <string.h>
 
 #include "ad_bblog.h"
+#include "ad_bblog_base.h"
+#include "ad_bblog_ops.h"
 #include "adioi.h"
 
 #define NSLOT 4096

@@ -7,8 +7,8 @@
  * statfs of the file or its directory, as ROMIO does. A collective open asks on rank 0 alone
  * and shares the answer in its agreement (ad_bblog_open.c), as ROMIO's scalable file-system
  * check does: a statfs of a file that does not exist yet is a lookup on the file system's
- * servers (3-11 ms each on the GlusterFS stand-in, an MDS request on Lustre) that every
- * process would otherwise make at every create.
+ * servers (an MDS request on Lustre) that every process would otherwise make at every create
+ * (RATIONALE: bench/results/rationale.md, inner-statfs).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +18,7 @@
 #include <sys/vfs.h>
 
 #include "ad_bblog.h"
+#include "ad_bblog_base.h"
 #include "adioi.h"
 
 #define BBLOG_NFS_MAGIC    0x6969
@@ -303,7 +304,7 @@ void ADIOI_BBLOG_Inner_set_bytes_view(ADIO_File fd, MPI_Datatype filetype, int *
 }
 
 int ADIOI_BBLOG_Read_inner(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, char *buf,
-                      ADIO_Offset * got)
+                           ADIO_Offset * got)
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
     int err = ADIOI_BBLOG_Inner_ready(fd);

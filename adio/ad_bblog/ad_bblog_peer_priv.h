@@ -1,15 +1,49 @@
 /*
- * The remote reads' wire and per-open state, shared by the reader (ad_bblog_remote.c) and the
- * read server with the open that starts it (ad_bblog_server.c). Internal to those two files.
+ * Reads of other processes' logged bytes, private parts: the format of the published lists
+ * (written by ad_bblog_peer_list.c, read by ad_bblog_peer_read.c), and the remote reads' wire
+ * and per-open state, shared by the reader (ad_bblog_peer_remote.c) and the read server with
+ * the open that starts it (ad_bblog_peer_server.c). What the rest of the driver calls is in
+ * ad_bblog_peer.h.
  */
-#ifndef AD_BBLOG_REMOTE_H
-#define AD_BBLOG_REMOTE_H
+#ifndef AD_BBLOG_PEER_PRIV_H
+#define AD_BBLOG_PEER_PRIV_H
 
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "ad_bblog.h"
+#include "ad_bblog_peer.h"
+
+/* ---- the published lists (one per process and file, mapped by readers) ---- */
+
+#define VIS_MAGIC UINT64_C(0x31534956474f4c42)      /* "BLOGVIS1" */
+#define VIS_HDR 512
+#define VIS_MIN_LEN ((size_t) 64 << 10)
+#define VIS_THROUGH 1u           /* the bytes are in the PFS file, not in the log */
+
+struct vis_hdr {
+    uint64_t magic;
+    uint64_t epoch;             /* bumped each time the log is emptied */
+    uint64_t count;             /* entries published in this epoch */
+    uint64_t data_base;         /* where the data log starts in that file (a node pair's slot) */
+    char data_name[VIS_HDR - 32];       /* the data log's name in the same directory, or "" */
+};
+
+struct vis_ent {
+    uint64_t off, len, data_off;
+    uint64_t gen;               /* the write's ordering stamp */
+    uint32_t flags, pad;
+};
+
+/* The entry count and the epoch are stored with release order after what they cover, and
+ * loaded with acquire order. */
+static inline uint64_t ADIOI_BBLOG_Peer_load(const uint64_t *p)
+{
+    return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+/* ---- remote reads ---- */
 
 /* The wire. On accept the server sends a hello with a fresh nonce; every request then carries
  * its sequence number on that connection (0, 1, ...) and a MAC over the nonce, the sequence

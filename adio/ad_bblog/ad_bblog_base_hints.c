@@ -16,6 +16,7 @@
 #include <strings.h>
 
 #include "ad_bblog.h"
+#include "ad_bblog_base.h"
 #include "adioi.h"
 
 /* Drain rounds describe their extents with int lengths: a round stays well inside that. */

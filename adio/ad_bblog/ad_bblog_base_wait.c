@@ -3,8 +3,7 @@
  * for the other processes without spinning. MPICH's blocking collectives poll until the last
  * process arrives and keep a processor busy all that time; in a drain the processes that have
  * written their share wait so for those still writing, which need that processor, as does
- * the PFS client (on the GlusterFS stand-in, 4 ranks on 2 cores, the drain's four 16 MiB
- * writes went one at a time while the finished processes polled). Each call here is the
+ * the PFS client (RATIONALE: bench/results/rationale.md, idle-waits). Each call here is the
  * nonblocking form, tested at once and then after sleeps that double from 10 us to 250 us:
  * a wait that ends at once costs what the blocking call does, a long one gives the processor
  * back and ends at most one sleep late per step of the collective. BBLOG_DEBUG_SPIN=1 makes
@@ -13,6 +12,7 @@
 #include <time.h>
 
 #include "ad_bblog.h"
+#include "ad_bblog_base.h"
 
 int ADIOI_BBLOG_spin_waits;
 
@@ -61,8 +61,8 @@ int ADIOI_BBLOG_Allreduce(const void *in, void *out, int n, MPI_Datatype type, M
               MPI_Iallreduce(in, out, n, type, op, comm, &req));
 }
 
-int ADIOI_BBLOG_Reduce(const void *in, void *out, int n, MPI_Datatype type, MPI_Op op,
-                       int root, MPI_Comm comm)
+int ADIOI_BBLOG_Reduce(const void *in, void *out, int n, MPI_Datatype type, MPI_Op op, int root,
+                       MPI_Comm comm)
 {
     WAIT_IDLE(MPI_Reduce(in, out, n, type, op, root, comm),
               MPI_Ireduce(in, out, n, type, op, root, comm, &req));
@@ -75,10 +75,48 @@ int ADIOI_BBLOG_Allgather(const void *in, int n, MPI_Datatype type, void *out, i
               MPI_Iallgather(in, n, type, out, m, rtype, comm, &req));
 }
 
-int ADIOI_BBLOG_Allgatherv(const void *in, int n, MPI_Datatype type, void *out,
-                           const int *counts, const int *displs, MPI_Datatype rtype,
-                           MPI_Comm comm)
+int ADIOI_BBLOG_Allgatherv(const void *in, int n, MPI_Datatype type, void *out, const int *counts,
+                           const int *displs, MPI_Datatype rtype, MPI_Comm comm)
 {
     WAIT_IDLE(MPI_Allgatherv(in, n, type, out, counts, displs, rtype, comm),
               MPI_Iallgatherv(in, n, type, out, counts, displs, rtype, comm, &req));
+}
+
+/* One vector of Reduce_vec: its element 0 says how many of the others are summed. */
+static void sum_then_max(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    const unsigned long long *a = in;
+    unsigned long long *b = inout;
+    int size, n, i, v;
+
+    MPI_Type_size(*type, &size);
+    n = size / (int) sizeof(*a);
+    for (v = 0; v < *len; v++, a += n, b += n)
+        for (i = 1; i < n; i++)
+            if ((unsigned long long) i <= a[0])
+                b[i] += a[i];
+            else if (a[i] > b[i])
+                b[i] = a[i];
+}
+
+void ADIOI_BBLOG_Reduce_vec(const unsigned long long *in, unsigned long long *out, int n, int nsum,
+                            int root, MPI_Comm comm)
+{
+    unsigned long long *a = ADIOI_Malloc(2 * ((size_t) n + 1) * sizeof(*a)), *b = a + n + 1;
+    MPI_Datatype vec;
+    MPI_Op op;
+
+    a[0] = (unsigned long long) nsum;
+    memcpy(a + 1, in, (size_t) n * sizeof(*a));
+    MPI_Type_contiguous(n + 1, MPI_UNSIGNED_LONG_LONG, &vec);
+    MPI_Type_commit(&vec);
+    MPI_Op_create(sum_then_max, 1, &op);
+    if (root < 0)
+        ADIOI_BBLOG_Allreduce(a, b, 1, vec, op, comm);
+    else
+        ADIOI_BBLOG_Reduce(a, b, 1, vec, op, root, comm);
+    MPI_Op_free(&op);
+    MPI_Type_free(&vec);
+    memcpy(out, b + 1, (size_t) n * sizeof(*out));
+    ADIOI_Free(a);
 }

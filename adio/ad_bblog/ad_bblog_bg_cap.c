@@ -12,7 +12,7 @@
  * full burst buffer always did: the bytes go straight to the PFS file.
  *
  * Which log bytes are live, the walk over them from the oldest and the trim point are in
- * ad_bblog_trim.c; here: the budget, and when the drain that makes room runs.
+ * ad_bblog_bg_trim.c; here: the budget, and when the drain that makes room runs.
  *
  * Without a background drain (bblog_drain=on_demand, the default) the thread starts when it
  * is needed: at once for a file of one process; for several processes, at a collective write
@@ -35,6 +35,9 @@
 #include <sys/statvfs.h>
 
 #include "ad_bblog.h"
+#include "ad_bblog_base.h"
+#include "ad_bblog_drain.h"
+#include "ad_bblog_bg.h"
 #include "adioi.h"
 
 #define CAP_SHARE 0.75          /* of the free space at open, when bblog_max_size is unset */
@@ -90,8 +93,8 @@ int ADIOI_BBLOG_Cap_wait(struct ADIOI_BBLOG_state *st, uint64_t len)
     }
     if (waited) {
         t = ADIOI_BBLOG_Now() - t0;
-        st->st.capacity_waits++;
-        ADIOI_BBLOG_MAX(st->st.max_capacity_wait, t);
+        st->stats.capacity_waits++;
+        ADIOI_BBLOG_MAX(st->stats.max_capacity_wait, t);
     }
     return fits;
 }

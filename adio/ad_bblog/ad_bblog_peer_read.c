@@ -1,25 +1,11 @@
 /*
- * Reads that see what other processes wrote (bblog_consistency=posix, the default).
+ * Reads that see what other processes logged (bblog_consistency=posix): the reader's side of
+ * the published lists (ad_bblog_peer_list.c has the writer's side and the format).
  *
- * Parallel HDF5, and programs like it, read within one open bytes that another process wrote
- * just before, ordered only by a message or a barrier, with no MPI_File_sync between. MPI does
- * not promise that, but every POSIX file system gives it; with bblog those bytes would still
- * be in the writer's log. So every process of a multi-process handle publishes what it logs,
- * and a read lays what the processes of its node published over the bytes of the PFS file,
- * with what other nodes' read servers send of theirs (ad_bblog_remote.c).
- *
- * Publishing, at the end of each write call: the staged payload goes into the data log file
- * (bblog_log_flush; the page cache is shared by the node), then the call's extents are
- * appended to the process's list, a small file beside the log that every reader maps. An entry
- * is {file offset, length, data log offset, stamp}, or a range written straight to the PFS
- * file (no data offset). Entries are never changed once published; the count is stored after
- * them with release order, so a reader that loads it with acquire order reads complete entries
- * and finds their payloads in the data log.
- *
- * Draining: when a drain has put everything on the PFS and the log is about to be emptied, the
- * list's epoch is bumped and its count reset, before the data log is truncated. A reader loads
- * the epoch of every list it used before and after it reads the payloads, and does the whole
- * read again when one changed: those bytes are in the PFS file by then.
+ * Data path. A read of [lo, hi) gathers every candidate extent of the range: this process's
+ * logged bytes and writes through, its node's peers' (peer_update, gather), other nodes'
+ * through their read servers (add_remote, ad_bblog_peer_remote.c); and paints them over the
+ * PFS bytes (paint) in the order below.
  *
  * What a read sees: the writes of collective calls the reader has made too, and the
  * independent writes made after no more collective calls than the reader has made. With
@@ -34,22 +20,16 @@
  * Order: a reader builds, per peer, an interval index of that peer's published extents (the
  * later entry wins within a peer, as in the peer's own index) and the peer's stamp of each
  * run of its data log. Over the PFS bytes it then paints every candidate extent of the range
- * in stamp order (ad_bblog_order.c): a write made after a collective call shows over one made
+ * in stamp order (ad_bblog_base_order.c): a write made after a collective call shows over one made
  * before it, whoever made them, and on one node a write made after another (ordered by a
  * barrier or a message) shows over it, as on a POSIX file system. At equal stamps (writes of
  * one process, or without a write clock) other processes' bytes go before its own, so its own
  * last write shows (read-your-writes).
  *
- * Finding a peer's list: the list is BASE.vlist, after the log name of the handle that made
- * it, and each handle links it under its own log name plus ".vis", so rank k of the handle's
- * communicator is at <token>.r<k>.vis in the burst-buffer directory. The link is made at
- * open, before the call returns: a write that a read is ordered after was made after the
- * writer's link existed. A peer without a list (a read-only handle, bblog_consistency=mpi)
- * contributes nothing; one of another node is asked through its node's server. A read
- * server reads the lists with a view of its own (Vis_view, Vis_serve).
- *
- * The list is node-local scratch, not part of the log format: replay never reads it, and it is
- * removed at close (the `bblog` tool ignores it).
+ * Invariants. The epoch of every list used is loaded before and after the payloads are read;
+ * when one changed, the whole read is done again: those bytes are in the PFS file by then. A
+ * peer without a list contributes nothing. A read server reads the lists with a view of its
+ * own (Peer_view, Peer_serve).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -58,40 +38,13 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "ad_bblog.h"
+#include "ad_bblog_base.h"
+#include "ad_bblog_peer.h"
+#include "ad_bblog_peer_priv.h"
 #include "adioi.h"
-
-#define VIS_MAGIC UINT64_C(0x31534956474f4c42)      /* "BLOGVIS1" */
-#define VIS_HDR 512
-#define VIS_MIN_LEN ((size_t) 64 << 10)
-#define VIS_THROUGH 1u           /* the bytes are in the PFS file, not in the log */
-
-struct vis_hdr {
-    uint64_t magic;
-    uint64_t epoch;             /* bumped each time the log is emptied */
-    uint64_t count;             /* entries published in this epoch */
-    uint64_t data_base;         /* where the data log starts in that file (a node pair's slot) */
-    char data_name[VIS_HDR - 32];       /* the data log's name in the same directory, or "" */
-};
-
-struct vis_ent {
-    uint64_t off, len, data_off;
-    uint64_t gen;               /* the write's ordering stamp */
-    uint32_t flags, pad;
-};
-
-/* The process's list of one file (in its logstate). */
-struct ADIOI_BBLOG_vis {
-    int fd;
-    char path[PATH_MAX];
-    struct vis_hdr *map;
-    size_t map_len;
-    struct vis_ent *pend;       /* logged since the last publication */
-    size_t npend, pend_cap;
-};
 
 /* What this handle knows of one other process's list. */
 struct peer {
@@ -109,7 +62,7 @@ struct peer {
 };
 
 /* A view of the lists of one open's processes: a handle's own (self: its rank, not looked
- * at), or a read server's (ad_bblog_remote.c: every process of its node, self -1). */
+ * at), or a read server's (ad_bblog_peer_remote.c: every process of its node, self -1). */
 struct ADIOI_BBLOG_peers {
     int n;                      /* the communicator's size */
     struct peer *p;
@@ -119,302 +72,6 @@ struct ADIOI_BBLOG_peers {
     unsigned char *here;        /* which ranks share this node, or NULL when unknown */
     int always;                 /* look for a missing list at every read: all ranks are here */
 };
-
-static uint64_t load(const uint64_t *p)
-{
-    return __atomic_load_n(p, __ATOMIC_ACQUIRE);
-}
-
-static void store(uint64_t *p, uint64_t v)
-{
-    __atomic_store_n(p, v, __ATOMIC_RELEASE);
-}
-
-/* ---- the writer's side ---- */
-
-static int vis_map(struct ADIOI_BBLOG_vis *v, size_t len)
-{
-    void *m;
-    int rc;
-
-    /* Space reserved first: a store into a mapped page that a full file system cannot back
-     * is a SIGBUS; an allocation that fails is an error here. */
-    rc = posix_fallocate(v->fd, (off_t) v->map_len, (off_t) (len - v->map_len));
-    if (rc != 0)
-        return rc;
-    m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, v->fd, 0);
-    if (m == MAP_FAILED)
-        return errno;
-    if (v->map)
-        munmap(v->map, v->map_len);
-    v->map = m;
-    v->map_len = len;
-    return 0;
-}
-
-int ADIOI_BBLOG_Vis_attach(struct ADIOI_BBLOG_state *st)
-{
-    char link_path[PATH_MAX + 300];
-    struct ADIOI_BBLOG_vis *v = st->ls->vis;
-    int rc = 0;
-
-    /* The list's own name belongs to the process's state of the file (removed when the last
-     * handle lets go); each handle links its name to it. */
-    if (!v) {
-        v = calloc(1, sizeof(*v));
-        if (!v)
-            return ENOMEM;
-        snprintf(v->path, sizeof(v->path), "%s/%s.vlist", st->logdir, st->log_name);
-        v->fd = open(v->path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (v->fd < 0) {
-            rc = errno;
-            free(v);
-            return rc;
-        }
-        rc = vis_map(v, VIS_MIN_LEN);
-        if (rc != 0) {
-            close(v->fd);
-            unlink(v->path);
-            free(v);
-            return rc;
-        }
-        v->map->magic = VIS_MAGIC;
-        st->ls->vis = v;
-    }
-    snprintf(link_path, sizeof(link_path), "%s/%s.vis", st->logdir, st->log_name);
-    if (link(v->path, link_path) != 0)
-        return errno;
-    snprintf(st->vis_link, sizeof(st->vis_link), "%s", link_path);
-    return 0;
-}
-
-void ADIOI_BBLOG_Vis_detach(struct ADIOI_BBLOG_state *st)
-{
-    if (st->vis_link[0])
-        unlink(st->vis_link);
-    st->vis_link[0] = '\0';
-}
-
-void ADIOI_BBLOG_Vis_free(struct ADIOI_BBLOG_logstate *ls)
-{
-    struct ADIOI_BBLOG_vis *v = ls->vis;
-
-    if (!v)
-        return;
-    if (v->map)
-        munmap(v->map, v->map_len);
-    close(v->fd);
-    unlink(v->path);
-    free(v->pend);
-    free(v);
-    ls->vis = NULL;
-}
-
-int ADIOI_BBLOG_Vis_note(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len,
-                         uint64_t data_off, uint64_t gen, int through)
-{
-    struct ADIOI_BBLOG_vis *v = ls->vis;
-    struct vis_ent *last;
-
-    if (!v)
-        return 0;
-    last = v->npend ? &v->pend[v->npend - 1] : NULL;
-    /* The pieces of one strided call that follow each other in the file and in the log. */
-    if (last && !through && !last->flags && last->gen == gen && last->off + last->len == off &&
-        last->data_off + last->len == data_off) {
-        last->len += len;
-        return 0;
-    }
-    if (bblog_grow((void **) &v->pend, &v->pend_cap, v->npend + 1, sizeof(*v->pend)))
-        return ENOMEM;
-    v->pend[v->npend].off = off;
-    v->pend[v->npend].len = len;
-    v->pend[v->npend].data_off = through ? 0 : data_off;
-    v->pend[v->npend].gen = gen;
-    v->pend[v->npend].flags = through ? VIS_THROUGH : 0;
-    v->pend[v->npend].pad = 0;
-    v->npend++;
-    return 0;
-}
-
-int ADIOI_BBLOG_Vis_publish(ADIO_File fd, ADIOI_BBLOG_through_fn through)
-{
-    struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
-    struct ADIOI_BBLOG_vis *v = st->ls ? st->ls->vis : NULL;
-    uint64_t count;
-    size_t need, i;
-    int rc = 0, logged = 0, err;
-
-    if (!v || v->npend == 0 || st->vis_hold)
-        return MPI_SUCCESS;
-    if (st->vis_failed) {       /* the bytes went to the PFS file (ad_bblog_write.c) */
-        v->npend = 0;
-        return MPI_SUCCESS;
-    }
-    for (i = 0; i < v->npend; i++)
-        logged |= !v->pend[i].flags;
-    /* The payloads reach the data log file before any entry names them. When the log cannot
-     * write them out, they go to the PFS file instead, and the entries say so. */
-    if (logged && st->ls->log && bblog_log_flush(st->ls->log) != 0) {
-        for (i = 0; i < v->npend; i++) {
-            struct vis_ent *e = &v->pend[i];
-            if (e->flags)
-                continue;
-            err = through(fd, e->off, e->len, e->data_off);
-            if (err != MPI_SUCCESS)
-                return err;
-            e->flags = VIS_THROUGH;
-            e->data_off = 0;
-        }
-        logged = 0;
-    }
-    if (logged && !v->map->data_name[0]) {
-        const char *name = strrchr(bblog_log_data_path(st->ls->log), '/');
-        v->map->data_base = bblog_log_data_base(st->ls->log);
-        __atomic_thread_fence(__ATOMIC_RELEASE);        /* the base before the name */
-        snprintf(v->map->data_name, sizeof(v->map->data_name), "%s", name ? name + 1 : "");
-    }
-    /* The other nodes' readers ask only nodes that announced the range (ad_bblog_remote.c):
-     * before the entries can be seen, their range is announced. */
-    if (st->remote) {
-        uint64_t lo = UINT64_MAX, hi = 0;
-        for (i = 0; i < v->npend; i++) {
-            if (v->pend[i].off < lo)
-                lo = v->pend[i].off;
-            if (v->pend[i].off + v->pend[i].len > hi)
-                hi = v->pend[i].off + v->pend[i].len;
-        }
-        rc = ADIOI_BBLOG_Remote_announce(st, lo, hi);
-        if (rc != 0)
-            return ADIOI_BBLOG_Remote_err(st, "ADIOI_BBLOG_WRITE", __LINE__, rc, 1);
-    }
-    count = v->map->count;
-    need = VIS_HDR + (count + v->npend) * sizeof(struct vis_ent);
-    if (need > v->map_len) {
-        size_t len = v->map_len;
-        while (len < need)
-            len *= 2;
-        rc = vis_map(v, len);
-    }
-    if (rc != 0) {
-        /* No room for the list to grow: these bytes go to the PFS file, where the others read
-         * them, and so does every later write of this handle (bblog(7)). */
-        for (i = 0; i < v->npend; i++) {
-            struct vis_ent *e = &v->pend[i];
-            if (!e->flags && (err = through(fd, e->off, e->len, e->data_off)) != MPI_SUCCESS)
-                return err;
-        }
-        v->npend = 0;
-        st->vis_failed = 1;
-        return MPI_SUCCESS;
-    }
-    memcpy((char *) v->map + VIS_HDR + count * sizeof(struct vis_ent), v->pend,
-           v->npend * sizeof(struct vis_ent));
-    store(&v->map->count, count + v->npend);
-    v->npend = 0;
-    return MPI_SUCCESS;
-}
-
-void ADIOI_BBLOG_Vis_emptied(struct ADIOI_BBLOG_logstate *ls)
-{
-    struct ADIOI_BBLOG_vis *v = ls->vis;
-
-    if (!v)
-        return;
-    /* An odd epoch while the count is reset: a reader that sees an even epoch, then the
-     * count, then the same epoch again, read a count of that epoch. */
-    store(&v->map->epoch, v->map->epoch + 1);
-    store(&v->map->count, 0);
-    store(&v->map->epoch, v->map->epoch + 1);
-    v->npend = 0;
-}
-
-/* Entry e with its log bytes below upto turned into bytes of the PFS file (VIS_THROUGH, the
- * same stamp): out gets 1 or 2 entries; returns how many. */
-static size_t trim_ent(const struct vis_ent *e, uint64_t upto, struct vis_ent *out)
-{
-    uint64_t cut;
-
-    out[0] = *e;
-    if (e->flags || e->data_off >= upto)
-        return 1;
-    cut = upto - e->data_off;
-    out[0].flags = VIS_THROUGH;
-    out[0].data_off = 0;
-    if (cut >= e->len)
-        return 1;
-    out[0].len = cut;
-    out[1] = *e;
-    out[1].off += cut;
-    out[1].len -= cut;
-    out[1].data_off += cut;
-    return 2;
-}
-
-/*
- * The log's bytes below upto are about to become holes (ad_bblog_trim.c): they are in the PFS
- * file (or overwritten by a later entry). The entries naming them are rewritten to name the PFS
- * file instead, keeping their stamps, so that a reader still ranks those bytes against other
- * processes' older ones. A rewrite, not an append: the epoch is odd while it lasts and moves
- * on after, so a reader that looked before reads again. Application thread only.
- */
-int ADIOI_BBLOG_Vis_trim(struct ADIOI_BBLOG_logstate *ls, uint64_t upto)
-{
-    struct ADIOI_BBLOG_vis *v = ls->vis;
-    struct vis_ent *ents, *tmp, two[2];
-    size_t count, n = 0, i, k;
-    int rc;
-
-    if (!v || !v->map)
-        return 0;
-    count = v->map->count;
-    ents = (struct vis_ent *) ((char *) v->map + VIS_HDR);
-    for (i = 0; i < count; i++)
-        if (!ents[i].flags && ents[i].data_off < upto)
-            break;
-    if (i < count) {
-        if (!(tmp = malloc(2 * count * sizeof(*tmp))))
-            return ENOMEM;
-        for (i = 0; i < count; i++) {
-            k = trim_ent(&ents[i], upto, two);
-            memcpy(tmp + n, two, k * sizeof(*tmp));
-            n += k;
-        }
-        if (VIS_HDR + n * sizeof(*tmp) > v->map_len) {
-            size_t len = v->map_len;
-            while (len < VIS_HDR + n * sizeof(*tmp))
-                len *= 2;
-            if ((rc = vis_map(v, len)) != 0) {
-                free(tmp);
-                return rc;
-            }
-        }
-        store(&v->map->epoch, v->map->epoch + 1);
-        memcpy((char *) v->map + VIS_HDR, tmp, n * sizeof(*tmp));
-        store(&v->map->count, n);
-        store(&v->map->epoch, v->map->epoch + 1);
-        free(tmp);
-    }
-    /* Entries of the call in progress, not published yet. */
-    for (i = 0; i < v->npend; i++) {
-        if (v->pend[i].flags || v->pend[i].data_off >= upto)
-            continue;
-        k = trim_ent(&v->pend[i], upto, two);
-        if (k == 2 && bblog_grow((void **) &v->pend, &v->pend_cap, v->npend + 1,
-                                       sizeof(*v->pend)))
-            return ENOMEM;
-        v->pend[i] = two[0];
-        if (k == 2) {
-            memmove(&v->pend[i + 2], &v->pend[i + 1], (v->npend - i - 1) * sizeof(*v->pend));
-            v->pend[i + 1] = two[1];
-            v->npend++;
-            i++;
-        }
-    }
-    return 0;
-}
-
-/* ---- the reader's side ---- */
 
 static void peer_forget(struct peer *p)
 {
@@ -439,8 +96,8 @@ static void peer_close(struct peer *p)
     free(p->through);
 }
 
-struct ADIOI_BBLOG_peers *ADIOI_BBLOG_Vis_view(const char *logdir, const char *log_name, int n,
-                                              int self)
+struct ADIOI_BBLOG_peers *ADIOI_BBLOG_Peer_view(const char *logdir, const char *log_name, int n,
+                                                int self)
 {
     struct ADIOI_BBLOG_peers *ps;
     const char *r = strrchr(log_name, '.');     /* log_name is TOKEN.rRANK */
@@ -461,7 +118,7 @@ struct ADIOI_BBLOG_peers *ADIOI_BBLOG_Vis_view(const char *logdir, const char *l
     return ps;
 }
 
-void ADIOI_BBLOG_Vis_view_free(struct ADIOI_BBLOG_peers *ps)
+void ADIOI_BBLOG_Peer_view_free(struct ADIOI_BBLOG_peers *ps)
 {
     if (!ps)
         return;
@@ -474,7 +131,7 @@ void ADIOI_BBLOG_Vis_view_free(struct ADIOI_BBLOG_peers *ps)
 
 /* Which ranks share this node (here[k] != 0), or all of them (here NULL): their lists are
  * looked for at every read, the others' never. */
-int ADIOI_BBLOG_Vis_here(struct ADIOI_BBLOG_peers *ps, const unsigned char *here)
+int ADIOI_BBLOG_Peer_here(struct ADIOI_BBLOG_peers *ps, const unsigned char *here)
 {
     if (here) {
         if (!(ps->here = malloc((size_t) ps->n)))
@@ -485,25 +142,25 @@ int ADIOI_BBLOG_Vis_here(struct ADIOI_BBLOG_peers *ps, const unsigned char *here
     return 0;
 }
 
-int ADIOI_BBLOG_Vis_open(struct ADIOI_BBLOG_state *st)
+int ADIOI_BBLOG_Peer_open(struct ADIOI_BBLOG_state *st)
 {
-    st->peers = ADIOI_BBLOG_Vis_view(st->logdir, "", st->nprocs, st->rank);
+    st->peers = ADIOI_BBLOG_Peer_view(st->logdir, "", st->nprocs, st->rank);
     return st->peers ? 0 : ENOMEM;
 }
 
-void ADIOI_BBLOG_Vis_named(struct ADIOI_BBLOG_state *st)
+void ADIOI_BBLOG_Peer_named(struct ADIOI_BBLOG_state *st)
 {
     const char *r = strrchr(st->log_name, '.');
 
     snprintf(st->peers->token, sizeof(st->peers->token), "%.*s",
              r ? (int) (r - st->log_name) : 0, st->log_name);
     if (st->one_node)
-        ADIOI_BBLOG_Vis_here(st->peers, NULL);
+        ADIOI_BBLOG_Peer_here(st->peers, NULL);
 }
 
-void ADIOI_BBLOG_Vis_close(struct ADIOI_BBLOG_state *st)
+void ADIOI_BBLOG_Peer_close(struct ADIOI_BBLOG_state *st)
 {
-    ADIOI_BBLOG_Vis_view_free(st->peers);
+    ADIOI_BBLOG_Peer_view_free(st->peers);
     st->peers = NULL;
 }
 
@@ -571,7 +228,7 @@ static uint64_t run_gen(const struct peer *p, uint64_t log_off, uint64_t *run_en
  * under. */
 static int peer_update(struct peer *p, uint32_t limit, uint64_t *epoch)
 {
-    uint64_t e = load(&p->map->epoch), n = load(&p->map->count);
+    uint64_t e = ADIOI_BBLOG_Peer_load(&p->map->epoch), n = ADIOI_BBLOG_Peer_load(&p->map->count);
     size_t need = VIS_HDR + n * sizeof(struct vis_ent);
     int rc = 0;
 
@@ -623,9 +280,9 @@ static int peer_update(struct peer *p, uint32_t limit, uint64_t *epoch)
                 rc = bblog_idx_insert(p->idx, ent.off, ent.len, ent.data_off);
         }
     }
-    /* Entries are rewritten in place when the writer trims its log (Vis_trim): what was read
+    /* Entries are rewritten in place when the writer trims its log (Peer_trim): what was read
      * under an epoch that moved on may be torn. */
-    if (load(&p->map->epoch) != e) {
+    if (ADIOI_BBLOG_Peer_load(&p->map->epoch) != e) {
         peer_forget(p);
         return EAGAIN;
     }
@@ -761,7 +418,7 @@ static int gather(struct ADIOI_BBLOG_peers *ps, uint32_t limit, uint64_t colls, 
 static int emptied(const struct ADIOI_BBLOG_peers *ps, const uint64_t *epochs)
 {
     for (int k = 0; k < ps->n; k++)
-        if (ps->p[k].fd >= 0 && load(&ps->p[k].map->epoch) != epochs[k])
+        if (ps->p[k].fd >= 0 && ADIOI_BBLOG_Peer_load(&ps->p[k].map->epoch) != epochs[k])
             return 1;
     return 0;
 }
@@ -771,8 +428,8 @@ static uint32_t limit_of(const struct ADIOI_BBLOG_state *st)
     return ADIOI_BBLOG_COLL_STAMP(ADIOI_BBLOG_Stamp(st->ls));
 }
 
-int ADIOI_BBLOG_Vis_serve(struct ADIOI_BBLOG_peers *ps, uint32_t limit, uint64_t lo,
-                          uint64_t hi, struct ADIOI_BBLOG_served *out)
+int ADIOI_BBLOG_Peer_serve(struct ADIOI_BBLOG_peers *ps, uint32_t limit, uint64_t lo, uint64_t hi,
+                           struct ADIOI_BBLOG_served *out)
 {
     uint64_t *epochs = calloc((size_t) ps->n, sizeof(*epochs));
     struct cands c = { NULL, 0, 0 };
@@ -806,7 +463,7 @@ int ADIOI_BBLOG_Vis_serve(struct ADIOI_BBLOG_peers *ps, uint32_t limit, uint64_t
             if (rc == 0)
                 rc = pread_full(ps->p[x->who].data_fd, out->data + out->ndata, x->len,
                                 ps->p[x->who].data_base + x->log_off);
-            if (rc == EIO && load(&ps->p[x->who].map->epoch) != epochs[x->who])
+            if (rc == EIO && ADIOI_BBLOG_Peer_load(&ps->p[x->who].map->epoch) != epochs[x->who])
                 rc = EAGAIN;    /* emptied under us: read again */
             out->ndata += x->len;
         }
@@ -827,7 +484,7 @@ int ADIOI_BBLOG_Vis_serve(struct ADIOI_BBLOG_peers *ps, uint32_t limit, uint64_t
     return rc;
 }
 
-/* What the other nodes' read servers hold of [lo, hi), as candidates (ad_bblog_remote.c):
+/* What the other nodes' read servers hold of [lo, hi), as candidates (ad_bblog_peer_remote.c):
  * 0, EAGAIN when a node's lists were emptied since its last answer (read again), or an
  * errno. */
 static int add_remote(struct ADIOI_BBLOG_state *st, uint64_t lo, uint64_t hi, struct cands *c)
@@ -855,14 +512,14 @@ static int add_remote(struct ADIOI_BBLOG_state *st, uint64_t lo, uint64_t hi, st
     return rc;
 }
 
-int ADIOI_BBLOG_Vis_any(ADIO_File fd)
+int ADIOI_BBLOG_Peer_any(ADIO_File fd)
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
     struct ADIOI_BBLOG_peers *ps = st->peers;
     int changed, nn;
 
     for (int k = 0; ps && k < ps->n; k++)
-        if (peer_find(ps, k, st->ls->colls) && load(&ps->p[k].map->count) > 0)
+        if (peer_find(ps, k, st->ls->colls) && ADIOI_BBLOG_Peer_load(&ps->p[k].map->count) > 0)
             return 1;
     if (!st->remote || ADIOI_BBLOG_Remote_ask(st, 0, 0, limit_of(st), &changed) != 0)
         return st->remote != NULL;      /* unknown: the careful way */
@@ -889,8 +546,8 @@ static int paint(ADIO_File fd, struct cands *c, uint64_t lo, char *buf, const ui
 
         if (x->mem) {
             memcpy(dst, x->mem, x->len);
-            st->st.bytes_from_others += x->len;
-            st->st.bytes_from_nodes += x->len;
+            st->stats.bytes_from_others += x->len;
+            st->stats.bytes_from_nodes += x->len;
         } else if (x->who < 0) {
             if (ADIOI_BBLOG_Read_inner(fd, (ADIO_Offset) x->off, (ADIO_Offset) x->len, dst, &n)
                 != MPI_SUCCESS)
@@ -899,16 +556,16 @@ static int paint(ADIO_File fd, struct cands *c, uint64_t lo, char *buf, const ui
                 memset(dst + n, 0, (size_t) (x->len - (uint64_t) n));
         } else if (x->who == st->rank) {
             rc = bblog_log_read(st->ls->log, x->log_off, x->len, dst);
-            st->st.bytes_overlaid += x->len;
+            st->stats.bytes_overlaid += x->len;
         } else {
             struct peer *p = &st->peers->p[x->who];
             rc = open_data(st->peers, p);
             if (rc == 0)
                 rc = pread_full(p->data_fd, dst, x->len, p->data_base + x->log_off);
             /* A log emptied under us (its drain was over): the caller sees the new epoch. */
-            if (rc == EIO && load(&p->map->epoch) != epochs[x->who])
+            if (rc == EIO && ADIOI_BBLOG_Peer_load(&p->map->epoch) != epochs[x->who])
                 rc = 0;
-            st->st.bytes_from_others += x->len;
+            st->stats.bytes_from_others += x->len;
         }
         if (rel_end > *end)
             *end = rel_end;
@@ -916,8 +573,8 @@ static int paint(ADIO_File fd, struct cands *c, uint64_t lo, char *buf, const ui
     return rc;
 }
 
-int ADIOI_BBLOG_Vis_read(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, char *buf,
-                         ADIO_Offset * got, int *done)
+int ADIOI_BBLOG_Peer_read(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, char *buf,
+                          ADIO_Offset * got, int *done)
 {
     static const char myname[] = "ADIOI_BBLOG_READ";
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
@@ -983,7 +640,7 @@ int ADIOI_BBLOG_Vis_read(ADIO_File fd, ADIO_Offset off, ADIO_Offset len, char *b
     return err;
 }
 
-ADIO_Offset ADIOI_BBLOG_Vis_end(ADIO_File fd)
+ADIO_Offset ADIOI_BBLOG_Peer_end(ADIO_File fd)
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
     struct ADIOI_BBLOG_peers *ps = st->peers;

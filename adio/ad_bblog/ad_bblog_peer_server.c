@@ -1,8 +1,8 @@
 /*
  * The read server of a node, and the open and close of remote reads (the design and the wire:
- * ad_bblog_remote.c). At open every process starts a server and tells the others, with one
+ * ad_bblog_peer_remote.c). At open every process starts a server and tells the others, with one
  * MPI_Allgather, its node, port and address; the first process of each node keeps its server,
- * which answers other nodes' requests from its node's lists and logs (ad_bblog_vis.c), the
+ * which answers other nodes' requests from its node's lists and logs (ad_bblog_peer_list.c), the
  * others stop theirs.
  *
  * Threat model (bblog(7), READ SERVERS): the server listens on one address of the node, inside
@@ -52,8 +52,10 @@
 #include <unistd.h>
 
 #include "ad_bblog.h"
+#include "ad_bblog_base.h"
+#include "ad_bblog_peer.h"
+#include "ad_bblog_peer_priv.h"
 #include "adioi.h"
-#include "ad_bblog_remote.h"
 
 struct conn {
     int fd;
@@ -81,7 +83,7 @@ struct ADIOI_BBLOG_server {
     struct conn *c;
     size_t nc, cap, max_conns;
     int fd_limit;               /* no connection's descriptor at or above this */
-    struct cov_hdr *cov;        /* the node's coverage table (ad_bblog_remote.c), or NULL */
+    struct cov_hdr *cov;        /* the node's coverage table (ad_bblog_peer_remote.c), or NULL */
     char cov_path[PATH_MAX];
     struct ADIOI_BBLOG_server_stats stats;      /* read by the application thread (atomics) */
 };
@@ -106,7 +108,7 @@ static void drop(struct ADIOI_BBLOG_server *s, size_t i)
     struct conn *c = &s->c[i];
 
     close(c->fd);
-    ADIOI_BBLOG_Vis_view_free(c->view);
+    ADIOI_BBLOG_Peer_view_free(c->view);
     free(c->out.c);
     free(c->out.data);
     s->c[i] = s->c[--s->nc];
@@ -155,13 +157,13 @@ static void answer(struct ADIOI_BBLOG_server *s, struct conn *c)
         a->err = take_announcement(s, &c->q);
     } else {
         if (!c->view) {
-            c->view = ADIOI_BBLOG_Vis_view(s->logdir, s->log_name, s->n, -1);
-            if (c->view && ADIOI_BBLOG_Vis_here(c->view, s->here) != 0) {
-                ADIOI_BBLOG_Vis_view_free(c->view);
+            c->view = ADIOI_BBLOG_Peer_view(s->logdir, s->log_name, s->n, -1);
+            if (c->view && ADIOI_BBLOG_Peer_here(c->view, s->here) != 0) {
+                ADIOI_BBLOG_Peer_view_free(c->view);
                 c->view = NULL;
             }
         }
-        a->err = c->view ? (uint32_t) ADIOI_BBLOG_Vis_serve(c->view, c->q.limit, c->q.lo,
+        a->err = c->view ? (uint32_t) ADIOI_BBLOG_Peer_serve(c->view, c->q.limit, c->q.lo,
                                                               c->q.lo + c->q.len, &c->out)
             : ENOMEM;
         if (a->err == 0) {
@@ -624,7 +626,8 @@ int ADIOI_BBLOG_Remote_open(ADIO_File fd, struct ADIOI_BBLOG_state *st)
         goto out;
     }
     rm->nprocs = st->nprocs;
-    /* Beside the lists, named after the open's token (ad_bblog_vis.c) and the node's leader. */
+    /* Beside the lists, named after the open's token (ad_bblog_peer_list.c) and the node's
+     * leader. */
     token = strrchr(st->log_name, '.');
     snprintf(rm->cov_path, sizeof(rm->cov_path), "%s/%.*s.n%d.cov", st->logdir,
              token ? (int) (token - st->log_name) : 0, st->log_name, leader);
@@ -641,7 +644,7 @@ int ADIOI_BBLOG_Remote_open(ADIO_File fd, struct ADIOI_BBLOG_state *st)
     st->remote = rm;
     rc = list_nodes(rm, all, here);
     if (rc == 0)
-        rc = ADIOI_BBLOG_Vis_here(st->peers, here);
+        rc = ADIOI_BBLOG_Peer_here(st->peers, here);
     /* No one can read this node's logged bytes from another node. */
     if (rc == 0 && all[leader].port == 0)
         rc = leader == st->rank && why ? why : EHOSTUNREACH;

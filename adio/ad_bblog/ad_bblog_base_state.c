@@ -7,12 +7,20 @@
  * back. With one log and one interval index per file and process, the later write wins
  * whichever handle carried it, and whichever handle drains first drains both.
  *
+ * Tables. Beside the log and the index a logstate keeps the stamps of its log's runs (write
+ * order), the pieces logged since the last planning point (background drains), the trim notes
+ * (a small budget), the published list (other processes' reads) and the log's counters.
+ * Logstate_record is the one call that adds an append to all of them, so they agree.
+ *
  * ROMIO serialises MPI-IO calls (ROMIO_THREAD_CS), which also protects this list.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "ad_bblog.h"
+#include "ad_bblog_base.h"
+#include "ad_bblog_bg.h"
+#include "ad_bblog_peer.h"
 #include "adioi.h"
 
 static struct ADIOI_BBLOG_logstate *open_files;
@@ -63,7 +71,7 @@ int ADIOI_BBLOG_Logstate_detach(struct ADIOI_BBLOG_logstate *ls, int remove)
             break;
         }
     }
-    ADIOI_BBLOG_Vis_free(ls);
+    ADIOI_BBLOG_Peer_free(ls);
     if (ls->log)
         rc = bblog_log_close(ls->log, remove);
     bblog_idx_destroy(ls->idx);
@@ -82,4 +90,27 @@ struct ADIOI_BBLOG_logstate *ADIOI_BBLOG_Logstate_closing(const char *pfs_path)
         if (ls->bg && ls->refs == 1 && (!pfs_path || strcmp(ls->pfs_path, pfs_path) == 0))
             return ls;
     return NULL;
+}
+
+int ADIOI_BBLOG_Logstate_record(struct ADIOI_BBLOG_logstate *ls, uint64_t off, uint64_t len,
+                                uint64_t data_off, uint64_t stamp)
+{
+    int rc = ADIOI_BBLOG_Note_append(ls, data_off, stamp);
+
+    if (rc == 0 && ls->bg && ls->multi)
+        rc = ADIOI_BBLOG_Note_recent(ls, off, len, stamp);
+    if (rc == 0)
+        rc = bblog_idx_insert(ls->idx, off, len, data_off);
+    /* Without its note the trim point could pass these bytes: no more trimming then. */
+    if (rc == 0 && ADIOI_BBLOG_Trim_note_append(ls, off, len, data_off))
+        ls->cap_failed = 1;
+    if (rc == 0)
+        rc = ADIOI_BBLOG_Peer_note(ls, off, len, data_off, stamp, 0);
+    if (rc != 0)
+        return rc;
+    ls->log_bytes += (ADIO_Offset) len;
+    ADIOI_BBLOG_Wrote(ls);
+    if (data_off + len > ls->log_end)
+        ls->log_end = data_off + len;
+    return 0;
 }

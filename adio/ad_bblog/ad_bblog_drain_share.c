@@ -16,8 +16,7 @@
  * their chunks to the PFS straight from the mapped logs (map_log), without reading them first.
  *
  * Moving the data through MPI instead costs two copies through shared memory, with sender and
- * receiver both running; on an oversubscribed node that alone made the drain of 256 MiB of
- * 4 KiB pieces take 3.4 s where reading the logs takes a few hundredths (bench/README.md).
+ * receiver both running (RATIONALE: bench/results/rationale.md, node-exchange).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,6 +32,8 @@
 #include <unistd.h>
 
 #include "ad_bblog.h"
+#include "ad_bblog_base.h"
+#include "ad_bblog_drain.h"
 #include "adioi.h"
 #include "bblog_io.h"
 #include "bblog_plan.h"
@@ -61,7 +62,7 @@ struct ADIOI_BBLOG_node {
     int lists_ok;               /* all of them open */
     int *pairs;                 /* per round: (count, list written, counter mapped) of each */
     int all_claim;              /* this round: every process mapped the counter */
-    uint32_t rests;             /* Node_rest calls so far (the same in every process) */
+    uint32_t rests;             /* Node_await_chunks calls so far (the same in every process) */
     /* During a drain on a burst buffer in memory: the logs mapped (NULL: not), see map_log. */
     char **maps;
     size_t *map_len;
@@ -232,12 +233,12 @@ uint64_t ADIOI_BBLOG_Node_claim(const struct ADIOI_BBLOG_state *st, uint64_t n, 
  * The end of a one-node round's chunks: waits, asleep, until every process of the node has
  * written its last chunk, on the word after the chunk counter. A process waiting inside MPI
  * spins: the last chunks, written while the others wait in the round's next collective call,
- * had to share the processors with them, and the PFS client most of all (IOR strided 4 KiB,
- * 4 x 64 MiB on 2 cores, GlusterFS stand-in: the drain took 1.03 s against 1.08 s spinning,
- * medians of 14 runs each). When every process arrives here, that call finds them all.
+ * had to share the processors with them, and the PFS client most of all (RATIONALE:
+ * bench/results/rationale.md, node-rest). When every process arrives here, that call finds
+ * them all.
  * Without the counter in every process of the node (Node_share tells), nothing to do.
  */
-void ADIOI_BBLOG_Node_rest(struct ADIOI_BBLOG_state *st)
+void ADIOI_BBLOG_Node_await_chunks(struct ADIOI_BBLOG_state *st)
 {
     struct ADIOI_BBLOG_node *nd = st->node;
     uint32_t *word, target, v;
@@ -276,7 +277,8 @@ static struct ADIOI_BBLOG_node *node_new(ADIO_File fd, struct ADIOI_BBLOG_state 
      * of N consecutive ranks instead, so that tests on one machine cover the path of a
      * cluster: several nodes, ROMIO's two-phase exchange between them. A split has no
      * nonblocking form and would poll while the other processes are still on their way to
-     * the drain: the driver's barrier, which does not (ad_bblog_wait.c), waits for them first. */
+     * the drain: the driver's barrier, which does not (ad_bblog_base_wait.c), waits for them
+     * first. */
     if (pseudo > 0 || !(st->one_node || st->hints.shared_bb))
         ADIOI_BBLOG_Barrier(fd->comm);
     if (pseudo > 0)
@@ -348,34 +350,6 @@ int ADIOI_BBLOG_Node_members(ADIO_File fd, const int **ranks, int *me)
     *ranks = st->node->ranks;
     *me = st->node->rank;
     return st->node->size;
-}
-
-/*
- * A one-node drain whose inner driver writes with plain pwrite (ROMIO's generic contiguous
- * write: ufs) writes its chunks straight from the logs' pages (Node_write_mapped) instead of
- * reading them into the drain buffer first: one copy of every byte less, on a node whose
- * processors the PFS client needs too (IOR strided 4 KiB, 4 x 64 MiB, GlusterFS stand-in: the
- * drain took 0.98 s against 1.02 s, medians of 34 runs each, interleaved). Only where the logs
- * live in memory (tmpfs, ramfs): reading a mapping of a file on a device turns an I/O error
- * into SIGBUS, where pread returns EIO and the drain fails cleanly. The logs are complete
- * when mapped (every process flushed its log in Node_stage, before the drain's starting
- * MPI_Allgather), and nothing shrinks them before the drain's end.
- */
-void *ADIOI_BBLOG_Map_in_memory(int fd, size_t *len)
-{
-    struct stat sb;
-    void *m;
-
-    if (!bblog_io_in_memory(fd) || fstat(fd, &sb) != 0 || sb.st_size <= 0)
-        return NULL;
-    /* Populated at once: faulting the pages in one by one inside the PFS client's write path
-     * cost more than the copy the mapping saves (BTIO through PnetCDF, 1 rank: close 0.23 s
-     * against 0.15 s reading the log; 0.14 s populated). */
-    m = mmap(NULL, (size_t) sb.st_size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
-    if (m == MAP_FAILED)
-        return NULL;
-    *len = (size_t) sb.st_size;
-    return m;
 }
 
 static void map_log(struct ADIOI_BBLOG_node *nd, int i)
@@ -583,45 +557,6 @@ int ADIOI_BBLOG_Node_prepare(ADIO_File fd, const unsigned char *flags)
     return ok;
 }
 
-int ADIOI_BBLOG_Open_append(const char *path)
-{
-    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-
-    if (fd < 0 && errno == EEXIST)
-        fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-    return fd;
-}
-
-/* EIO when a read meets the end of the file (a log shorter than its index says: truncated
- * outside) or a write makes no progress. */
-int ADIOI_BBLOG_Io_vec(int fd, struct iovec *iov, int n, uint64_t off, int is_write)
-{
-    int i = 0;
-
-    while (i < n) {
-        ssize_t r = is_write ? pwritev(fd, iov + i, n - i, (off_t) off) :
-            preadv(fd, iov + i, n - i, (off_t) off);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return errno;
-        if (r == 0)
-            return EIO;
-        off += (uint64_t) r;
-        while (r > 0) {
-            if ((size_t) r >= iov[i].iov_len) {
-                r -= (ssize_t) iov[i].iov_len;
-                i++;
-            } else {
-                iov[i].iov_base = (char *) iov[i].iov_base + r;
-                iov[i].iov_len -= (size_t) r;
-                r = 0;
-            }
-        }
-    }
-    return 0;
-}
-
 /*
  * Collective over the node: every process of the node calls it once per round, with its n
  * pieces of the round as (off, len, log offset, stamp) quadruples (n = 0 after a failure); a
@@ -654,8 +589,8 @@ int ADIOI_BBLOG_Node_share(ADIO_File fd, const uint64_t *mine, int n, int whole,
     /* The lists go through the burst buffer: each process writes its own to its list file,
      * and after the exchange of counts, which also says whether every process could, reads
      * the others' lists there. MPI moves only the counts: a large message between processes
-     * of an oversubscribed node waits for both to run (0.1 s for the 2 MiB of 4 KiB pieces of
-     * 4 ranks here). Without list files, MPI_Allgatherv. */
+     * of an oversubscribed node waits for both to run (RATIONALE: bench/results/rationale.md,
+     * list-files). Without list files, MPI_Allgatherv. */
     pair[0] = mine4;
     pair[1] = nd->lists_ok && (mine4 == 0 ||
                                bblog_io_full(nd->list_fd, (void *) mine,
@@ -675,8 +610,8 @@ int ADIOI_BBLOG_Node_share(ADIO_File fd, const uint64_t *mine, int n, int whole,
         total += nd->counts[w];
     }
     ne = (size_t) total / 4;
-    st->st.exchange_bytes += (uint64_t) total * sizeof(*all);
-    ADIOI_BBLOG_MAX(st->st.max_exchange_bytes, (uint64_t) total * sizeof(*all));
+    st->stats.exchange_bytes += (uint64_t) total * sizeof(*all);
+    ADIOI_BBLOG_MAX(st->stats.max_exchange_bytes, (uint64_t) total * sizeof(*all));
     /* ROMIO's allocator, which aborts rather than return NULL: a process without the
      * buffer could not take part in the exchange below, and agreeing on that first would
      * cost one more collective per round (the logs stay for `bblog replay`). */
@@ -764,9 +699,8 @@ int ADIOI_BBLOG_Node_read(const struct ADIOI_BBLOG_state *st, const struct bblog
  * ADIOI_BBLOG_RUNS_ALONE; the caller reads and writes as usual), else 0 or an errno, with the
  * runs written in *runs. Adds the bytes of other processes' logs to *from_peers.
  */
-int ADIOI_BBLOG_Node_write_mapped(const struct ADIOI_BBLOG_state *st,
-                                  const struct bblog_npiece *p, size_t k, int fd,
-                                  uint64_t *from_peers, size_t *runs)
+int ADIOI_BBLOG_Node_write_mapped(const struct ADIOI_BBLOG_state *st, const struct bblog_npiece *p,
+                                  size_t k, int fd, uint64_t *from_peers, size_t *runs)
 {
     const struct ADIOI_BBLOG_node *nd = st->node;
     struct iovec iov[IOV_MAX];

@@ -1,0 +1,172 @@
+/*
+ * The collective drain's agreements (ad_bblog_drain.c): what every process knows alike at its
+ * start, and the file's growth to the logged end.
+ *
+ * Owns. Drain_agree_start: one MPI_Allgather of each process's summary (its logged range,
+ * bytes, flags, check word), from which every process computes the same plan, path and rounds.
+ * Drain_check: the word a process sends with each agreement, from the open, the drain, the
+ * agreement and the rank, so that an agreement that missed a process (a dead one) does not add
+ * up. Drain_grow: the first aggregator grows the file to the greatest logged end.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ad_bblog.h"
+#include "ad_bblog_base.h"
+#include "ad_bblog_drain.h"
+#include "ad_bblog_drain_priv.h"
+#include "adioi.h"
+
+/* end: the greatest end of logged data over all processes (agreed by the caller). The first
+ * aggregator checks the size and grows the file. With the POSIX inner drivers (ROMIO's generic
+ * resize: ufs, lustre, gpfs) it calls ftruncate itself, as that resize would, and nobody
+ * waits for it here: before any process writes a byte of a round it passes a collective call
+ * that the first aggregator enters only after the truncate (the round's MPI_Allreduce, or,
+ * in a drain of one round, the node exchange's MPI_Allgather or the two-phase write's own
+ * exchanges); a failure is its own, and the drain's final agreement makes it fail on every
+ * process. Other drivers resize collectively. */
+int ADIOI_BBLOG_Drain_grow(ADIO_File fd, struct ADIOI_BBLOG_state *st, uint64_t end)
+{
+    static const char myname[] = "ADIOI_BBLOG_DRAIN";
+    int root = st->inner->hints->ranklist[0], err = MPI_SUCCESS;
+    int posix = st->inner->fns->ADIOI_xxx_Resize == ADIOI_GEN_Resize;
+    long long grow = 0;
+
+    if (st->rank == root) {
+        ADIO_Fcntl_t fc;
+        /* The first aggregator has the inner file open even under deferred open. */
+        ADIO_Fcntl(st->inner, ADIO_FCNTL_GET_FSIZE, &fc, &err);
+        grow = err == MPI_SUCCESS && (uint64_t) fc.fsize < end;
+        if (posix && grow && ftruncate(st->inner->fd_sys, (off_t) end) != 0)
+            err = ADIOI_BBLOG_Err_rc(myname, __LINE__, errno, "cannot grow", st->pfs_path);
+    }
+    if (posix)
+        return err;
+    ADIOI_BBLOG_Bcast(&grow, 1, MPI_LONG_LONG, root, fd->comm);
+    if (grow)
+        ADIO_Resize(st->inner, (ADIO_Offset) end, &err);
+    return err;
+}
+
+/*
+ * A drain's agreements carry a check word from every process. MPI does not always fail a
+ * collective call on the survivors when a process of the file dies during it: under MPICH's
+ * ch3 device, with the processes of one node killed in the middle of a drain, the drain's last
+ * MPI_Allreduce returned MPI_SUCCESS on the other node's processes, which had never heard from
+ * them, and ROMIO's two-phase write before it had gone on without their data; the survivors
+ * marked their logs drained and MPI_File_sync succeeded over bytes that never reached the PFS
+ * (run-crash.sh on the emulated cluster). The word of a process depends on the open (its set
+ * id), the drain (drain_seq, which every process counts alike: drains are collective), the
+ * agreement (phase) and the rank, so an agreement that missed a process, or took a word sent
+ * for another call, does not add up to what every process can compute alone.
+ */
+uint64_t ADIOI_BBLOG_Drain_check(const struct ADIOI_BBLOG_state *st, int phase, int rank)
+{
+    uint64_t x = st->set_id ^ (st->drain_seq * 4 + (uint64_t) phase) * UINT64_C(0x9E3779B97F4A7C15)
+        ^ ((uint64_t) rank + 1) * UINT64_C(0xC2B2AE3D27D4EB4F);
+
+    /* splitmix64's finaliser: unrelated words for neighbouring inputs */
+    x ^= x >> 30;
+    x *= UINT64_C(0xBF58476D1CE4E5B9);
+    x ^= x >> 27;
+    x *= UINT64_C(0x94D049BB133111EB);
+    return x ^ (x >> 31);
+}
+
+enum { G_BYTES, G_COUNT, G_FAILED, G_SLO, G_SHI, G_END, G_LO, G_HI, G_SNAP, G_CHECK, G_NODE,
+    G_N };
+
+static int by_lo(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+
+    return x[G_LO] < y[G_LO] ? -1 : x[G_LO] > y[G_LO];
+}
+
+/* Each process brings its totals, stamps and the range of the file its pieces span (bytes
+ * written through included); every process then computes the same sums, extremes and
+ * whether those ranges are disjoint (IOR segmented: each process its own block), in which
+ * case no piece can hide another process's and the drain needs no Order exchange. One
+ * collective call where sums and maxima took two, and the exchange three. */
+void ADIOI_BBLOG_Drain_agree_start(ADIO_File fd, struct ADIOI_BBLOG_state *st, int rc,
+                                   const struct bblog_seg *segs, size_t n, uint64_t slo,
+                                   uint64_t shi, int staged, unsigned node, int alone,
+                                   struct agreed *ag)
+{
+    int np = alone ? 1 : st->nprocs;
+    uint64_t mine[G_N], *all = ADIOI_Malloc((size_t) np * sizeof(mine));
+    uint64_t reach = 0;
+    size_t i;
+    int p;
+
+    mine[G_BYTES] = bblog_idx_bytes(st->ls->idx);
+    mine[G_COUNT] = bblog_idx_count(st->ls->idx);
+    mine[G_FAILED] = rc != 0;
+    mine[G_SLO] = rc == 0 ? slo : UINT64_MAX;
+    mine[G_SHI] = rc == 0 ? shi : 0;
+    mine[G_END] = bblog_idx_end(st->ls->idx);
+    mine[G_LO] = UINT64_MAX;
+    mine[G_HI] = 0;
+    mine[G_SNAP] = 0;
+    mine[G_CHECK] = ADIOI_BBLOG_Drain_check(st, CHECK_START, st->rank);
+    mine[G_NODE] = node;
+    for (i = 0; rc == 0 && i < n + st->ls->nthrough; i++) {
+        uint64_t off = i < n ? segs[i].off : st->ls->through[i - n].off;
+        uint64_t end = off + (i < n ? segs[i].len : st->ls->through[i - n].len);
+        if (i < n)
+            mine[G_SNAP] += segs[i].len;
+        mine[G_LO] = off < mine[G_LO] ? off : mine[G_LO];
+        mine[G_HI] = end > mine[G_HI] ? end : mine[G_HI];
+    }
+    if (alone)
+        memcpy(all, mine, sizeof(mine));
+    else
+        ADIOI_BBLOG_Allgather(mine, G_N, MPI_UINT64_T, all, G_N, MPI_UINT64_T, fd->comm);
+    memset(ag, 0, sizeof(*ag));
+    ag->slo = UINT64_MAX;
+    ag->lo = UINT64_MAX;
+    if (staged)
+        ag->node = malloc((size_t) st->nprocs);
+    for (p = 0; p < np; p++) {
+        const uint64_t *g = all + (size_t) p * G_N;
+        ag->bytes += g[G_BYTES];
+        ag->count += g[G_COUNT];
+        ag->failed |= g[G_FAILED] != 0;
+        ag->slo = g[G_SLO] < ag->slo ? g[G_SLO] : ag->slo;
+        ag->shi = g[G_SHI] > ag->shi ? g[G_SHI] : ag->shi;
+        ag->end = g[G_END] > ag->end ? g[G_END] : ag->end;
+        ag->lo = g[G_LO] < ag->lo ? g[G_LO] : ag->lo;
+        ag->hi = g[G_HI] > ag->hi ? g[G_HI] : ag->hi;
+        ag->most = g[G_SNAP] > ag->most ? g[G_SNAP] : ag->most;
+        ag->lost |= g[G_CHECK] != ADIOI_BBLOG_Drain_check(st, CHECK_START, alone ? st->rank : p);
+        ag->node_none |= (g[G_NODE] & ADIOI_BBLOG_NODE_NONE) != 0;
+        ag->node_unstaged |= (g[G_NODE] & ADIOI_BBLOG_NODE_UNSTAGED) != 0;
+        if (ag->node)
+            ag->node[p] = (unsigned char) g[G_NODE];
+    }
+    if (ag->lost) {
+        /* Plan nothing from such sums (a size to grow the file to, above all), and fail as
+         * after a failed snapshot: every process still takes part, with nothing. */
+        free(ag->node);
+        memset(ag, 0, sizeof(*ag));
+        ag->count = 1;
+        ag->failed = 1;
+        ag->lost = 1;
+        ag->disjoint = 1;
+        ADIOI_Free(all);
+        return;
+    }
+    qsort(all, (size_t) np, sizeof(mine), by_lo);
+    ag->disjoint = 1;
+    for (p = 0; p < np; p++) {
+        const uint64_t *g = all + (size_t) p * G_N;
+        if (g[G_LO] >= g[G_HI])
+            continue;           /* nothing logged or written through */
+        if (g[G_LO] < reach)
+            ag->disjoint = 0;
+        reach = g[G_HI] > reach ? g[G_HI] : reach;
+    }
+    ADIOI_Free(all);
+}

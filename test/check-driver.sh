@@ -39,23 +39,23 @@ printf '\nvoid bblog_mutant(ADIO_File fd)\n{\n    ADIOI_BBLOG_Drain(fd, 0);\n}\n
     >>"$tmp/cycle/adio/ad_bblog/ad_bblog_base_err.c"
 expect cycle "ad_bblog_base_err.c -> ad_bblog_drain.c: ADIOI_BBLOG_Drain" "a cycle through ad_bblog_base_err.c"
 
+# long_function NAME FILE: appends a 96-line function NAME to FILE.
+long_function() {
+    {
+        printf '\nstatic int %s(void)\n{\n    int x = 0;\n\n' "$1"
+        i=0
+        while [ $i -lt 90 ]; do printf '    x += %d;\n' $i; i=$((i + 1)); done
+        printf '    return x;\n}\n'
+    } >>"$2"
+}
+
 mutant long
-{
-    printf '\nstatic int bblog_mutant_long(void)\n{\n    int x = 0;\n\n'
-    i=0
-    while [ $i -lt 90 ]; do printf '    x += %d;\n' $i; i=$((i + 1)); done
-    printf '    return x;\n}\n'
-} >>"$tmp/long/adio/ad_bblog/ad_bblog_base_err.c"
+long_function bblog_mutant_long "$tmp/long/adio/ad_bblog/ad_bblog_base_err.c"
 expect long "bblog_mutant_long(void) is 96 lines" "a 96-line function without a reason"
 
 # The same rule in the core's log layer.
 mutant longcore
-{
-    printf '\nstatic int bblog_mutant_core(void)\n{\n    int x = 0;\n\n'
-    i=0
-    while [ $i -lt 90 ]; do printf '    x += %d;\n' $i; i=$((i + 1)); done
-    printf '    return x;\n}\n'
-} >>"$tmp/longcore/logfs/replay.c"
+long_function bblog_mutant_core "$tmp/longcore/logfs/replay.c"
 expect longcore "logfs/replay.c:.*bblog_mutant_core(void) is 96 lines" \
     "a 96-line function in logfs/ without a reason"
 

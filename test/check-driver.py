@@ -4,7 +4,8 @@ section 1); no function of the driver, of logfs/ or of tools/ is longer than LIM
 a comment right above it says why ("Long: ..."); bblog(7) describes every hint of the driver's
 hint table (ad_bblog_base_hints.c) under HINTS and every key of its statistics table
 (ADIOI_BBLOG_STATS, ad_bblog.h) under STATISTICS; and DESIGN.md's table of the driver's files
-by concept names every file of the driver, and no file that is not there.
+by concept names every file of the driver, and no file that is not there; and no call of the
+driver's collective wrappers (ad_bblog_base_wait.c) drops what it returns.
 
 A file calls another when it names, followed by "(", a function that the other file defines
 (a line starting in column 0 with the name and its parameters). Prints each cycle found (the
@@ -103,6 +104,25 @@ for f, body_text in list(text.items()) + list(core.items()):
                 print("check-driver: %s:%d: %s is %d lines (over %d, and no \"Long:\" comment "
                       "above it says why)" % (f, start + 1, lines[start].strip(), n, LIMIT))
             start = None
+
+# The collective wrappers' results: a call that begins a line (or is cast to void) and whose
+# closing parenthesis ends the statement drops it, and after a failed call the output it
+# leaves is undefined (ad_bblog_base.h).
+WRAP = re.compile(r"^\s*(?:\(void\)\s*)?(ADIOI_BBLOG_(?:Barrier|Bcast|Allreduce|Reduce|Reduce_vec|"
+                  r"Allgather|Allgatherv))\s*\(", re.M)
+for f in files:
+    if f == "ad_bblog_base_wait.c":
+        continue
+    for m in WRAP.finditer(text[f]):
+        t, i, depth = text[f], m.end(), 1
+        while depth and i < len(t):
+            depth += {"(": 1, ")": -1}.get(t[i], 0)
+            i += 1
+        if not t[i:].lstrip().startswith(";"):
+            continue
+        bad += 1
+        print("check-driver: %s:%d: %s's result is dropped (a failed collective call must be "
+              "handled)" % (f, text[f].count("\n", 0, m.start()) + 1, m.group(1)))
 
 # Documentation lists: bblog(7) describes each hint under HINTS and each statistics key under
 # STATISTICS.

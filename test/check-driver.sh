@@ -1,8 +1,9 @@
 #!/bin/sh
 # The driver's structure and documentation lists: test/check-driver.py on this tree must pass,
 # and on copies with a call from a lower file back up to a higher one (a cycle), with an
-# over-long function (in the driver or in logfs/), with a hint missing from bblog(7), and with a driver file missing from
-# DESIGN.md's table of the driver's files it must fail, naming what it found.
+# over-long function (in the driver or in logfs/), with a collective call whose result is
+# dropped, with a hint missing from bblog(7), and with a driver file missing from DESIGN.md's
+# table of the driver's files it must fail, naming what it found.
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
 py=$src/test/check-driver.py
@@ -58,6 +59,13 @@ mutant longcore
 long_function bblog_mutant_core "$tmp/longcore/logfs/replay.c"
 expect longcore "logfs/replay.c:.*bblog_mutant_core(void) is 96 lines" \
     "a 96-line function in logfs/ without a reason"
+
+# A collective call whose result is dropped.
+mutant coll
+printf '\nvoid bblog_mutant(ADIO_File fd)\n{\n    ADIOI_BBLOG_Barrier(fd->comm);\n}\n' \
+    >>"$tmp/coll/adio/ad_bblog/ad_bblog_close.c"
+expect coll "ad_bblog_close.c:[0-9]*: ADIOI_BBLOG_Barrier's result is dropped" \
+    "a collective call whose result is dropped"
 
 mutant doc
 sed 's/^\.B bblog_verify /.B bblog_verity /' "$src/man/bblog.7" >"$tmp/doc/man/bblog.7"

@@ -1,13 +1,18 @@
 /*
- * The operations table of the bblog driver: nothing else lives in this file.
- * Designated initializers, so no function can land in the wrong slot.
+ * The operations table of the bblog driver: nothing else lives in this file. Designated
+ * initializers, so no function can land in the wrong slot.
+ *
+ * Invariants. Every slot holds bblog's own function but individual file pointer arithmetic
+ * (ADIOI_GEN_SeekIndividual) and the completion of nonblocking requests (ADIOI_FAKE_*): a request
+ * has completed when its call returns. SetLock is set only where ROMIO has the slot
+ * (ADIOI_BBLOG_HAVE_SETLOCK).
  */
 #include "ad_bblog.h"
 #include "ad_bblog_ops.h"
 #include "adioi.h"
 
 struct ADIOI_Fns_struct ADIO_BBLOG_operations = {
-    /* Never called: bblog's OpenColl opens the inner file through ADIO_Open itself. */
+    /* A deferred open (ROMIO's ADIO_ImmediateOpen): the inner file opened where it was not. */
     .ADIOI_xxx_Open = ADIOI_BBLOG_Open,
     /* Collective open: hints, inner file, log. No create pass at this level. */
     .ADIOI_xxx_OpenColl = ADIOI_BBLOG_OpenColl,

@@ -69,6 +69,8 @@ struct ADIOI_BBLOG_hints {
     int debug_no_batch;                 /* BBLOG_DEBUG_NO_BATCH: no node batches */
     int debug_sync_agree;               /* BBLOG_DEBUG_SYNC_AGREE: every sync agrees */
     int debug_spin;                     /* BBLOG_DEBUG_SPIN: blocking collective waits */
+    int debug_fail_coll;                /* BBLOG_DEBUG_FAIL_COLL: which collective call fails */
+    int debug_fail_coll_all;            /* BBLOG_DEBUG_FAIL_COLL_ALL: and every one after */
 };
 
 /* How the last collective drain of a file ended (bblog_stats' last_drain). */

@@ -8,6 +8,8 @@
 #ifndef AD_BBLOG_BASE_H_INCLUDED
 #define AD_BBLOG_BASE_H_INCLUDED
 
+#include <errno.h>
+
 #include "ad_bblog.h"
 
 /* ---- hints ---- */
@@ -182,27 +184,40 @@ void ADIOI_BBLOG_Stats_report(ADIO_File fd);
 
 /* ---- collective calls ---- */
 /* ad_bblog_base_wait.c: the driver's collective calls, which wait for the other processes without
- * spinning (ADIOI_BBLOG_spin_waits: BBLOG_DEBUG_SPIN, the blocking calls instead). */
+ * spinning (ADIOI_BBLOG_spin_waits: BBLOG_DEBUG_SPIN, the blocking calls instead). Each returns
+ * MPI's error code, and every caller checks it (test/check-driver.py fails on a call whose
+ * result is dropped): after a failed call the output is undefined, so the caller takes the
+ * value that fails safe (the drain keeps the logs, an agreement reads as "some process
+ * failed"), goes on with the collective calls left in its step with that value, so that a
+ * failure every process sees keeps them in step, and reports ADIOI_BBLOG_ECOLL (MPI_ERR_OTHER)
+ * unless an earlier error is reported. */
+#define ADIOI_BBLOG_MUST_USE __attribute__ ((warn_unused_result))
 extern int ADIOI_BBLOG_spin_waits;
+/* BBLOG_DEBUG_FAIL_COLL, BBLOG_DEBUG_FAIL_COLL_ALL (read at each open): which of the calls
+ * below, counted from here, fails (0: none), and whether every one after it does too. */
+void ADIOI_BBLOG_Debug_fail_coll(int nth, int all);
 int ADIOI_BBLOG_Wait_idle(MPI_Request *req);
-int ADIOI_BBLOG_Barrier(MPI_Comm comm);
-int ADIOI_BBLOG_Bcast(void *buf, int n, MPI_Datatype type, int root, MPI_Comm comm);
+int ADIOI_BBLOG_Barrier(MPI_Comm comm) ADIOI_BBLOG_MUST_USE;
+int ADIOI_BBLOG_Bcast(void *buf, int n, MPI_Datatype type, int root, MPI_Comm comm)
+    ADIOI_BBLOG_MUST_USE;
 int ADIOI_BBLOG_Allreduce(const void *in, void *out, int n, MPI_Datatype type, MPI_Op op,
-                          MPI_Comm comm);
+                          MPI_Comm comm) ADIOI_BBLOG_MUST_USE;
 int ADIOI_BBLOG_Reduce(const void *in, void *out, int n, MPI_Datatype type, MPI_Op op, int root,
-                       MPI_Comm comm);
+                       MPI_Comm comm) ADIOI_BBLOG_MUST_USE;
 int ADIOI_BBLOG_Allgather(const void *in, int n, MPI_Datatype type, void *out, int m,
-                          MPI_Datatype rtype, MPI_Comm comm);
+                          MPI_Datatype rtype, MPI_Comm comm) ADIOI_BBLOG_MUST_USE;
 int ADIOI_BBLOG_Allgatherv(const void *in, int n, MPI_Datatype type, void *out, const int *counts,
-                           const int *displs, MPI_Datatype rtype, MPI_Comm comm);
+                           const int *displs, MPI_Datatype rtype, MPI_Comm comm)
+    ADIOI_BBLOG_MUST_USE;
 
 /* Reduces n unsigned long longs as one element of a vector type with a user operation: the
  * first nsum are summed, the others take their maximum; root < 0: to every process
  * (MPI_Allreduce), else to root (out is then valid there only). MPICH reduces a builtin
  * operation over as many elements as there are processes with twice the message rounds of
- * this (DESIGN.md section 6). Collective; aborts (ROMIO's allocator) without memory. */
-void ADIOI_BBLOG_Reduce_vec(const unsigned long long *in, unsigned long long *out, int n, int nsum,
-                            int root, MPI_Comm comm);
+ * this (DESIGN.md section 6). Collective; aborts (ROMIO's allocator) without memory; returns MPI's
+ * error code. */
+int ADIOI_BBLOG_Reduce_vec(const unsigned long long *in, unsigned long long *out, int n, int nsum,
+                           int root, MPI_Comm comm) ADIOI_BBLOG_MUST_USE;
 
 /* ---- errors ---- */
 /* Warns on stderr that the burst buffer is full or failing (why, which follows its path):
@@ -212,6 +227,12 @@ void ADIOI_BBLOG_Warn_full(struct ADIOI_BBLOG_state *st, const char *why);
 int ADIOI_BBLOG_Err(const char *myname, int line, int error_class, const char *fmt, ...)
     __attribute__ ((format(printf, 4, 5)));
 int ADIOI_BBLOG_Err_rc(const char *myname, int line, int rc, const char *what, const char *path);
+/* What a bblog return code (ADIOI_BBLOG_ECOLL among them) means, as text. */
+const char *ADIOI_BBLOG_Strerror(int rc);
+/* The return code of a step whose collective call failed (an errno value nothing else in the
+ * driver returns): ADIOI_BBLOG_Err_rc makes it MPI_ERR_OTHER, "a collective call among the
+ * file's processes failed". */
+#define ADIOI_BBLOG_ECOLL ECOMM
 
 /* ---- system helpers (ad_bblog_base_sys.c) ---- */
 double ADIOI_BBLOG_Now(void);

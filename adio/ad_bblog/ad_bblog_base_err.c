@@ -1,7 +1,18 @@
 /*
- * Turning bblog conditions into MPI error codes whose message says what went wrong and where,
- * the warning that the burst buffer is full, said once per job, and the small helpers the
- * driver's files share (the clock, vector reductions).
+ * Turning bblog conditions into MPI error codes whose message says what went wrong and where, the
+ * text of bblog's return codes (ADIOI_BBLOG_Strerror, ADIOI_BBLOG_ECOLL among them), and the
+ * warning that the burst buffer is full, said once per job.
+ *
+ * Invariants. An error's message is bblog's text alone (ROMIO's "Other I/O error" is not put before
+ * it); Err_rc names what failed and the path, and picks the class that fits the return code (a
+ * missing file, an access problem, no space; a failed collective call is MPI_ERR_OTHER). The
+ * warning is said at most once per handle and, of all the job's processes, only by the one that
+ * makes the marker LOGDIR/JOB.full (O_EXCL: one process wins, on any node that shares the
+ * directory), which removes it at MPI_Finalize.
+ *
+ * Failures. A marker left by a crashed run under the same job id (ids are reused) on this host is
+ * taken over when its maker is gone. When no marker can be made (the directory refuses even an
+ * empty file), every process speaks: better several warnings than none.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -54,16 +65,23 @@ static int class_of(int rc)
     case EEXIST:
         return MPI_ERR_FILE_EXISTS;
     case ENOMEM:
+    case ADIOI_BBLOG_ECOLL:
         return MPI_ERR_OTHER;
     default:
         return MPI_ERR_IO;
     }
 }
 
+const char *ADIOI_BBLOG_Strerror(int rc)
+{
+    return rc == ADIOI_BBLOG_ECOLL ? "a collective call among the file's processes failed" :
+        bblog_strerror(rc);
+}
+
 int ADIOI_BBLOG_Err_rc(const char *myname, int line, int rc, const char *what, const char *path)
 {
     return ADIOI_BBLOG_Err(myname, line, class_of(rc), "bblog: %s %s: %s", what,
-                           path ? path : "", bblog_strerror(rc));
+                           path ? path : "", ADIOI_BBLOG_Strerror(rc));
 }
 
 /* The markers this process made (first_to_warn), removed at MPI_Finalize. */

@@ -1,8 +1,22 @@
 /*
  * bblog_* hints (man/bblog.7). Each comes from MPI_Info, else from the environment variable
- * BBLOG_<NAME> (the job-wide default), else from the built-in default. A value that does not
- * parse is an error naming the key (or variable) and the value, never a silent default. The
- * tests' BBLOG_DEBUG_* variables are read at the same moment and refused the same way.
+ * BBLOG_<NAME> (the job-wide default), else from the built-in default. One table (hint_defs) gives
+ * each hint's key, variable, kind, default and accepted values: the parsing, the checks and what
+ * MPI_File_get_info reports all come from it.
+ *
+ * Invariants. A value that does not parse is an error naming the key (or variable) and the value,
+ * never a silent default; a bblog_ key that is no hint is an error too, but for the two that
+ * get_info only reports (bblog_pending_bytes, bblog_durable), which programs hand back to set_info.
+ * The tests' BBLOG_DEBUG_* variables are read at the same moment and refused the same way, so that
+ * a drain never reads the environment. bblog_mode comes first: it sets bblog_drain, bblog_sync and
+ * bblog_close, which the hints after it may change; get_info then reports it as mixed, which given
+ * back sets nothing.
+ *
+ * After the open. The bblog_* hints are fixed at open: Check_info refuses a bad one given to
+ * set_info or set_view, as the open would, and changes nothing. Refresh_info reports to get_info,
+ * for the calling process alone and without communication, the bytes it logged that are not yet in
+ * the PFS file (bblog_pending_bytes) and whether everything it wrote is in the PFS file and flushed
+ * there (bblog_durable).
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -97,6 +111,8 @@ static const struct knob_def knob_defs[] = {
     {"BBLOG_DEBUG_NO_BATCH", 1, offsetof(struct ADIOI_BBLOG_hints, debug_no_batch)},
     {"BBLOG_DEBUG_SYNC_AGREE", 1, offsetof(struct ADIOI_BBLOG_hints, debug_sync_agree)},
     {"BBLOG_DEBUG_SPIN", 1, offsetof(struct ADIOI_BBLOG_hints, debug_spin)},
+    {"BBLOG_DEBUG_FAIL_COLL", INT_MAX, offsetof(struct ADIOI_BBLOG_hints, debug_fail_coll)},
+    {"BBLOG_DEBUG_FAIL_COLL_ALL", 1, offsetof(struct ADIOI_BBLOG_hints, debug_fail_coll_all)},
 };
 #define NKNOBS (sizeof(knob_defs) / sizeof(knob_defs[0]))
 

@@ -1,14 +1,30 @@
 /*
- * The inner file: the real ADIO file on the parallel file system that bblog drains into.
+ * The inner file: the real ADIO file on the parallel file system that bblog drains into. Here:
+ * which ROMIO driver serves it, rank 0's create pass, its late open, its view, reads of it, and its
+ * close.
  *
- * Which ROMIO driver serves it is decided here rather than by ADIO_ResolveFileType, because
- * under ROMIO_FSTYPE_FORCE=bblog: that function would answer "bblog" again. A prefix after
- * "bblog:" names the inner driver (bblog:lustre:/p); without one, the file system is told by
- * statfs of the file or its directory, as ROMIO does. A collective open asks on rank 0 alone
- * and shares the answer in its agreement (ad_bblog_open.c), as ROMIO's scalable file-system
- * check does: a statfs of a file that does not exist yet is a lookup on the file system's
- * servers (an MDS request on Lustre) that every process would otherwise make at every create
- * (RATIONALE: bench/results/rationale.md, inner-statfs).
+ * Driver. Which ROMIO driver serves it is decided here rather than by ADIO_ResolveFileType, because
+ * under ROMIO_FSTYPE_FORCE=bblog: that function would answer "bblog" again. A prefix after "bblog:"
+ * names the inner driver (bblog:lustre:/p); without one, the file system is told by statfs of the
+ * file or its directory, as ROMIO does, and ufs serves the types no other driver claims. A
+ * collective open asks on rank 0 alone and shares the answer in its agreement (ad_bblog_open.c), as
+ * ROMIO's scalable file-system check does: a statfs of a file that does not exist yet is a lookup
+ * on the file system's servers (an MDS request on Lustre) that every process would otherwise make
+ * at every create (RATIONALE: bench/results/rationale.md, inner-statfs). Rank 0 also makes the
+ * create pass of a file that ufs serves there (Inner_create); a driver of its own (Lustre, GPFS)
+ * creates with its own calls.
+ *
+ * Data path. Reads of the PFS bytes (Read_inner) go through the inner driver in pieces of at most
+ * 1 GiB and stop at the file's end. A strided operation that reaches the inner file runs with the
+ * outer file's view and file pointer, copied over first (Inner_sync_view sets the view again only
+ * where it may have changed). Inner_sieves says whether a handle's one-process drains may sieve,
+ * and Inner_lock takes the byte-range locks they use.
+ *
+ * Invariants. The inner file shares the outer file's communicator while open, and gets a duplicate
+ * of MPI_COMM_SELF of its own to free at close (Inner_close): ROMIO frees the outer file's after
+ * bblog's Close returns, and the close of the drivers bblog drains into makes no collective call.
+ * Where a deferred open (romio_no_indep_rw) left a process without the inner file open, Inner_ready
+ * opens it before a read, get_size or write through.
  */
 #include <errno.h>
 #include <fcntl.h>

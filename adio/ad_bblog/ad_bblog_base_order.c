@@ -1,58 +1,68 @@
 /*
- * Write order across processes.
+ * Write order across processes: the ordering stamp of every write, the node's write clock it holds,
+ * the stamps of the log's runs and of the bytes written through, and the exchange at drain that
+ * leaves out what another process wrote later.
  *
- * Each process drains its own log, so when two processes logged the same bytes, the drain
+ * Why. Each process drains its own log, so when two processes logged the same bytes, the drain
  * alone does not know which write came later. MPI leaves that undefined unless the writes are
- * separated by sync-barrier-sync, but programs rely on something weaker: a collective call
- * between the two writes. Parallel HDF5 fills a new dataset with one collective write, then
- * each process writes its own part, which other processes filled; plain ROMIO writes the fill
- * at once, so the later write wins.
+ * separated by sync-barrier-sync, but programs rely on something weaker: a collective call between
+ * the two writes. Parallel HDF5 fills a new dataset with one collective write, then each process
+ * writes its own part, which other processes filled; plain ROMIO writes the fill at once, so the
+ * later write wins.
  *
- * bblog orders such writes with a stamp. Every process counts the collective calls it made on
- * the file (write_all, read_all, sync, set_size, set_atomicity: calls that every process of the
- * communicator makes in the same order, so the counts agree). A write made inside collective
- * call number c (counting from 0) is stamped 2c + 1, a write made after c collective calls and
- * outside any is stamped 2c: a write after a collective call always has a higher stamp than one
- * made in it or before it, on any process. Collective calls on a one-process communicator are
- * not counted: they order nothing between processes. That is the high part of the stamp (24
- * bits; past 2^24 - 1 it stays there).
+ * Stamps. bblog orders such writes with a stamp. Every process counts the collective calls it made
+ * on the file (write_all, read_all, sync, set_size, set_atomicity: calls that every process of the
+ * communicator makes in the same order, so the counts agree; Coll_begin and Coll_end,
+ * ad_bblog_bg_plan.c). A write made inside collective call number c (counting from 0) is
+ * stamped 2c + 1, a write made after c collective calls and outside any is stamped 2c: a write
+ * after a collective call always has a higher stamp than one made in it or before it, on any
+ * process. Collective calls on a one-process communicator are not counted: they order nothing
+ * between processes. That is the high part of the stamp (24 bits; past 2^24 - 1 it stays there). It
+ * is also the records' gen, which orders replay after a crash (bblog_format.h).
  *
- * The low 40 bits order the writes that no collective call separates. Parallel HDF5
- * has rank 0 fill a dataset alone, then calls MPI_Barrier, and then every process writes its
- * part independently: all those writes are stamped 2c, and on a POSIX file system the later
- * ones win. The processes of a node that opened the file together share a write clock, a
- * counter in a small file mapped from the burst buffer (TOKEN.clock). A process takes a new
- * tick at a write call only when another process took one since its own last take: then
- * (counter + 1, atomically) > every tick taken before on the node. Otherwise its last tick is
- * still the node's latest. So a write made after another process's write, ordered by any
- * message or barrier, gets the higher stamp; a process that writes alone keeps one tick, and
- * its log one run per collective call.
+ * The write clock. The low 40 bits order the writes that no collective call separates. Parallel
+ * HDF5 has rank 0 fill a dataset alone, then calls MPI_Barrier, and then every process writes its
+ * part independently: all those writes are stamped 2c, and on a POSIX file system the later ones
+ * win. The processes of a node that opened the file together share a write clock, a counter in a
+ * small file mapped from the burst buffer (TOKEN.clock; TOKEN.HASH.clock, HASH of the host name,
+ * where the open spans nodes). A process takes a new tick at a write call only when another process
+ * took one since its own last take: then (counter + 1, atomically) > every tick taken before on the
+ * node. Otherwise its last tick is still the node's latest. So a write made after another process's
+ * write, ordered by any message or barrier, gets the higher stamp; a process that writes alone
+ * keeps one tick, and its log one run per collective call.
  *
- * Across nodes a counter says nothing, so an open that spans several nodes makes the clock a
- * hybrid one: a take is max(clock + 1, microseconds since the open's origin, rank 0's real time
- * at open), and a process takes a new tick also whenever real time has passed its last one. A
- * write made after another node's write, ordered by a barrier, then gets the higher tick as
- * long as the nodes' clocks agree better than the time between the two writes (MPI leaves the
- * order undefined; POSIX file systems give the real-time one). A read that returns another
+ * Across nodes. A counter says nothing across nodes, so an open that spans several nodes makes the
+ * clock a hybrid one: a take is max(clock + 1, microseconds since the open's origin, which is
+ * rank 0's real time at open), and a process takes a new tick also whenever real time has passed
+ * its last one. A write made after another node's write, ordered by a barrier, then gets the higher
+ * tick as long as the nodes' clocks agree better than the time between the two writes (MPI leaves
+ * the order undefined; POSIX file systems give the real-time one). A read that returns another
  * node's bytes raises the node's clock to that node's (ad_bblog_peer_remote.c), so what a process
- * writes after reading them is stamped later whatever the clocks say. The price: on several
- * nodes a process that writes alone takes a tick at almost every write call, so its log has
- * a run per call and the drain a piece per call (they are still written together). The real-
- * time part ends 2^40 microseconds (12.7 days) after the open; the clock then stops (ties).
+ * writes after reading them is stamped later whatever the clocks say. The price: on several nodes a
+ * process that writes alone takes a tick at almost every write call, so its log has a run per call
+ * and the drain a piece per call (they are still written together). The real-time part ends
+ * 2^40 microseconds (12.7 days) after the open; the clock then stops (ties).
  *
- * Stamps are kept per run of the data log (appends are in log order and stamps never
- * decrease), so the index needs no extra field. Bytes written straight to the PFS (large
- * extents, a full burst buffer) are remembered with their stamp until the next drain, as
- * they can be newer than what another process logged.
+ * Invariants. Stamps are kept per run of the data log (appends are in log order and stamps never
+ * decrease), so the index needs no extra field. Bytes written straight to the PFS (large extents, a
+ * full burst buffer) are remembered with their stamp until the next drain, as they can be newer
+ * than what another process logged; with a background drain, so are the pieces logged since the
+ * last planning point and those the drain wrote since the last drain. The node's clock only grows,
+ * no two takes of a node get the same tick, and no process shortens or rewrites the clock's file.
  *
- * At drain, each round's pieces (offset, length, stamp) are exchanged among the processes and
- * each process leaves out the parts of its pieces that another process wrote with a higher
- * stamp. Equal stamps (writes of different nodes that no collective call separates, or no
- * clock) are left as they are: ROMIO then decides, as it would without bblog. The exchange is
+ * Collective calls. At drain, each round's pieces (offset, length, stamp) are exchanged among the
+ * processes and each process leaves out the parts of its pieces that another process wrote with a
+ * higher stamp. Only pieces that overlap another process's can lose, and most drains have none: the
+ * processes first exchange the ranges their pieces cover, then the pieces with their stamps only
+ * where ranges of two processes overlap (a planning point of the background drains exchanges every
+ * piece, in one step). Equal stamps (writes of different nodes that no collective call separates,
+ * or no clock) are left as they are: ROMIO then decides, as it would without bblog. The exchange is
  * skipped when all stamps are equal.
  *
- * The high half of the stamp is also the records' gen, which orders replay after a crash
- * (bblog_format.h).
+ * Failures. Without a clock (no room on the burst buffer) ticks stay 0: the order of writes that no
+ * collective call separates is left to the drain's tie rule, as across nodes. An exchange that
+ * fails on any process fails on every one, with nothing exchanged: each still takes part in every
+ * collective call of it, and returns ENOMEM, or ADIOI_BBLOG_ECOLL where a collective call failed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -313,19 +323,23 @@ int ADIOI_BBLOG_Order_init(ADIO_File fd, struct ADIOI_BBLOG_order *o)
 /* Gathers every process's n items of `width` words into *all (counts and displacements in
  * o->counts, in words), with room for as many triples in o->pieces and o->reach. Collective;
  * when any process failed (`failed` on one of them, or an allocation here) every process
- * returns ENOMEM. o->flag becomes whether any process set it, in the same reduction, and with
- * o->agree so does o->key whether all processes gave the same (UINT64_MAX if not), and
- * o->nobatch whether any process set it. */
+ * returns ENOMEM, and one whose collective call failed ADIOI_BBLOG_ECOLL. o->flag becomes
+ * whether any process set it, in the same reduction, and with o->agree so does o->key whether
+ * all processes gave the same (UINT64_MAX if not), and o->nobatch whether any process set
+ * it. */
 static int gather(ADIO_File fd, struct ADIOI_BBLOG_order *o, const uint64_t *mine, int n,
                   int width, int failed, uint64_t **all)
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
     int *counts = o->counts, *displs = o->counts + st->nprocs;
-    int total = 0, i;
-    uint64_t in[4], res[4];
+    int total = 0, coll = 0, i;
+    uint64_t in[4], res[4] = { 2, UINT64_MAX, 0, 1 };
 
     n = failed ? 0 : n * width;
-    ADIOI_BBLOG_Allgather(&n, 1, MPI_INT, counts, 1, MPI_INT, fd->comm);
+    if (ADIOI_BBLOG_Allgather(&n, 1, MPI_INT, counts, 1, MPI_INT, fd->comm) != MPI_SUCCESS) {
+        memset(counts, 0, (size_t) st->nprocs * sizeof(*counts));
+        coll = failed = 1;
+    }
     for (i = 0; i < st->nprocs; i++) {
         displs[i] = total;
         total += counts[i];
@@ -343,7 +357,11 @@ static int gather(ADIO_File fd, struct ADIOI_BBLOG_order *o, const uint64_t *min
     in[1] = o->key;
     in[2] = UINT64_MAX - o->key;
     in[3] = o->nobatch != 0;
-    ADIOI_BBLOG_Allreduce(in, res, o->agree ? 4 : 1, MPI_UINT64_T, MPI_MAX, fd->comm);
+    if (ADIOI_BBLOG_Allreduce(in, res, o->agree ? 4 : 1, MPI_UINT64_T, MPI_MAX, fd->comm) !=
+        MPI_SUCCESS) {
+        res[0] = 2, res[1] = UINT64_MAX, res[2] = 0, res[3] = 1;
+        coll = 1;
+    }
     o->flag = res[0] == 1;
     if (o->agree) {
         o->key = res[1] == UINT64_MAX - res[2] ? res[1] : UINT64_MAX;
@@ -353,9 +371,14 @@ static int gather(ADIO_File fd, struct ADIOI_BBLOG_order *o, const uint64_t *min
     if (res[0] == 2) {
         free(*all);
         *all = NULL;
-        return ENOMEM;
+        return coll ? ADIOI_BBLOG_ECOLL : ENOMEM;
     }
-    ADIOI_BBLOG_Allgatherv(mine, n, MPI_UINT64_T, *all, counts, displs, MPI_UINT64_T, fd->comm);
+    if (ADIOI_BBLOG_Allgatherv(mine, n, MPI_UINT64_T, *all, counts, displs, MPI_UINT64_T,
+                               fd->comm) != MPI_SUCCESS) {
+        free(*all);
+        *all = NULL;
+        return ADIOI_BBLOG_ECOLL;
+    }
     st->stats.exchange_bytes += (uint64_t) total * sizeof(**all);
     ADIOI_BBLOG_MAX(st->stats.max_exchange_bytes, (uint64_t) total * sizeof(**all));
     return 0;

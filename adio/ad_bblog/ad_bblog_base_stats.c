@@ -1,8 +1,16 @@
 /*
- * bblog_stats (BBLOG_STATS): at close, rank 0 writes one JSON object per file, on one line,
- * to stderr or appended to the named file: the figures of the table ADIOI_BBLOG_STATS
- * (ad_bblog.h), each summed over processes or the largest of any, all in one MPI_Reduce, then
- * a few derived from them.
+ * bblog_stats (BBLOG_STATS): at close, rank 0 writes one JSON object per file, on one line, to
+ * stderr or appended to the named file: the figures of the table ADIOI_BBLOG_STATS (ad_bblog.h),
+ * each summed over processes or the largest of any, then a few derived from them.
+ *
+ * Collective calls. Stats_report is collective over the file's communicator: all figures go to
+ * rank 0 in one reduction (ADIOI_BBLOG_Reduce_vec), the sums first, then the maxima, a time as the
+ * bits of a non-negative double, which order as the unsigned integers do. One reduction, not one
+ * per kind: at close every collective call costs a synchronisation of all processes. The log
+ * layer's figures and the read server's counters are copied in before it.
+ *
+ * Failures. A reduction that fails leaves a line on stderr on each process and no object; a file
+ * that cannot be appended to is said on stderr by rank 0.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -105,7 +113,11 @@ void ADIOI_BBLOG_Stats_report(ADIO_File fd)
         if (how == FIG_SUM)
             nsum = n;
     }
-    ADIOI_BBLOG_Reduce_vec(v, out_v, n, nsum, 0, fd->comm);
+    if (ADIOI_BBLOG_Reduce_vec(v, out_v, n, nsum, 0, fd->comm) != MPI_SUCCESS) {
+        fprintf(stderr, "bblog: rank %d: no statistics of %s: %s\n", st->rank, st->pfs_path,
+                ADIOI_BBLOG_Strerror(ADIOI_BBLOG_ECOLL));
+        return;
+    }
     if (st->rank != 0 || !(out = open_out(st->hints.stats)))
         return;
     fprintf(out, "{\"bblog_stats\": 1, \"file\": \"%s\", \"nprocs\": %d, \"log_dir\": \"%s\", "

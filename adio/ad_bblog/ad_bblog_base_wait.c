@@ -1,20 +1,69 @@
 /*
- * The driver's own collective calls (the agreements of open, sync, close and the drains) wait
- * for the other processes without spinning. MPICH's blocking collectives poll until the last
- * process arrives and keep a processor busy all that time; in a drain the processes that have
- * written their share wait so for those still writing, which need that processor, as does
- * the PFS client (RATIONALE: bench/results/rationale.md, idle-waits). Each call here is the
- * nonblocking form, tested at once and then after sleeps that double from 10 us to 250 us:
- * a wait that ends at once costs what the blocking call does, a long one gives the processor
- * back and ends at most one sleep late per step of the collective. BBLOG_DEBUG_SPIN=1 makes
- * them the blocking calls (for comparisons; read at each open, for the whole process).
+ * The driver's own collective calls (the agreements of open, sync, close and the drains), which
+ * wait for the other processes without spinning, and Reduce_vec, one reduction of a vector whose
+ * first elements are summed and the rest taken at their largest.
+ *
+ * Why. MPICH's blocking collectives poll until the last process arrives and keep a processor busy
+ * all that time; in a drain the processes that have written their share wait so for those still
+ * writing, which need that processor, as does the PFS client (RATIONALE:
+ * bench/results/rationale.md, idle-waits).
+ *
+ * Waiting. Each call here is the nonblocking form, tested at once and then after sleeps that double
+ * from 10 us to 250 us: a wait that ends at once costs what the blocking call does, a long one
+ * gives the processor back and ends at most one sleep late per step of the collective.
+ * BBLOG_DEBUG_SPIN=1 makes them the blocking calls (for comparisons; read at each open, for the
+ * whole process).
+ *
+ * Failures. Each call returns MPI's error code, of the call's start or of a test, and every caller
+ * checks it: after a failed call the output is undefined (ad_bblog_base.h says what the caller does
+ * then; test/check-driver.py fails on a call whose result is dropped).
  */
+#include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "ad_bblog.h"
 #include "ad_bblog_base.h"
 
 int ADIOI_BBLOG_spin_waits;
+
+/* BBLOG_DEBUG_FAIL_COLL=N (tests: run-faults.sh's coll cases): the Nth collective call made here
+ * since the open that read it fails, and with BBLOG_DEBUG_FAIL_COLL_ALL=1 every one after it
+ * too. The call is still made and completed, so no other process is left waiting in it; then
+ * its output is overwritten and it returns MPI_ERR_OTHER, as a call that failed would. Each
+ * such failure is said on stderr, so that a test knows it happened. */
+static int fail_at, fail_all;
+static long ncalls;
+
+void ADIOI_BBLOG_Debug_fail_coll(int nth, int all)
+{
+    fail_at = nth;
+    fail_all = all;
+    ncalls = 0;
+}
+
+/* rc, or the injected failure of this call (its n output bytes at out garbled). */
+static int injected(int rc, const char *what, void *out, MPI_Datatype type, long long n)
+{
+    MPI_Aint lb, extent = 0;
+
+    if (rc != MPI_SUCCESS || fail_at <= 0 || ++ncalls < fail_at ||
+        (ncalls > fail_at && !fail_all))
+        return rc;
+    if (out && n > 0 && MPI_Type_get_extent(type, &lb, &extent) == MPI_SUCCESS)
+        memset(out, 0xa5, (size_t) n * (size_t) extent);
+    fprintf(stderr, "bblog: BBLOG_DEBUG_FAIL_COLL: collective call %ld (%s) fails\n", ncalls,
+            what);
+    return MPI_ERR_OTHER;
+}
+
+static int comm_size(MPI_Comm comm)
+{
+    int size = 0;
+
+    MPI_Comm_size(comm, &size);
+    return size;
+}
 
 #define FIRST_SLEEP_NS 10000L
 #define LONGEST_SLEEP_NS 250000L
@@ -34,52 +83,77 @@ int ADIOI_BBLOG_Wait_idle(MPI_Request *req)
     return rc;
 }
 
+/* The blocking call, or the nonblocking one and an idle wait for it. */
 #define WAIT_IDLE(blocking, nonblocking) \
-    do { \
-        MPI_Request req; \
-        int rc; \
-        if (ADIOI_BBLOG_spin_waits) \
-            return blocking; \
-        rc = nonblocking; \
-        return rc == MPI_SUCCESS ? ADIOI_BBLOG_Wait_idle(&req) : rc; \
-    } while (0)
+    (ADIOI_BBLOG_spin_waits ? (blocking) : (rc = (nonblocking)) == MPI_SUCCESS ? \
+     ADIOI_BBLOG_Wait_idle(&req) : rc)
 
 int ADIOI_BBLOG_Barrier(MPI_Comm comm)
 {
-    WAIT_IDLE(MPI_Barrier(comm), MPI_Ibarrier(comm, &req));
+    MPI_Request req;
+    int rc;
+
+    rc = WAIT_IDLE(MPI_Barrier(comm), MPI_Ibarrier(comm, &req));
+    return injected(rc, "MPI_Ibarrier", NULL, MPI_BYTE, 0);
 }
 
 int ADIOI_BBLOG_Bcast(void *buf, int n, MPI_Datatype type, int root, MPI_Comm comm)
 {
-    WAIT_IDLE(MPI_Bcast(buf, n, type, root, comm), MPI_Ibcast(buf, n, type, root, comm, &req));
+    MPI_Request req;
+    int rc;
+
+    rc = WAIT_IDLE(MPI_Bcast(buf, n, type, root, comm),
+                   MPI_Ibcast(buf, n, type, root, comm, &req));
+    return injected(rc, "MPI_Ibcast", buf, type, n);
 }
 
 int ADIOI_BBLOG_Allreduce(const void *in, void *out, int n, MPI_Datatype type, MPI_Op op,
                           MPI_Comm comm)
 {
-    WAIT_IDLE(MPI_Allreduce(in, out, n, type, op, comm),
-              MPI_Iallreduce(in, out, n, type, op, comm, &req));
+    MPI_Request req;
+    int rc;
+
+    rc = WAIT_IDLE(MPI_Allreduce(in, out, n, type, op, comm),
+                   MPI_Iallreduce(in, out, n, type, op, comm, &req));
+    return injected(rc, "MPI_Iallreduce", out, type, n);
 }
 
 int ADIOI_BBLOG_Reduce(const void *in, void *out, int n, MPI_Datatype type, MPI_Op op, int root,
                        MPI_Comm comm)
 {
-    WAIT_IDLE(MPI_Reduce(in, out, n, type, op, root, comm),
-              MPI_Ireduce(in, out, n, type, op, root, comm, &req));
+    MPI_Request req;
+    int rc, me = -1;
+
+    rc = WAIT_IDLE(MPI_Reduce(in, out, n, type, op, root, comm),
+                   MPI_Ireduce(in, out, n, type, op, root, comm, &req));
+    MPI_Comm_rank(comm, &me);
+    return injected(rc, "MPI_Ireduce", me == root ? out : NULL, type, n);
 }
 
 int ADIOI_BBLOG_Allgather(const void *in, int n, MPI_Datatype type, void *out, int m,
                           MPI_Datatype rtype, MPI_Comm comm)
 {
-    WAIT_IDLE(MPI_Allgather(in, n, type, out, m, rtype, comm),
-              MPI_Iallgather(in, n, type, out, m, rtype, comm, &req));
+    MPI_Request req;
+    int rc;
+
+    rc = WAIT_IDLE(MPI_Allgather(in, n, type, out, m, rtype, comm),
+                   MPI_Iallgather(in, n, type, out, m, rtype, comm, &req));
+    return injected(rc, "MPI_Iallgather", out, rtype, (long long) m * comm_size(comm));
 }
 
 int ADIOI_BBLOG_Allgatherv(const void *in, int n, MPI_Datatype type, void *out, const int *counts,
                            const int *displs, MPI_Datatype rtype, MPI_Comm comm)
 {
-    WAIT_IDLE(MPI_Allgatherv(in, n, type, out, counts, displs, rtype, comm),
-              MPI_Iallgatherv(in, n, type, out, counts, displs, rtype, comm, &req));
+    MPI_Request req;
+    long long end = 0;
+    int rc, i, size = comm_size(comm);
+
+    rc = WAIT_IDLE(MPI_Allgatherv(in, n, type, out, counts, displs, rtype, comm),
+                   MPI_Iallgatherv(in, n, type, out, counts, displs, rtype, comm, &req));
+    for (i = 0; i < size; i++)
+        if ((long long) displs[i] + counts[i] > end)
+            end = (long long) displs[i] + counts[i];
+    return injected(rc, "MPI_Iallgatherv", out, rtype, end);
 }
 
 /* One vector of Reduce_vec: its element 0 says how many of the others are summed. */
@@ -99,12 +173,13 @@ static void sum_then_max(void *in, void *inout, int *len, MPI_Datatype *type)
                 b[i] = a[i];
 }
 
-void ADIOI_BBLOG_Reduce_vec(const unsigned long long *in, unsigned long long *out, int n, int nsum,
-                            int root, MPI_Comm comm)
+int ADIOI_BBLOG_Reduce_vec(const unsigned long long *in, unsigned long long *out, int n, int nsum,
+                           int root, MPI_Comm comm)
 {
     unsigned long long *a = ADIOI_Malloc(2 * ((size_t) n + 1) * sizeof(*a)), *b = a + n + 1;
     MPI_Datatype vec;
     MPI_Op op;
+    int rc;
 
     a[0] = (unsigned long long) nsum;
     memcpy(a + 1, in, (size_t) n * sizeof(*a));
@@ -112,11 +187,12 @@ void ADIOI_BBLOG_Reduce_vec(const unsigned long long *in, unsigned long long *ou
     MPI_Type_commit(&vec);
     MPI_Op_create(sum_then_max, 1, &op);
     if (root < 0)
-        ADIOI_BBLOG_Allreduce(a, b, 1, vec, op, comm);
+        rc = ADIOI_BBLOG_Allreduce(a, b, 1, vec, op, comm);
     else
-        ADIOI_BBLOG_Reduce(a, b, 1, vec, op, root, comm);
+        rc = ADIOI_BBLOG_Reduce(a, b, 1, vec, op, root, comm);
     MPI_Op_free(&op);
     MPI_Type_free(&vec);
     memcpy(out, b + 1, (size_t) n * sizeof(*out));
     ADIOI_Free(a);
+    return rc;
 }

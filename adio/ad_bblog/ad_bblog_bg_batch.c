@@ -1,35 +1,50 @@
 /*
- * Node batches of the background drain (ad_bblog_bg.c; DESIGN.md section 6).
+ * Node batches of the background drain (ad_bblog_bg.c; DESIGN.md section 6): the processes of a
+ * node publish the small extents they logged, and their drain threads write the node's bytes
+ * together, in chunks, from whichever logs hold them.
  *
- * Each process's drain thread writes its own log. Where the processes' pieces are small and
- * interleaved in the file (IOR strided 4 KiB), that is one PFS request per piece, a few MB/s
- * per process, where the collective drain writes the same bytes at the PFS's speed by reading
- * the node's logs (ad_bblog_drain_share.c). A batch does the same in the
- * background: at a planning point every process of the node publishes the extents it has
- * logged (file offset, length, log offset, stamp) in a list file on the burst buffer, and the
- * threads take chunks of the node's bytes in turn from a counter in a shared mapping, each
- * chunk a file range with about a drain buffer of data, read from whichever logs hold it and
- * written with one request per run of adjacent bytes. A chunk written is flushed (fdatasync)
- * and marked done in the mapping; the owners of its bytes forget them (the bytes that still
- * map to the published log offsets: an owner's newer write over them stays) when the batch is
- * over: every chunk finished, or the next planning point or collective drain, whose collective
- * calls come after every thread has paused, so that no chunk of the batch is in flight then.
+ * Why. Each process's drain thread writes its own log. Where the processes' pieces are small and
+ * interleaved in the file (IOR strided 4 KiB), that is one PFS request per piece, far slower than
+ * the collective drain, which writes the same bytes at the PFS's speed by reading the node's logs
+ * (ad_bblog_drain_share.c; RATIONALE: bench/results/rationale.md, close-small). A batch does the
+ * same in the background.
  *
- * Files, in the burst-buffer directory, named after the open's token, the node's first process
- * (its rank in the file's communicator) and the batch's number (its planning point's, counted
- * alike in every process): TOKEN.nFIRST.bN the mapping (struct batch_map), TOKEN.rRANK.bN each
- * process's list. Every process creates both before the planning point's exchange, opens the
- * others' lists after it, and removes its own names when it ends the batch, which is after
- * every process opened them.
+ * Data path. At a planning point every process of the node publishes the extents it has logged
+ * under ADIOI_BBLOG_CLOSE_PIECE (file offset, length, log offset, stamp; ad_bblog_bg_plan.c;
+ * RATIONALE: bench/results/rationale.md, batch-large) in a list file on the burst buffer, and the
+ * threads take chunks of the node's bytes in turn from a counter in a shared mapping, each chunk a
+ * file range with about a drain buffer of data (the smallest paced segment under proactive pacing),
+ * read from whichever logs hold it and written with one request per run of adjacent bytes. A
+ * claim's chunks are written one after the other, flushed (fdatasync) at its end when it is paced
+ * under proactive pacing or the open spans nodes (otherwise the owners flush before they give log
+ * space back), and marked done in the mapping. The owners of their bytes forget them (the bytes
+ * that still map to the published log offsets: an owner's newer write over them stays) when the
+ * batch is over: every chunk finished, or the next planning point or collective drain, whose
+ * collective calls come after every thread has paused, so that no chunk of the batch is in flight
+ * then.
  *
- * Several nodes: each node's processes form a batch of their own, of their own bytes. Those
- * are disjoint from other nodes' wherever their stamps differ: the planning point made every
- * process forget the parts of its extents that another process wrote later (ad_bblog_bg_plan.c),
- * so no order between the nodes' chunks is needed. A batch needs the node's processes to
- * share a directory and a mapping: not a burst buffer that several nodes share.
+ * Files. In the burst-buffer directory, named after the open's token, the node's first process (its
+ * rank in the file's communicator) and the batch's number (its planning point's, counted alike in
+ * every process): TOKEN.nFIRST.bN the mapping (struct batch_map), TOKEN.rRANK.bN each process's
+ * list. Every process creates both before the planning point's exchange, opens the others' lists
+ * after it, and removes its own names when it ends the batch, which is after every process opened
+ * them. Under bblog_mapping=node a process's data log is its slot of the node's pair
+ * (Node_data_path).
  *
- * Under bblog_mapping=node a process's data log is its slot of the node's pair (Node_data_path).
- * No MPI call here.
+ * Invariants. Every process reads the same lists and cuts the same chunks: disjoint file ranges in
+ * file order, each taken by one thread. Several nodes: each node's processes form a batch of their
+ * own, of their own bytes. Those are disjoint from other nodes' wherever their stamps differ: the
+ * planning point made every process forget the parts of its extents that another process wrote
+ * later (ad_bblog_bg_plan.c), so no order between the nodes' chunks is needed. A batch needs the
+ * node's processes to share a directory and a mapping: not a burst buffer that several nodes share;
+ * processes of a node whose bblog_dir differ start none (Batch_shared). No MPI call here.
+ *
+ * Failures. A process that cannot publish its list, or a cut of more than CHUNKS_MAX chunks, fails
+ * the batch for every process of the node, and each then drains its own pieces again. A process
+ * that cannot read the lists (no memory) must still not write its own pieces while others may be
+ * writing them: it waits until the chunks are all finished, or until every process is as unable as
+ * it is, and then drains all its pieces again (the same bytes written twice). A chunk that failed,
+ * or that a pause left unwritten, is marked failed: its owners keep its bytes.
  */
 #include <errno.h>
 #include <fcntl.h>

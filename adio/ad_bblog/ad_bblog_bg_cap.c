@@ -1,31 +1,41 @@
 /*
- * A burst buffer smaller than the output (bblog_high_water, bblog_max_size; bblog(7)).
+ * A burst buffer smaller than the output (bblog_high_water, bblog_max_size; bblog(7)): the budget
+ * of each process's log, and when the drain that makes room runs. Which log bytes are live, the
+ * walk over them from the oldest and the trim point are in ad_bblog_bg_trim.c.
  *
- * Each process's log may take cap bytes of the device: bblog_max_size, or else a share of the
- * space free in the burst-buffer directory at open (CAP_SHARE of it, split between the
+ * Budget. Each process's log may take cap bytes of the device: bblog_max_size, or else a share of
+ * the space free in the burst-buffer directory at open (CAP_SHARE of it, split between the
  * processes of the open on this node). Once the log holds high_water percent of that, the
- * background drain (ad_bblog_bg.c) writes the oldest logged bytes to the PFS file, in log
- * order, and the space they took is given back: the log's trim point moves past them and
- * holes are punched below it (bblog_log_trim). A write that does not fit waits for that
- * space, as long as the drain can make progress; only when it cannot (everything left was
- * written after the last planning point by collective calls, say) does it fall back as a
- * full burst buffer always did: the bytes go straight to the PFS file.
+ * background drain (ad_bblog_bg.c) writes the oldest logged bytes to the PFS file, in log order,
+ * and the space they took is given back: the log's trim point moves past them and holes are punched
+ * below it (bblog_log_trim). With bblog_high_water=0 there is no budget.
  *
- * Which log bytes are live, the walk over them from the oldest and the trim point are in
- * ad_bblog_bg_trim.c; here: the budget, and when the drain that makes room runs.
+ * Data path. A write that does not fit waits for that space (Cap_wait, on the application's thread,
+ * under the logstate's lock), as long as the drain can make progress; only when it cannot
+ * (everything left was written after the last planning point by collective calls, say) does it fall
+ * back as with a full burst buffer: the bytes go straight to the PFS file.
  *
- * Without a background drain (bblog_drain=on_demand, the default) the thread starts when it
- * is needed: at once for a file of one process; for several processes, at a collective write
- * that finds some process past its high-water mark, all start it together, and such writes
- * are planning points from then on. Finding out costs an Allreduce at collective writes:
- * until the first process reaches its mark, spaced by the room left to it (at most
- * ADIOI_BBLOG_CAP_MAX_EVERY apart); from then on at every ADIOI_BBLOG_CAP_EVERY-th (they feed
- * the drain) and at every one while a budget is nearly used (Cap_coll). It is paid only where
- * the smallest budget of the open is small (bblog_max_size set, or under CAP_WATCH of free
- * space per process sharing a burst buffer: Cap_small, which costs an Allreduce at an open
- * that spans nodes); with larger ones a write phase that fills the device falls back as
- * before. Processes that only write independently cannot agree without a
- * message: their full burst buffer falls back to the PFS file as before.
+ * Collective calls. Without a background drain (bblog_drain=on_demand, the default) the thread
+ * starts when it is needed: at once for a file of one process; for several processes, at a
+ * collective write that finds some process past its high-water mark, all start it together, and
+ * such writes are planning points from then on. Finding out costs an Allreduce at collective
+ * writes: until the first process reaches its mark, spaced by the room left to it (at most
+ * ADIOI_BBLOG_CAP_MAX_EVERY apart); from then on at every ADIOI_BBLOG_CAP_EVERY-th (they feed the
+ * drain) and at every one while a budget is nearly used (Cap_coll). It is paid only where the
+ * smallest budget of the open is small (bblog_max_size set, or under CAP_WATCH of free space per
+ * process sharing a burst buffer: Cap_small, which costs an Allreduce at an open that spans nodes);
+ * with larger ones a write phase that fills the device falls back to the PFS file. Processes that
+ * only write independently cannot agree without a message: their full burst buffer falls back to
+ * the PFS file too.
+ *
+ * Invariants. Every process computes the same next agreement (cap_next) and the same decisions from
+ * the reduced values, and Cap_small returns the same on every process, so that all make the same
+ * collective calls. The index by log offset that trimming needs costs an insert per write: it is
+ * kept only where some process of the open may trim.
+ *
+ * Failures. A drain thread that could not start on some process, or trimming that failed, sets
+ * cap_failed: from then on a full log falls back to the PFS file. An agreement that fails at open
+ * reads as a small budget (watched); one that fails at a collective write fails the write.
  */
 #include <errno.h>
 #include <limits.h>
@@ -161,8 +171,10 @@ int ADIOI_BBLOG_Cap_small(ADIO_File fd, uint64_t min_free, int local_procs)
     if (st->hints.max_size > 0)
         return 1;
     small = (double) min_free / (local_procs > 0 ? local_procs : 1) < (double) CAP_WATCH;
-    if ((!st->one_node || st->hints.debug_node_size > 0) && !st->hints.shared_bb)
-        ADIOI_BBLOG_Allreduce(MPI_IN_PLACE, &small, 1, MPI_INT, MPI_MAX, fd->comm);
+    /* Not agreed: watched, the answer that keeps a small budget safe. */
+    if ((!st->one_node || st->hints.debug_node_size > 0) && !st->hints.shared_bb &&
+        ADIOI_BBLOG_Allreduce(MPI_IN_PLACE, &small, 1, MPI_INT, MPI_MAX, fd->comm) != MPI_SUCCESS)
+        small = 1;
     return small;
 }
 
@@ -210,10 +222,12 @@ int ADIOI_BBLOG_Cap_coll(ADIO_File fd, uint64_t bytes)
      * section 6 keeps such reductions small or one vector element). */
     in[2] = INT_MAX - (int) (calls < INT_MAX ? calls : INT_MAX);
     ADIOI_BBLOG_Unlock(ls);
-    if (st->nprocs > 1)
-        ADIOI_BBLOG_Allreduce(in, out, 3, MPI_INT, MPI_MAX, fd->comm);
-    else
+    if (st->nprocs == 1)
         memcpy(out, in, sizeof(out));
+    else if (ADIOI_BBLOG_Allreduce(in, out, 3, MPI_INT, MPI_MAX, fd->comm) != MPI_SUCCESS)
+        return ADIOI_BBLOG_Err_rc("ADIOI_BBLOG_WRITESTRIDEDCOLL", __LINE__, ADIOI_BBLOG_ECOLL,
+                                  "cannot agree on the burst buffer's room for",
+                                  st->pfs_path);
     calls = (uint64_t) (INT_MAX - out[2]);
     if (out[1] || calls == 0)
         every = 1;
@@ -236,7 +250,8 @@ int ADIOI_BBLOG_Cap_coll(ADIO_File fd, uint64_t bytes)
             ADIOI_BBLOG_Unlock(ls);
         }
         fail = rc;
-        ADIOI_BBLOG_Allreduce(&fail, &anyfail, 1, MPI_INT, MPI_MAX, fd->comm);
+        if (ADIOI_BBLOG_Allreduce(&fail, &anyfail, 1, MPI_INT, MPI_MAX, fd->comm) != MPI_SUCCESS)
+            anyfail = 1;        /* not agreed: as a thread that could not start */
         if (anyfail)
             ls->cap_failed = 1;         /* held threads stay held until close */
         else

@@ -89,40 +89,44 @@ int ADIOI_BBLOG_Bg_start(ADIO_File fd)
     pace_params(st, seg, &par);
     bg->t0_mono = ADIOI_BBLOG_Now();
     bg->t0_real = ADIOI_BBLOG_Realtime();
-    rc = bblog_pace_init(&bg->pace, &par, bg->t0_mono);
-    if (rc == 0 && (!(bg->buf = malloc(seg)) || (bg->verify && !(bg->vbuf = malloc(seg)))))
-        rc = ENOMEM;
-    if (rc == 0)
-        rc = bblog_idx_create(&bg->fence);
-    if (rc == 0 && (bg->pfs_fd = open(st->pfs_path, (bg->verify ? O_RDWR : O_WRONLY) |
-                                      O_CLOEXEC)) < 0)
+    if ((rc = bblog_pace_init(&bg->pace, &par, bg->t0_mono)) != 0)
+        goto fail;
+    rc = ENOMEM;
+    if (!(bg->buf = malloc(seg)) || (bg->verify && !(bg->vbuf = malloc(seg))))
+        goto fail;
+    if ((rc = bblog_idx_create(&bg->fence)) != 0)
+        goto fail;
+    bg->pfs_fd = open(st->pfs_path, (bg->verify ? O_RDWR : O_WRONLY) | O_CLOEXEC);
+    if (bg->pfs_fd < 0) {
         rc = errno;
-    if (rc == 0 && (rc = pthread_cond_init(&bg->cond, NULL)) == 0) {
-        ls->bg = bg;
-        ls->refs++;             /* the thread's own reference: it may outlive the handle */
-        if ((rc = pthread_create(&bg->thread, NULL, ADIOI_BBLOG_Bg_main, ls)) != 0) {
-            ls->bg = NULL;
-            ls->refs--;
-            pthread_cond_destroy(&bg->cond);
-        }
+        goto fail;
     }
-    if (rc != 0) {
-        if (bg->pfs_fd >= 0)
-            close(bg->pfs_fd);
-        if (bg->fence)
-            bblog_idx_destroy(bg->fence);
-        bblog_pace_free(&bg->pace);
-        free(bg->buf);
-        free(bg->vbuf);
-        free(bg);
-        return ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot start the background drain of",
-                                  st->pfs_path);
+    if ((rc = pthread_cond_init(&bg->cond, NULL)) != 0)
+        goto fail;
+    ls->bg = bg;
+    ls->refs++;                 /* the thread's own reference: it may outlive the handle */
+    if ((rc = pthread_create(&bg->thread, NULL, ADIOI_BBLOG_Bg_main, ls)) != 0) {
+        ls->bg = NULL;
+        ls->refs--;
+        pthread_cond_destroy(&bg->cond);
+        goto fail;
     }
     if (finalize_keyval == MPI_KEYVAL_INVALID &&
         MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, at_finalize, &finalize_keyval,
                                NULL) == MPI_SUCCESS)
         MPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval, NULL);
     return MPI_SUCCESS;
+  fail:
+    if (bg->pfs_fd >= 0)
+        close(bg->pfs_fd);
+    if (bg->fence)
+        bblog_idx_destroy(bg->fence);
+    bblog_pace_free(&bg->pace);
+    free(bg->buf);
+    free(bg->vbuf);
+    free(bg);
+    return ADIOI_BBLOG_Err_rc(myname, __LINE__, rc, "cannot start the background drain of",
+                              st->pfs_path);
 }
 
 /* Lock held on entry and exit. */

@@ -1,35 +1,50 @@
 /*
  * Planning points of background drains (DESIGN.md section 6): collective, on the application's
- * thread, at the end of collective calls on the file.
+ * thread, at the end of collective calls on the file. Here too: the bracket of every collective
+ * call (Coll_begin, Coll_end), which counts the calls that order writes (ad_bblog_base_order.c),
+ * and the fence that the drain thread checks.
  *
- * Why. Two processes' writes to the same bytes are ordered by the collective calls between
- * them, and each process's thread drains on its own, so a process must not write an older
- * extent after another process wrote a newer one over it (write order: ad_bblog_base_order.c).
+ * Why. Two processes' writes to the same bytes are ordered by the collective calls between them,
+ * and each process's thread drains on its own, so a process must not write an older extent after
+ * another process wrote a newer one over it (write order: ad_bblog_base_order.c).
  *
- * Where. Every sync, set_size, set_atomicity and collective read is a point, and some
- * collective writes: all processes count them alike (Coll_begin, Coll_end), and each point sets
- * the next the same everywhere (next_spacing). A point costs three collective calls, so those
- * at writes are spaced: ADIOI_BBLOG_PLAN_EVERY calls after the first write of an output phase
- * on any process, twice as many after each point that brought some bytes but fewer than
- * ADIOI_BBLOG_PLAN_BYTES per process, up to ADIOI_BBLOG_PLAN_MAX_EVERY. A point that brought
- * nothing keeps the spacing (it says nothing of the write rate). Once every process reports
- * that its output phases begin at the same collective calls, the same number of calls apart
- * (the phases' key), the next point is the last call of a phase, so that a whole phase may
- * drain during the computation after it, and that point ends the phase for the pacer.
+ * Where. Every sync, set_size, set_atomicity and collective read is a point, and some collective
+ * writes: all processes count them alike (Coll_begin, Coll_end), and each point sets the next the
+ * same everywhere (next_spacing). A point costs three collective calls, so those at writes are
+ * spaced: ADIOI_BBLOG_PLAN_EVERY calls after the first write of an output phase on any process,
+ * twice as many after each point that brought some bytes but fewer than ADIOI_BBLOG_PLAN_BYTES per
+ * process, up to ADIOI_BBLOG_PLAN_MAX_EVERY. A point that brought nothing keeps the spacing (it
+ * says nothing of the write rate). Once every process reports that its output phases begin at the
+ * same collective calls, the same number of calls apart (the phases' key), the next point is the
+ * last call of a phase, so that a whole phase may drain during the computation after it, and that
+ * point ends the phase for the pacer.
  *
  * What. At a point all threads are paused (a segment in flight ends after the write under way),
- * each process sends the pieces it logged since the previous point, with their stamps, and
- * each process
- *   - forgets the parts of its extents that another process wrote later (they would only be
- *     overwritten), so that what remains of all processes' planned extents is disjoint
- *     wherever the stamps differ, and may be written in any order;
- *   - adds the other processes' pieces to its fence: an extent logged after the last point
- *     is drained in the background only if no collective call came since that point, an
- *     independent call wrote it, and no other process's earlier extent lies there (both
- *     logged since the last point with no collective call between means unordered).
- * A collective drain (sync, close, set_size, a collective read) pauses the thread and drains
- * the rest with the usual rounds and exchange; the fence is then empty again. A point may also
- * start a node batch of small pieces (ad_bblog_bg_batch.c).
+ * each process sends the pieces it logged or wrote through since the previous point, with their
+ * stamps, and each process forgets the parts of its extents that another process wrote later (they
+ * would only be overwritten), so that what remains of all processes' planned extents is disjoint
+ * wherever the stamps differ, and may be written in any order. Each process also adds the other
+ * processes' pieces to its fence: an extent logged after the last point is drained in the
+ * background only if no collective call came since that point, an independent call wrote it, and no
+ * other process's earlier extent lies there (both logged since the last point with no collective
+ * call between means unordered). A collective drain (sync, close, set_size, a collective read)
+ * pauses the thread and drains the rest with the usual rounds and exchange; the fence is then empty
+ * again. A point may also start a node batch of small pieces (ad_bblog_bg_batch.c), where every
+ * process can take part and the runs of what all processes wrote since the last point average under
+ * ADIOI_BBLOG_CLOSE_PIECE.
+ *
+ * Locking. A point holds ls->lock from the pause to the thread's resumption; a batch of another
+ * handle of the file is finished first (Bg_batch_settle), as that batch's processes need not be at
+ * this point.
+ *
+ * Invariants. Every process decides alike, from what all know after the exchange: the spacing to
+ * the next point, whether it ends a phase, whether a batch starts. Where any process may trim its
+ * log, a process's pieces are made durable (the log synced, writes through flushed) before they go
+ * to the others, which may then forget and trim what the pieces overwrote.
+ *
+ * Failures. A process that cannot plan (no memory, or its pieces could not be made durable) still
+ * takes part in the exchange, so that every process learns of it; its thread stays paused until the
+ * next collective drain, so nothing is written out of order, and it says so once on stderr.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -69,7 +84,7 @@ void ADIOI_BBLOG_Coll_end(ADIO_File fd, int began, int may_wait)
      * set_size, set_atomicity and collective read, and collective writes spaced as Bg_plan
      * agreed (an exchange at each of IOR's thousands of small write_all calls would cost more
      * than the drain saves); with bblog_drain=on_demand, where the thread only makes room for
-     * a small budget, the collective writes that plan are chosen by ad_bblog_cap.c. A failure
+     * a small budget, the collective writes that plan are chosen by ad_bblog_bg_cap.c. A failure
      * leaves the thread paused until the next collective drain: nothing is lost. A nonblocking
      * collective write is no planning point: its caller may still have to reach another
      * process before that one enters the call. */
@@ -370,7 +385,9 @@ int ADIOI_BBLOG_Bg_plan(ADIO_File fd)
     if (bg->batch && bg->batch_st != st)
         ADIOI_BBLOG_Bg_batch_settle(ls);       /* another handle's processes need not be here */
     ADIOI_BBLOG_Bg_pause_locked(ls);
-    /* What this process wrote since the last point: its appends, and its writes through. */
+    /* What this process wrote since the last point: its appends, and its writes through.
+     * A failure is carried into the exchange below, not returned: every process must reach
+     * it (the driver's rule before a collective call, ad_bblog_base.h). */
     rc = ADIOI_BBLOG_Order_init(fd, &o);
     if (rc == 0)
         rc = my_pieces(ls, &mine, &n);
@@ -414,7 +431,7 @@ int ADIOI_BBLOG_Bg_plan(ADIO_File fd)
     } else if (!bg->warned++) {
         fprintf(stderr, "bblog: warning: rank %d: cannot plan the background drain of %s "
                 "(%s); it waits for the next sync or close\n", st->rank, ls->pfs_path,
-                bblog_strerror(rc));
+                ADIOI_BBLOG_Strerror(rc));
     }
     /* On failure the thread stays paused: Bg_resume after the next collective drain. */
     bg->plan_s += ADIOI_BBLOG_Now() - t0;

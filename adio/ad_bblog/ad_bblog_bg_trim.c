@@ -1,19 +1,28 @@
 /*
- * Giving log space back while the file is open (bblog_high_water, bblog_max_size; the budget
- * and when to drain: ad_bblog_bg_cap.c).
+ * Giving log space back while the file is open (bblog_high_water, bblog_max_size; the budget and
+ * when to drain: ad_bblog_bg_cap.c): the notes of appends by log offset, the walk over the live log
+ * bytes from the oldest, and the trim point.
  *
- * Finding the oldest bytes: the index is keyed by file offset, so every append is also noted
- * in rev, keyed by data log offset (its log_off field holds the file offset). A rev entry is
- * live where the index still maps those file bytes to those log bytes; the rest was drained
- * or overwritten since, and is dropped from rev as the walk meets it. Bytes that another
+ * Data path. Finding the oldest bytes: the index is keyed by file offset, so every append is also
+ * noted in rev, keyed by data log offset (its log_off field holds the file offset). A rev entry is
+ * live where the index still maps those file bytes to those log bytes; the rest was drained or
+ * overwritten since, and is dropped from rev as the walk meets it (a bounded number per walk: the
+ * trim point then stops at the first entry left).
+ *
+ * Locking. The drain thread, after a segment, finds the first live log byte and, once the PFS file
+ * is flushed, offers it (trim_ready); the application thread takes it at its next write
+ * (Trim_apply), because the trim also rewrites the list other processes read this log through
+ * (ad_bblog_peer_list.c), which only the application thread writes. Both under ls->lock.
+ *
+ * Invariants. The trim point only moves forward, and never past a live byte. Bytes that another
  * process overwrote leave the index at a planning point, and that process made its newer pieces
  * durable before it sent them there (ad_bblog_bg_plan.c): a trim point past them cannot, after a
- * crash, leave older bytes in the PFS file than the acknowledged ones.
+ * crash, leave older bytes in the PFS file than the acknowledged ones. The list's entries below the
+ * trim point name the PFS file before those log bytes become holes. A drain that empties the log
+ * resets rev and the trim point (Trim_reset).
  *
- * Who moves the trim point: the drain thread, after a segment, finds the first live log byte
- * and, once the PFS file is flushed, offers it (trim_ready); the application thread takes it
- * at its next write (Trim_apply), because the trim also rewrites the list other processes read
- * this log through (ad_bblog_peer_list.c), which only the application thread writes.
+ * Failures. A trim that fails (of the list or of the log) leaves the space taken and sets
+ * cap_failed: the drain tries no more, and a full log falls back to the PFS file.
  */
 #include <stdint.h>
 
@@ -97,10 +106,7 @@ int ADIOI_BBLOG_Trim_apply(struct ADIOI_BBLOG_state *st)
         return 0;
     /* Readers of this log through its list first: its entries below the trim point now name
      * PFS bytes, before those log bytes become holes. */
-    rc = ADIOI_BBLOG_Peer_trim(ls, upto);
-    if (rc == 0)
-        rc = bblog_log_trim(ls->log, upto);
-    if (rc != 0) {
+    if ((rc = ADIOI_BBLOG_Peer_trim(ls, upto)) != 0 || (rc = bblog_log_trim(ls->log, upto)) != 0) {
         ls->trim_ready = ls->trim;      /* the space stays taken; the drain tries no more */
         ls->cap_failed = 1;
         return rc;

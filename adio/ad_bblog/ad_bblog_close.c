@@ -1,9 +1,26 @@
 /*
- * MPI_File_close (collective): drain what is left, report stats, close the inner file, and
- * remove the logs unless bblog_keep_logs=true. If the drain fails, the logs are kept and the
- * error says where they are, so `bblog replay` can finish the job. With bblog_close=bb the
- * log is only made durable here, and the background drain (ad_bblog_bg.c) finishes the job
- * after close: it removes the log once the data is on the PFS.
+ * MPI_File_close (collective): drain what is left, report stats, close the inner file, and remove
+ * the logs unless bblog_keep_logs=true.
+ *
+ * Data path. With bblog_close=bb the log is only made durable here, with keep records for what it
+ * still owes the PFS after a last planning point (a log that owes nothing is marked drained), and
+ * the background drain (ad_bblog_bg.c) finishes the job after close: it removes the log once the
+ * data is on the PFS, when this process next opens or deletes the file, or at MPI_Finalize
+ * (ad_bblog_bg_ctl.c). Where what is left is small pieces that no node batch can take, or some
+ * process could not get there, close drains collectively instead, as bblog_close=pfs would
+ * (RATIONALE: bench/results/rationale.md, close-small).
+ *
+ * Invariants. No process removes its log before all have marked theirs drained (a barrier): a
+ * process that dies in between leaves the others' marked logs behind, whose drained_gen tells
+ * replay that its records are on the PFS already. Only the file's last handle in this process stops
+ * the background drain or leaves it running; handles are closed in the same order on all processes,
+ * so they agree on which is last. With MPI_MODE_DELETE_ON_CLOSE a barrier ends the close, as one
+ * process deletes the file and its logs right after. With the graft's close hook the shared file
+ * pointer's file is closed (and so deleted) here, once every process has entered the close.
+ *
+ * Failures. If the drain fails, the logs are kept and the error says where they are, so
+ * `bblog replay` can finish the job. A barrier that fails makes the close fail (ADIOI_BBLOG_ECOLL),
+ * the log kept.
  */
 #include <stdio.h>
 #ifdef __GLIBC__
@@ -84,7 +101,9 @@ static int close_to_bb(ADIO_File fd, struct ADIOI_BBLOG_state *st, int *err)
     ADIOI_BBLOG_Unlock(st->ls);
     mine[0] |= rc != 0;
     mine[3] = !batched;
-    ADIOI_BBLOG_Allreduce(mine, all, 4, MPI_UINT64_T, MPI_SUM, fd->comm);
+    /* Not agreed: as a plan that failed, a collective drain now. */
+    if (ADIOI_BBLOG_Allreduce(mine, all, 4, MPI_UINT64_T, MPI_SUM, fd->comm) != MPI_SUCCESS)
+        all[0] = 1;
     if (all[0] != 0 || (!st->hints.debug_close_alone && all[3] > 0 && all[2] > 0 &&
                         all[1] / all[2] < ADIOI_BBLOG_CLOSE_PIECE)) {
         *err = ADIOI_BBLOG_Drain(fd, 0);
@@ -142,8 +161,10 @@ void ADIOI_BBLOG_Close(ADIO_File fd, int *error_code)
     /* No process removes its log before all have marked theirs drained: a process that dies
      * in between leaves the others' marked logs behind, whose drained_gen tells replay that
      * its records are on the PFS already (bblog_format.h). */
-    if (!after && st->nprocs > 1 && !st->passthrough && st->inner != ADIO_FILE_NULL)
-        ADIOI_BBLOG_Barrier(fd->comm);
+    if (!after && st->nprocs > 1 && !st->passthrough && st->inner != ADIO_FILE_NULL &&
+        ADIOI_BBLOG_Barrier(fd->comm) != MPI_SUCCESS && err == MPI_SUCCESS)
+        err = ADIOI_BBLOG_Err_rc(myname, __LINE__, ADIOI_BBLOG_ECOLL, "cannot close",
+                                 st->pfs_path);  /* the log stays: replay finds it drained */
     close_shared_fp(fd, &err);
     if (!st->passthrough && st->hints_parsed && st->hints.stats[0])
         ADIOI_BBLOG_Stats_report(fd);
@@ -175,8 +196,10 @@ void ADIOI_BBLOG_Close(ADIO_File fd, int *error_code)
     /* With MPI_MODE_DELETE_ON_CLOSE, ROMIO's ADIO_Close has one process delete the file right
      * after this returns, and our Delete also removes logs of the file: no process may still
      * be closing its log then. */
-    if ((fd->access_mode & ADIO_DELETE_ON_CLOSE) && !st->passthrough)
-        ADIOI_BBLOG_Barrier(fd->comm);
+    if ((fd->access_mode & ADIO_DELETE_ON_CLOSE) && !st->passthrough &&
+        ADIOI_BBLOG_Barrier(fd->comm) != MPI_SUCCESS && err == MPI_SUCCESS)
+        err = ADIOI_BBLOG_Err_rc(myname, __LINE__, ADIOI_BBLOG_ECOLL, "cannot close",
+                                 st->pfs_path);
     ADIOI_Free(st);
     fd->fs_ptr = NULL;
 #ifdef __GLIBC__

@@ -1,8 +1,14 @@
 /*
- * MPI_File_delete: remove the PFS file through its own driver, and the stale logs of it that
- * this user left in the burst-buffer directory (logs no live process holds open; BBLOG_DIR or
- * its defaults: MPI_File_delete takes no hints), so that a later `bblog replay` cannot
- * resurrect a deleted file.
+ * MPI_File_delete: remove the PFS file through its own driver, and the stale logs of it that this
+ * user left in the burst-buffer directory (logs no live process holds open; BBLOG_DIR or its
+ * defaults: MPI_File_delete takes no hints), so that a later `bblog replay` cannot resurrect a
+ * deleted file.
+ *
+ * Invariants. A log is removed only when its header names this file and no live process holds it
+ * open (bblog_log_live): another group of processes may delete the name right after its own close.
+ * A closed handle's background drain of the file in this process (bblog_close=bb) finishes first.
+ * ROMIO's hidden shared-file-pointer files, never logged, have no logs to look for. Logs that
+ * cannot be listed or read are left as they are: the result is the inner driver's.
  */
 #include <dirent.h>
 #include <errno.h>

@@ -370,9 +370,9 @@ static void drain_choose(struct drain *d)
         d->n = 0;
         if (d->err == MPI_SUCCESS && ag->lost)
             d->err = ADIOI_BBLOG_Err(myname_drain, __LINE__, MPI_ERR_OTHER, "bblog: a process "
-                                     "of %s did not take part in its drain (did it die?); the "
-                                     "data stays in the logs under %s", st->pfs_path,
-                                     st->logdir);
+                                     "of %s did not take part in its drain (did it die, or a "
+                                     "collective call fail?); the data stays in the logs "
+                                     "under %s", st->pfs_path, st->logdir);
         else if (d->err == MPI_SUCCESS)
             d->err = ADIOI_BBLOG_Err(myname_drain, __LINE__, MPI_ERR_NO_MEM, "bblog: out of "
                                      "memory planning the drain of %s", st->pfs_path);
@@ -453,10 +453,14 @@ static void drain_rounds(struct drain *d)
             (d->segs[cursor].off > start ? d->segs[cursor].off : start) : UINT64_MAX;
         /* The independent drain's one round needs no agreement: it is the whole file, and
          * some process has bytes in it; nor does a drain known to be one round. */
-        if (d->indep || d->one_round)
+        if (d->indep || d->one_round) {
             mmin[0] = UINT64_MAX, mmin[1] = 0;
-        else
-            ADIOI_BBLOG_Allreduce(mm, mmin, 2, MPI_UINT64_T, MPI_MIN, d->fd->comm);
+        } else if (ADIOI_BBLOG_Allreduce(mm, mmin, 2, MPI_UINT64_T, MPI_MIN, d->fd->comm) !=
+                   MPI_SUCCESS) {
+            /* No round can be agreed: none is made (the logs keep their bytes). */
+            d->rc = d->rc ? d->rc : ADIOI_BBLOG_ECOLL;
+            break;
+        }
         /* Nobody has a byte left: no empty round (an empty two-phase write still costs all
          * its collectives). Every process sees the same minimum, so all stop here together. */
         if (mmin[1] == UINT64_MAX)
@@ -503,6 +507,44 @@ static void drain_rounds(struct drain *d)
     } while (end != UINT64_MAX);
 }
 
+/* bblog_verify, at the commit: every process has written and flushed its share; each reads
+ * back what it wrote. A difference anywhere keeps every log, as a failed drain does. */
+static void commit_verify(struct drain *d)
+{
+    struct ADIOI_BBLOG_state *st = d->st;
+    struct round *r = &d->r;
+    struct written bad = { 0, 0, 0 };
+    uint32_t got = 0;
+    int verr, anybad;
+
+    d->mismatch = ADIOI_BBLOG_Round_verify(d->fd, st, r, d->budget, &bad, &got, &verr);
+    if (d->alone)
+        anybad = d->mismatch;
+    else if (ADIOI_BBLOG_Allreduce(&d->mismatch, &anybad, 1, MPI_INT, MPI_MAX,
+                                   d->fd->comm) != MPI_SUCCESS)
+        anybad = 1;         /* unknown: kept, as a mismatch keeps every log */
+    if (anybad) {
+        d->anyfail = 1;
+        if (!d->mismatch)
+            d->err = ADIOI_BBLOG_Err(myname_drain, __LINE__, MPI_ERR_IO, "bblog: the "
+                                     "verifying drain of %s read back bytes that differ "
+                                     "from what was written, on another process; the "
+                                     "data stays in the logs under %s", st->pfs_path,
+                                     st->logdir);
+        else if (verr != MPI_SUCCESS)
+            d->err = verr;
+        else
+            d->err = ADIOI_BBLOG_Err(myname_drain, __LINE__, MPI_ERR_IO, "bblog: the "
+                                     "verifying drain of %s read back bytes [%llu, %llu) "
+                                     "that differ from what it wrote there (CRC-32C %08x, "
+                                     "written %08x); the data stays in the logs under %s",
+                                     st->pfs_path, (unsigned long long) bad.off,
+                                     (unsigned long long) (bad.off + bad.len), got,
+                                     bad.crc, st->logdir);
+        d->mismatch = 1;
+    }
+}
+
 /* Stage 4: the commit point. Every process wrote and flushed its share, and says so with its
  * check word; without every word, nothing is marked drained. bblog_verify reads back here. */
 static void drain_commit(struct drain *d)
@@ -516,7 +558,10 @@ static void drain_commit(struct drain *d)
     if (r->map)
         munmap((void *) r->map, r->map_len);
     r->map = NULL;
-    if (d->rc != 0 && d->err == MPI_SUCCESS)
+    if (d->rc == ADIOI_BBLOG_ECOLL && d->err == MPI_SUCCESS)
+        d->err = ADIOI_BBLOG_Err_rc(myname_drain, __LINE__, d->rc, "cannot drain",
+                                    st->pfs_path);
+    else if (d->rc != 0 && d->err == MPI_SUCCESS)
         d->err = ADIOI_BBLOG_Err_rc(myname_drain, __LINE__, d->rc, "cannot read back the log",
                                     st->ls->log ? bblog_log_data_path(st->ls->log) :
                                     st->logdir);
@@ -542,7 +587,9 @@ static void drain_commit(struct drain *d)
     } else {
         for (p = 0; p < st->nprocs; p++)
             want += ADIOI_BBLOG_Drain_check(st, CHECK_END, p);
-        ADIOI_BBLOG_Allreduce(v, sum, 3, MPI_UINT64_T, MPI_SUM, d->fd->comm);
+        /* Not agreed: as a process lost, every log is kept. */
+        if (ADIOI_BBLOG_Allreduce(v, sum, 3, MPI_UINT64_T, MPI_SUM, d->fd->comm) != MPI_SUCCESS)
+            sum[0] = 1, sum[1] = ~want, sum[2] = 0;
     }
     d->lost = sum[1] != want;
     d->nospace = (sum[0] >> 32) != 0;
@@ -550,39 +597,8 @@ static void drain_commit(struct drain *d)
     d->node_retry = !d->anyfail && sum[2] != 0;
     if (d->node_retry)
         d->anyfail = 1;         /* nothing is marked drained by this pass */
-    /* bblog_verify: every process has written and flushed its share (above); each reads back
-     * what it wrote. A difference anywhere keeps every log, as a failed drain does. */
-    if (!d->anyfail && r->verify) {
-        struct written bad = { 0, 0, 0 };
-        uint32_t got = 0;
-        int verr, anybad;
-        d->mismatch = ADIOI_BBLOG_Round_verify(d->fd, st, r, d->budget, &bad, &got, &verr);
-        if (d->alone)
-            anybad = d->mismatch;
-        else if (ADIOI_BBLOG_Allreduce(&d->mismatch, &anybad, 1, MPI_INT, MPI_MAX,
-                                       d->fd->comm) != MPI_SUCCESS)
-            anybad = 1;         /* unknown: kept, as a mismatch keeps every log */
-        if (anybad) {
-            d->anyfail = 1;
-            if (!d->mismatch)
-                d->err = ADIOI_BBLOG_Err(myname_drain, __LINE__, MPI_ERR_IO, "bblog: the "
-                                         "verifying drain of %s read back bytes that differ "
-                                         "from what was written, on another process; the "
-                                         "data stays in the logs under %s", st->pfs_path,
-                                         st->logdir);
-            else if (verr != MPI_SUCCESS)
-                d->err = verr;
-            else
-                d->err = ADIOI_BBLOG_Err(myname_drain, __LINE__, MPI_ERR_IO, "bblog: the "
-                                         "verifying drain of %s read back bytes [%llu, %llu) "
-                                         "that differ from what it wrote there (CRC-32C %08x, "
-                                         "written %08x); the data stays in the logs under %s",
-                                         st->pfs_path, (unsigned long long) bad.off,
-                                         (unsigned long long) (bad.off + bad.len), got,
-                                         bad.crc, st->logdir);
-            d->mismatch = 1;
-        }
-    }
+    if (!d->anyfail && r->verify)
+        commit_verify(d);
 }
 
 /* Stage 5, after a partial drain (drain_plan): what it wrote is kept like bytes written
@@ -657,8 +673,9 @@ static void drain_finish(struct drain *d, int *emptied)
     else if (d->err == MPI_SUCCESS && !d->partial)
         d->err = d->lost ?
             ADIOI_BBLOG_Err(myname_drain, __LINE__, MPI_ERR_OTHER, "bblog: a process of %s did "
-                            "not finish its drain (did it die?); the data stays in the logs "
-                            "under %s", st->pfs_path, st->logdir) :
+                            "not finish its drain (did it die, or a collective call fail?); "
+                            "the data stays in the logs under %s", st->pfs_path,
+                            st->logdir) :
             d->nospace ?
             ADIOI_BBLOG_Err(myname_drain, __LINE__, MPI_ERR_NO_SPACE, "bblog: draining %s failed "
                             "on another process: no space left on the file system of %s; the "

@@ -44,7 +44,9 @@ int ADIOI_BBLOG_Drain_grow(ADIO_File fd, struct ADIOI_BBLOG_state *st, uint64_t 
     }
     if (posix)
         return err;
-    ADIOI_BBLOG_Bcast(&grow, 1, MPI_LONG_LONG, root, fd->comm);
+    if (ADIOI_BBLOG_Bcast(&grow, 1, MPI_LONG_LONG, root, fd->comm) != MPI_SUCCESS)
+        return err != MPI_SUCCESS ? err : ADIOI_BBLOG_Err_rc(myname, __LINE__, ADIOI_BBLOG_ECOLL,
+                                                             "cannot grow", st->pfs_path);
     if (grow)
         ADIO_Resize(st->inner, (ADIO_Offset) end, &err);
     return err;
@@ -85,6 +87,24 @@ static int by_lo(const void *a, const void *b)
     return x[G_LO] < y[G_LO] ? -1 : x[G_LO] > y[G_LO];
 }
 
+/* Whether the np processes' ranges [G_LO, G_HI) in all are disjoint (sorts all by them). */
+static int disjoint(uint64_t *all, int np)
+{
+    uint64_t reach = 0;
+    int p;
+
+    qsort(all, (size_t) np, G_N * sizeof(*all), by_lo);
+    for (p = 0; p < np; p++) {
+        const uint64_t *g = all + (size_t) p * G_N;
+        if (g[G_LO] >= g[G_HI])
+            continue;           /* nothing logged or written through */
+        if (g[G_LO] < reach)
+            return 0;
+        reach = g[G_HI] > reach ? g[G_HI] : reach;
+    }
+    return 1;
+}
+
 /* Each process brings its totals, stamps and the range of the file its pieces span (bytes
  * written through included); every process then computes the same sums, extremes and
  * whether those ranges are disjoint (IOR segmented: each process its own block), in which
@@ -97,7 +117,6 @@ void ADIOI_BBLOG_Drain_agree_start(ADIO_File fd, struct ADIOI_BBLOG_state *st, i
 {
     int np = alone ? 1 : st->nprocs;
     uint64_t mine[G_N], *all = ADIOI_Malloc((size_t) np * sizeof(mine));
-    uint64_t reach = 0;
     size_t i;
     int p;
 
@@ -122,8 +141,9 @@ void ADIOI_BBLOG_Drain_agree_start(ADIO_File fd, struct ADIOI_BBLOG_state *st, i
     }
     if (alone)
         memcpy(all, mine, sizeof(mine));
-    else
-        ADIOI_BBLOG_Allgather(mine, G_N, MPI_UINT64_T, all, G_N, MPI_UINT64_T, fd->comm);
+    else if (ADIOI_BBLOG_Allgather(mine, G_N, MPI_UINT64_T, all, G_N, MPI_UINT64_T, fd->comm) !=
+             MPI_SUCCESS)
+        memset(all, 0xff, (size_t) np * sizeof(mine));  /* no check word fits: lost, below */
     memset(ag, 0, sizeof(*ag));
     ag->slo = UINT64_MAX;
     ag->lo = UINT64_MAX;
@@ -158,15 +178,6 @@ void ADIOI_BBLOG_Drain_agree_start(ADIO_File fd, struct ADIOI_BBLOG_state *st, i
         ADIOI_Free(all);
         return;
     }
-    qsort(all, (size_t) np, sizeof(mine), by_lo);
-    ag->disjoint = 1;
-    for (p = 0; p < np; p++) {
-        const uint64_t *g = all + (size_t) p * G_N;
-        if (g[G_LO] >= g[G_HI])
-            continue;           /* nothing logged or written through */
-        if (g[G_LO] < reach)
-            ag->disjoint = 0;
-        reach = g[G_HI] > reach ? g[G_HI] : reach;
-    }
+    ag->disjoint = disjoint(all, np);
     ADIOI_Free(all);
 }

@@ -1,22 +1,40 @@
 /*
- * Node-level aggregation of a drain round through the burst buffer (DESIGN.md section 6,
- * hint bblog_node_exchange).
+ * Node-level aggregation of a drain round through the burst buffer (DESIGN.md section 6, hint
+ * bblog_node_exchange), and the slots of bblog_mapping=node's log pairs (Node_slot).
  *
- * The processes of one node share its burst buffer: each can read the others' data logs
- * (files in the same per-user directory, or in per-process directories on the node). So the
- * first phase of the drain's two-phase write needs no messages inside a node: the processes
- * of a node exchange only the list of their pieces of the round, split the node's bytes of the
- * round into equal shares in file order, and each reads its share straight from the logs that
- * hold it, one preadv per run of log-contiguous pieces. A share is contiguous in the file
- * wherever the node's data is dense, so what reaches ROMIO's collective write is one large
- * piece per process: with one node ROMIO finds nothing interleaved and writes each share with
- * one call; with several nodes its two-phase exchange moves node-sized pieces between them.
+ * Data path. The processes of one node share its burst buffer: each can read the others' data logs
+ * (files in the same per-user directory, or in per-process directories on the node). So the first
+ * phase of the drain's two-phase write needs no messages inside a node: the processes of a node
+ * exchange only the list of their pieces of the round, split the node's bytes of the round into
+ * equal shares in file order, and each reads its share straight from the logs that hold it, one
+ * preadv per run of log-contiguous pieces. A share is contiguous in the file wherever the node's
+ * data is dense, so what reaches ROMIO's collective write is one large piece per process: with one
+ * node ROMIO finds nothing interleaved and writes each share with one call; with several nodes its
+ * two-phase exchange moves node-sized pieces between them. On one node, with the logs in memory and
+ * ROMIO's generic pwrite below, the processes write their chunks to the PFS straight from the
+ * mapped logs (map_log), without reading them first, taking the chunks in turn from a counter that
+ * the node's processes map.
  *
- * On one node, with the logs in memory and ROMIO's generic pwrite below, the processes write
- * their chunks to the PFS straight from the mapped logs (map_log), without reading them first.
- *
- * Moving the data through MPI instead costs two copies through shared memory, with sender and
+ * Why. Moving the data through MPI instead costs two copies through shared memory, with sender and
  * receiver both running (RATIONALE: bench/results/rationale.md, node-exchange).
+ *
+ * Files. In the burst-buffer directory, named after the log's name: LOGNAME.list, each process's
+ * piece lists of the rounds (only their counts go through MPI), and TOKEN.claim, the chunk counter
+ * of a one-node drain, made by the node's first process. Each name is removed once every process
+ * has opened it. A process holds the node's logs open only during a drain (Node_end), so at most
+ * one node's worth of descriptors at a time.
+ *
+ * Collective calls. Node_share is collective over the node, once per round, on every process, after
+ * a failure too (with nothing). Making the node's communicator, the first time a drain, a planning
+ * point or the open needs it, is collective over the file's.
+ *
+ * Invariants. Every process of the node cuts the same shares from the same lists. A process that
+ * cannot map the chunk counter writes an equal run of the chunks instead: the others still take
+ * every chunk in turn, so such a run is written twice, with the same bytes.
+ *
+ * Failures. A list that cannot be read, or counts that did not come, leave this process's share
+ * empty and fail the drain at its end (the agreement of all). A process without the node state does
+ * without the node exchange, and the drain's agreements make every process do so.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -278,9 +296,13 @@ static struct ADIOI_BBLOG_node *node_new(ADIO_File fd, struct ADIOI_BBLOG_state 
      * cluster: several nodes, ROMIO's two-phase exchange between them. A split has no
      * nonblocking form and would poll while the other processes are still on their way to
      * the drain: the driver's barrier, which does not (ad_bblog_base_wait.c), waits for them
-     * first. */
-    if (pseudo > 0 || !(st->one_node || st->hints.shared_bb))
-        ADIOI_BBLOG_Barrier(fd->comm);
+     * first; where it fails, the split still runs, and this process has no node exchange
+     * (the drain's agreements make every process do without it). */
+    if ((pseudo > 0 || !(st->one_node || st->hints.shared_bb)) &&
+        ADIOI_BBLOG_Barrier(fd->comm) != MPI_SUCCESS) {
+        free(nd);
+        nd = NULL;
+    }
     if (pseudo > 0)
         MPI_Comm_split(fd->comm, st->rank / pseudo, st->rank, &comm);
     else if (st->one_node || st->hints.shared_bb)
@@ -437,7 +459,10 @@ void ADIOI_BBLOG_Node_slot(ADIO_File fd)
         MPI_Comm_free(&node);
         mine[2] = nd && size <= (int) BBLOG_NODE_SLOTS_MAX ? size : 0;
         all = ADIOI_Malloc(3 * st->nprocs * sizeof(*all));
-        ADIOI_BBLOG_Allgather(mine, 3, MPI_INT, all, 3, MPI_INT, fd->comm);
+        if (ADIOI_BBLOG_Allgather(mine, 3, MPI_INT, all, 3, MPI_INT, fd->comm) != MPI_SUCCESS) {
+            ADIOI_Free(all);
+            return;             /* a log of its own (slots 0), as without memory */
+        }
         if (nd && nd->size == st->nprocs)
             nd->pair = all;
         else
@@ -596,7 +621,11 @@ int ADIOI_BBLOG_Node_share(ADIO_File fd, const uint64_t *mine, int n, int whole,
                                bblog_io_full(nd->list_fd, (void *) mine,
                                              (size_t) mine4 * sizeof(*mine), 0, 1, NULL) == 0);
     pair[2] = nd->claim > 0;
-    ADIOI_BBLOG_Allgather(pair, 3, MPI_INT, nd->pairs, 3, MPI_INT, nd->comm);
+    if (ADIOI_BBLOG_Allgather(pair, 3, MPI_INT, nd->pairs, 3, MPI_INT, nd->comm) != MPI_SUCCESS) {
+        /* Counts from nobody: the exchange below still runs, with nothing. */
+        memset(nd->pairs, 0, 3 * (size_t) nd->size * sizeof(*nd->pairs));
+        rc = ADIOI_BBLOG_ECOLL;
+    }
     /* Every process mapped the counter and opened the list files in Node_prepare, before it
      * entered the exchange above: their names can go. */
     drop_name(&nd->claim_path);
@@ -618,8 +647,9 @@ int ADIOI_BBLOG_Node_share(ADIO_File fd, const uint64_t *mine, int n, int whole,
     all = ADIOI_Malloc((ne ? ne : 1) * 4 * sizeof(*all));
     e = ADIOI_Malloc((ne ? ne : 1) * sizeof(*e));
     if (!lists) {
-        ADIOI_BBLOG_Allgatherv(mine, mine4, MPI_UINT64_T, all, nd->counts, nd->displs,
-                               MPI_UINT64_T, nd->comm);
+        if (ADIOI_BBLOG_Allgatherv(mine, rc ? 0 : mine4, MPI_UINT64_T, all, nd->counts,
+                                   nd->displs, MPI_UINT64_T, nd->comm) != MPI_SUCCESS)
+            rc = ADIOI_BBLOG_ECOLL;
     } else {
         for (w = 0; w < nd->size && rc == 0; w++) {
             size_t bytes = (size_t) nd->counts[w] * sizeof(*all);
@@ -628,12 +658,13 @@ int ADIOI_BBLOG_Node_share(ADIO_File fd, const uint64_t *mine, int n, int whole,
             else if (bytes > 0)
                 rc = bblog_io_full(nd->lfds[w], all + nd->displs[w], bytes, 0, 0, NULL);
         }
-        /* A list that cannot be read: this process fails the drain (the others' agreement at
-         * its end), and takes part in the round with nothing. */
-        if (rc != 0) {
-            ne = 0;
-            goto out;
-        }
+    }
+    /* A list that cannot be read, or counts or lists that did not come: this process fails
+     * the drain (the others' agreement at its end), and takes part in the round with
+     * nothing. */
+    if (rc != 0) {
+        ne = 0;
+        goto out;
     }
     for (w = 0, i = 0; w < nd->size; w++)
         for (j = 0; j < (size_t) nd->counts[w] / 4; j++, i++) {

@@ -1,16 +1,19 @@
 /*
  * get_size, preallocate and atomicity.
  *
- * MPI_File_get_size is not collective: a process answers max(size of the inner file, end of
- * its own logged data), so it always sees its own writes (DESIGN.md section 3).
+ * Sizes. MPI_File_get_size is not collective: a process answers max(size of the inner file, end of
+ * its own logged data, end of the other processes' published writes), so it always sees its own
+ * writes (DESIGN.md section 3) and, as on a POSIX file system, those the others published
+ * (bblog_consistency=posix). All three are read under the logstate's lock.
  *
- * MPI_File_preallocate reaches the driver on rank 0 alone (ROMIO's prealloc.c), so no
- * collective drain can run there; it is forwarded to the inner file, which is safe: ROMIO's
- * preallocation rewrites existing bytes with themselves and zero-fills past the end, and the
- * later drain writes the logged bytes over both, which is what plain ROMIO's file holds.
- *
- * set_atomicity(true) is collective: drain, then every write goes through to the inner file
- * (under its locks) until atomicity is turned off again.
+ * Collective calls. MPI_File_preallocate reaches the driver on rank 0 alone (ROMIO's prealloc.c),
+ * so no collective drain can run there; it is forwarded to the inner file, which is safe: ROMIO's
+ * preallocation rewrites existing bytes with themselves and zero-fills past the end, and the later
+ * drain writes the logged bytes over both, which is what plain ROMIO's file holds. It waits first
+ * for the lone drains of the last sync (ad_bblog_flush.c), which must not run under that rewrite.
+ * set_atomicity(true) is collective: drain, then every write goes through to the inner file (under
+ * its locks) until atomicity is turned off again. set_atomicity counts as a collective call (write
+ * order, planning points: ad_bblog_bg_plan.c).
  */
 #include "ad_bblog.h"
 #include "ad_bblog_base.h"

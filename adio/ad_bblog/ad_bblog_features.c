@@ -1,6 +1,13 @@
 /*
- * What ROMIO may ask of a bblog file, and the locks it uses for atomic mode and the shared
- * file pointer, which are the inner file's.
+ * What ROMIO may ask of a bblog file, and the locks it uses for atomic mode and the shared file
+ * pointer, which are the inner file's.
+ *
+ * Invariants. ROMIO may use the shared file pointer (a slot per view: ad_bblog_sharedfp.c), locks,
+ * atomic mode and unlink after close; not data sieving at this level (the inner driver decides for
+ * itself), nor a scalable open or resize: bblog's open is collective over the full communicator.
+ *
+ * Locking. SetLock hands every lock to the inner driver, after opening the inner file where a
+ * deferred open left it closed (Inner_ready).
  */
 #include "ad_bblog.h"
 #include "ad_bblog_base.h"

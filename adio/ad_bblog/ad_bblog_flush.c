@@ -1,37 +1,50 @@
 /*
- * MPI_File_sync (collective). bblog_sync=pfs (default): drain every process's log into the
- * inner file and flush it, so data is on the PFS and visible to all after sync-barrier-sync,
- * as on any ROMIO file system. bblog_sync=bb: make the logs durable on the burst buffer only;
- * the data reaches the PFS at a later drain (close at the latest).
+ * MPI_File_sync (collective). bblog_sync=pfs (default): drain every process's log into the inner
+ * file and flush it, so data is on the PFS and visible to all after sync-barrier-sync, as on any
+ * ROMIO file system. bblog_sync=bb: make the logs durable on the burst buffer only; the data
+ * reaches the PFS at a later drain (close at the latest).
  *
- * Like every collective call, a sync orders the writes before it before those after it, across
- * processes (ad_bblog_base_order.c).
+ * Data path. Under bblog_sync=bb what this process wrote around its log is flushed to the PFS file
+ * first, before the log's records name it (ad_bblog_write.c). Under bblog_sync=pfs with the drain's
+ * agreement, a process with nothing logged flushes what it wrote through before the agreement,
+ * while slower processes still write, as each process flushes alone under plain ROMIO (RATIONALE:
+ * bench/results/rationale.md, early-flush).
  *
- * Syncs without an agreement. Where nothing drains in the background, a sync does not start
- * with the drain's MPI_Allgather, which made every process wait for the slowest writer and
- * leave the sync together with the others: the next phases were then written by all processes
- * at once, where under plain ROMIO (each process's own fsync) they drift apart and take turns
- * (RATIONALE: bench/results/rationale.md, sync-notes). Instead each process sends every other
- * one its notes
- * of the sync, point to point: whether it logged anything, and the pieces (offset, length,
- * stamp) it wrote straight to the PFS since the last drain, with those it logged. Then:
- *   - a process that logged nothing flushes its writes to the PFS file and returns at once;
- *   - a process that logged hears every other process's notes (it waits for all of them to
- *     enter the sync). When every process logged, they drain together, as before (two-phase
- *     writes of everything). Otherwise it drains its own log alone (ad_bblog_drain.c), leaving
- *     out what another process wrote later (a higher stamp, from the notes), flushes, and sends
- *     every other process "done".
- * A process that left a sync early learns the notes of that sync at its next write, collective
- * call or close on the file (Notes_settle), and waits there for the "done" of every process
- * that drained alone: so a write made after the sync cannot be overwritten by an older logged
- * byte another process was still draining, and a collective drain never starts while one
- * process's lone drain goes on. After sync-barrier-sync every byte written before the first
- * sync is in the PFS file, as before: each process's own sync returns only when its bytes are
+ * Collective calls. Like every collective call, a sync orders the writes before it before those
+ * after it, across processes (ad_bblog_base_order.c); it is a planning point of background drains,
+ * and ends an I/O phase for their pacing.
+ *
+ * Syncs without an agreement. Where nothing drains in the background, a sync does not start with
+ * the drain's MPI_Allgather, which would make every process wait for the slowest writer and leave
+ * the sync together with the others: the next phases would then be written by all processes at
+ * once, where under plain ROMIO (each process's own fsync) they drift apart and take turns
+ * (RATIONALE: bench/results/rationale.md, sync-notes). Instead each process sends every other one
+ * its notes of the sync, point to point, on the file's communicator with tags just under
+ * MPI_TAG_UB: whether it logged anything, and the pieces (offset, length, stamp) it wrote straight
+ * to the PFS since the last drain, with those it logged. A process that logged nothing then flushes
+ * its writes to the PFS file and returns at once. A process that logged hears every other process's
+ * notes (it waits for all of them to enter the sync). When every process logged, they drain
+ * together (two-phase writes of everything). Otherwise it drains its own log alone
+ * (ad_bblog_drain.c), leaving out what another process wrote later (a higher stamp, from the
+ * notes), flushes, and sends every other process "done". Where nothing is ever logged (every write
+ * of bblog_through_threshold or more), a sync is each process's own flush plus 2 x (nprocs - 1)
+ * small messages. Only with 2 to ADIOI_BBLOG_NOTES_PROCS processes, and not under
+ * BBLOG_DEBUG_SYNC_AGREE=1 (every sync agrees, for comparisons).
+ *
+ * Invariants. A process that left a sync early learns the notes of that sync at its next write,
+ * collective call or close on the file (Notes_settle), and waits there for the "done" of every
+ * process that drained alone: so a write made after the sync cannot be overwritten by an older
+ * logged byte another process was still draining, and a collective drain never starts while one
+ * process's lone drain goes on. After sync-barrier-sync every byte written before the first sync is
+ * in the PFS file, as with the agreement: each process's own sync returns only when its bytes are
  * there. The waits are those of a collective call that synchronises, which MPI allows any
- * collective call to do. Where nothing is ever logged (every write of bblog_through_threshold
- * or more), a sync is each process's own flush plus 2 x (nprocs - 1) small messages. Only with
- * 2 to ADIOI_BBLOG_NOTES_PROCS processes, and not under BBLOG_DEBUG_SYNC_AGREE=1 (every sync
- * agrees, for comparisons).
+ * collective call to do. Sends are kept until they complete, and not waited for before close: a
+ * process that has not yet come back to the file may be the one that must receive them.
+ *
+ * Failures. A process that cannot list its pieces still sends every other process a header, marked
+ * failed, and a process that drained alone sends "done" after a failure too, so that no process
+ * waits for ever. A process that hears of a failed list fails its sync, the data staying in the
+ * logs.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -82,8 +95,9 @@ static void batches_reap(struct ADIOI_BBLOG_state *st, int wait)
         struct ADIOI_BBLOG_batch *b = *pb;
         int done = 1, i;
         for (i = 0; i < b->n && done; i++) {
+            /* A send that failed needs nothing more here: the receive it was for fails. */
             if (wait)
-                ADIOI_BBLOG_Wait_idle(&b->reqs[i]);
+                (void) ADIOI_BBLOG_Wait_idle(&b->reqs[i]);
             else
                 MPI_Test(&b->reqs[i], &done, MPI_STATUS_IGNORE);
         }

@@ -1,11 +1,37 @@
 /*
- * Opening a file through bblog. All processes of the communicator call OpenColl together:
- * it validates the bblog_* hints (same decision everywhere), opens the inner file with ROMIO's
- * own ADIO_Open (which does the inner driver's create pass, deferred open and hint handling),
- * and prepares the log, which is created at the first write so that readers leave no files.
+ * Opening a file through bblog. All processes of the communicator call OpenColl together: it
+ * validates the bblog_* hints (same decision everywhere), opens the inner file with ROMIO's own
+ * ADIO_Open (which does the inner driver's create pass, deferred open and hint handling; for a file
+ * on ufs rank 0 makes the create pass before the agreement instead: RATIONALE:
+ * bench/results/rationale.md, create-pass), and prepares the log, which is created at the first
+ * write so that readers leave no files.
  *
- * bblog has no create pass of its own: ADIO_Open calls this OpenColl, never the Open slot, so
- * the collective drain always runs on the communicator that opened the file.
+ * Collective calls. The open's checks are one reduction (agree_open) that carries at once whether
+ * any process failed, the range of each hint that decides which collective calls a process makes,
+ * and what rank 0 alone knows (the log-name token, the secret of remote reads, the write clock's
+ * origin, the PFS file's type, whether it created the file). Every process returns the same
+ * verdict: its own error, "failed on another process", or the hint that differs. Where several
+ * processes open a file on ufs (no O_EXCL, an aggregator list that names no host), each opens the
+ * inner file alone on a duplicate of MPI_COMM_SELF and one MPI_Allreduce agrees on the result,
+ * instead of the collective calls of ROMIO's collective open. bblog has no create pass of its own
+ * on the outer file: ADIO_Open calls this OpenColl, never the Open slot, so the collective drain
+ * always runs on the communicator that opened the file (the Open slot serves ROMIO's deferred open
+ * later, and only makes sure the inner file is open).
+ *
+ * Invariants. The file's communicator has MPI_ERRORS_ARE_FATAL: the drain and ROMIO's two-phase
+ * writes under it cannot go on from a collective call that failed, so such a failure ends the job,
+ * as MPI's default error handler does (the file's own error handler is not changed). The
+ * shared-file-pointer file that ROMIO opens through this driver (.NAME.shfp.NNN, on MPI_COMM_SELF,
+ * deleted on close) is a pass-through, never logged. The log's name and set id come from rank 0's
+ * token, the same in every process of the open; the set id tells this open's logs from those of
+ * another run whose job id, PID and count happen to match. A closed handle's background drain of
+ * the file (bblog_close=bb) finishes before the file is opened again. SetInfo hands ROMIO hints to
+ * the inner file; the bblog_* hints stay as opened.
+ *
+ * Failures. Without the node's write clock, ticks stay 0 (ad_bblog_base_order.c); without the list
+ * of published writes, or a read server for other nodes, the open still works and this process's
+ * writes go straight to the PFS file, where everyone sees them (a warning says so). A failed open
+ * frees the state SetInfo made, on every process alike: ADIO_Open calls no Close then.
  */
 #include <errno.h>
 #include <sys/random.h>
@@ -134,14 +160,16 @@ void ADIOI_BBLOG_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
 /* Makes every process return the same verdict: the first failing rank's code, or success. */
 static int agree(ADIO_File fd, int code)
 {
+    static const char myname[] = "ADIOI_BBLOG_OPENCOLL";
     int failed = code != MPI_SUCCESS, any;
 
-    ADIOI_BBLOG_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, fd->comm);
-    if (any && code == MPI_SUCCESS) {
-        static const char myname[] = "ADIOI_BBLOG_OPENCOLL";
+    if (ADIOI_BBLOG_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, fd->comm) != MPI_SUCCESS)
+        return code != MPI_SUCCESS ? code : ADIOI_BBLOG_Err_rc(myname, __LINE__,
+                                                               ADIOI_BBLOG_ECOLL,
+                                                               "cannot open", fd->filename);
+    if (any && code == MPI_SUCCESS)
         code = ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_IO,
                                "bblog: open of %s failed on another process", fd->filename);
-    }
     return code;
 }
 
@@ -255,7 +283,7 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
     long long h[NH] = { 0 };
     char host[MPI_MAX_PROCESSOR_NAME + 1];
     struct timespec now;
-    int i, len = 0;
+    int i, len = 0, rc;
 
     memset(in, 0, sizeof(in));
     in[FAILED] = code != MPI_SUCCESS;
@@ -295,9 +323,10 @@ static int agree_open(ADIO_File fd, struct ADIOI_BBLOG_state *st, int code, char
     }
     /* The smallest share of free burst-buffer space, as max of ~ (ad_bblog_bg_cap.c). */
     in[WATCH] = st->hints_parsed ? ~(unsigned long long) ADIOI_BBLOG_Cap_free(st) : 0;
-    ADIOI_BBLOG_Reduce_vec(in, out, N, 0, -1, fd->comm);
-    if (out[FAILED])
-        return code != MPI_SUCCESS ? code :
+    rc = ADIOI_BBLOG_Reduce_vec(in, out, N, 0, -1, fd->comm);
+    if (rc != MPI_SUCCESS || out[FAILED])
+        return code != MPI_SUCCESS ? code : rc != MPI_SUCCESS ?
+            ADIOI_BBLOG_Err_rc(myname, __LINE__, ADIOI_BBLOG_ECOLL, "cannot open", fd->filename) :
             ADIOI_BBLOG_Err(myname, __LINE__, MPI_ERR_IO,
                             "bblog: open of %s failed on another process", fd->filename);
     for (i = 0; i < NH; i++)
@@ -354,7 +383,10 @@ static int open_local(ADIO_File fd, struct ADIOI_BBLOG_state *st, int access_mod
         err = ADIOI_BBLOG_Parse_hints(st->user_info, &st->hints);
         if (err == MPI_SUCCESS) {
             st->hints_parsed = 1;
-            ADIOI_BBLOG_spin_waits = st->hints.debug_spin;      /* process-wide (_base_wait.c) */
+            /* process-wide (_base_wait.c) */
+            ADIOI_BBLOG_spin_waits = st->hints.debug_spin;
+            ADIOI_BBLOG_Debug_fail_coll(st->hints.debug_fail_coll,
+                                        st->hints.debug_fail_coll_all);
         }
     }
     /* The log header names the file by absolute path, so that `bblog replay` finds it. */
@@ -407,7 +439,7 @@ static void open_reads(ADIO_File fd, struct ADIOI_BBLOG_state *st, int access_mo
             fprintf(stderr, "bblog: warning: rank %d, writing %s: processes of other nodes "
                     "cannot read this node's logged bytes (no read server: %s); its writes go "
                     "straight to the parallel file system, correct but slower\n", st->rank,
-                    st->pfs_path, strerror(rc));
+                    st->pfs_path, ADIOI_BBLOG_Strerror(rc));
         }
     }
     /* The list that shows this process's writes to the others, before any write is made. If
@@ -555,6 +587,8 @@ static int open_drains(ADIO_File fd, struct ADIOI_BBLOG_state *st, int rank, int
     err = agree(fd, ADIOI_BBLOG_Bg_start(fd));
     if (err == MPI_SUCCESS && st->hints.drain != ADIOI_BBLOG_DRAIN_ON_DEMAND)
         st->ls->planning = 1;
+    else if (err != MPI_SUCCESS)
+        ADIOI_BBLOG_Bg_stop(st->ls, rank);      /* started here, failed elsewhere: no thread */
     return err;
 }
 

@@ -1,37 +1,44 @@
 /*
- * Reads that see what other processes wrote (bblog_consistency=posix, the default).
+ * Reads that see what other processes wrote (bblog_consistency=posix, the default): this file is
+ * the writer's side, the list of published writes each process keeps per file; the reader's is
+ * ad_bblog_peer_read.c.
  *
- * Parallel HDF5, and programs like it, read within one open bytes that another process wrote
- * just before, ordered only by a message or a barrier, with no MPI_File_sync between. MPI does
- * not promise that, but every POSIX file system gives it; with bblog those bytes would still
- * be in the writer's log. So every process of a multi-process handle publishes what it logs,
- * and a read lays what the processes of its node published over the bytes of the PFS file,
- * with what other nodes' read servers send of theirs (ad_bblog_peer_remote.c). This file is
- * the writer's side; the reader's is ad_bblog_peer_read.c.
+ * Why. Parallel HDF5, and programs like it, read within one open bytes that another process wrote
+ * just before, ordered only by a message or a barrier, with no MPI_File_sync between. MPI does not
+ * promise that, but every POSIX file system gives it; with bblog those bytes would still be in the
+ * writer's log. So every process of a multi-process handle publishes what it logs, and a read lays
+ * what the processes of its node published over the bytes of the PFS file, with what other nodes'
+ * read servers send of theirs (ad_bblog_peer_remote.c).
  *
- * Publishing, at the end of each write call: the staged payload goes into the data log file
- * (bblog_log_flush; the page cache is shared by the node), then the call's extents are
- * appended to the process's list, a small file beside the log that every reader maps. An entry
- * is {file offset, length, data log offset, stamp}, or a range written straight to the PFS
- * file (no data offset). Entries are never changed once published; the count is stored after
- * them with release order, so a reader that loads it with acquire order reads complete entries
- * and finds their payloads in the data log.
+ * Data path. Publishing, at the end of each write call: the staged payload goes into the data log
+ * file (bblog_log_flush; the page cache is shared by the node), the call's range is announced to
+ * the other nodes' read servers where there are any (ad_bblog_peer_remote.c), then the call's
+ * extents are appended to the process's list, a small file beside the log that every reader maps.
+ * An entry is {file offset, length, data log offset, stamp}, or a range written straight to the PFS
+ * file (no data offset).
  *
- * Draining: when a drain has put everything on the PFS and the log is about to be emptied, the
- * list's epoch is bumped and its count reset, before the data log is truncated. A reader loads
- * the epoch of every list it used before and after it reads the payloads, and does the whole
- * read again when one changed: those bytes are in the PFS file by then.
+ * Invariants. Entries are only appended, but for the two rewrites below; the count is stored after
+ * them with release order, so a reader that loads it with acquire order reads complete entries and
+ * finds their payloads in the data log. The list's space is reserved before it is mapped larger, so
+ * that no store into it can fault. Draining: when a drain has put everything on the PFS and the log
+ * is about to be emptied, the list's epoch is bumped and its count reset, before the data log is
+ * truncated. Trimming: before log bytes become holes (ad_bblog_bg_trim.c), the entries naming them
+ * are rewritten to name the PFS file, with their stamps. The epoch is odd while either lasts. A
+ * reader loads the epoch of every list it used before and after it reads the payloads, and does the
+ * whole read again when one changed: those bytes are in the PFS file by then.
  *
- * Finding a peer's list: the list is BASE.vlist, after the log name of the handle that made
+ * Files. Finding a peer's list: the list is BASE.vlist, after the log name of the handle that made
  * it, and each handle links it under its own log name plus ".vis", so rank k of the handle's
- * communicator is at <token>.r<k>.vis in the burst-buffer directory. The link is made at
- * open, before the call returns: a write that a read is ordered after was made after the
- * writer's link existed. A peer without a list (a read-only handle, bblog_consistency=mpi)
- * contributes nothing; one of another node is asked through its node's server. A read
- * server reads the lists with a view of its own (Peer_view, Peer_serve).
+ * communicator is at <token>.r<k>.vis in the burst-buffer directory. The link is made at open,
+ * before the call returns: a write that a read is ordered after was made after the writer's link
+ * existed. A peer without a list (a read-only handle, bblog_consistency=mpi) contributes nothing;
+ * one of another node is asked through its node's server. A read server reads the lists with a view
+ * of its own (Peer_view, Peer_serve). The list is node-local scratch, not part of the log format:
+ * replay never reads it, and it is removed at close (the `bblog` tool ignores it).
  *
- * The list is node-local scratch, not part of the log format: replay never reads it, and it is
- * removed at close (the `bblog` tool ignores it).
+ * Failures. When the data log cannot write the payloads out, they go to the PFS file instead, and
+ * the entries say so. When the list cannot grow, the call's bytes go to the PFS file, where the
+ * others read them, and so does every later write of the handle (bblog(7)).
  */
 #include <errno.h>
 #include <fcntl.h>

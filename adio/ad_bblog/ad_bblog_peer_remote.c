@@ -1,55 +1,60 @@
 /*
- * Reads of what processes of other nodes logged (bblog_consistency=posix, the default).
+ * Reads of what processes of other nodes logged (bblog_consistency=posix, the default): the design
+ * and the wire of remote reads, and the reader's side of them; the read server is
+ * ad_bblog_peer_server.c.
  *
- * On one node a read maps the other processes' lists of published writes (ad_bblog_peer_list.c).
- * With node-local burst buffers those of other nodes cannot be mapped, and their bytes sit in
- * logs that only their node can read. So the first process of each node's share of an open
- * runs a read server, a thread that reads its node's lists and logs for the other nodes. A
- * read that has to see other processes' writes asks every other node's server for the range,
- * after it has read the PFS file's bytes, and paints what the answers hold over them with its
- * own node's candidates, in stamp order.
+ * Data path. On one node a read maps the other processes' lists of published writes
+ * (ad_bblog_peer_list.c). With node-local burst buffers those of other nodes cannot be mapped, and
+ * their bytes sit in logs that only their node can read. So the first process of each node's share
+ * of an open runs a read server, a thread that reads its node's lists and logs for the other nodes.
+ * A read that has to see other processes' writes asks every other node's server for the range,
+ * after it has read the PFS file's bytes, and paints what the answers hold over them with its own
+ * node's candidates, in stamp order. Every node asked gets its request before any answer is read,
+ * so they work at the same time.
  *
- * Why a server of our own rather than MPI: an independent read cannot make a collective call
- * (a drain), a message to the writing process would wait until that process next calls MPI,
- * and one-sided MPI needs the logs in memory and, with MPICH's ch3 and Open MPI's TCP
- * transports, the target's progress as well. The server answers at once, whatever the writer
- * is doing, and it costs nothing while no one reads. It makes no MPI call, so the
- * application's thread level does not matter.
+ * Why. A server of our own rather than MPI: an independent read cannot make a collective call (a
+ * drain), a message to the writing process would wait until that process next calls MPI, and
+ * one-sided MPI needs the logs in memory and, with MPICH's ch3 and Open MPI's TCP transports, the
+ * target's progress as well. The server answers at once, whatever the writer is doing, and it costs
+ * nothing while no one reads. It makes no MPI call, so the application's thread level does not
+ * matter.
  *
- * The wire: TCP, the same byte order on every node (checked by the magics). The server opens
- * each connection with a hello holding a fresh random nonce; each request (struct req) carries
- * its number on the connection and a MAC (SipHash-2-4, twice, domain-separated: 128 bits)
- * over the nonce, the number and its fields, keyed with the open's secret (random, 128 bits,
- * from rank 0 with the open's agreement, sent only through MPI). A request recorded on one
- * connection is worth nothing on another (other nonce) or again on the same (other number).
- * An answer is struct ans, then its candidates, then the bytes of the logged ones. Each
- * reader keeps one connection per node, and the server one view of its node's lists per
- * connection, since readers that made different numbers of collective calls see different
- * entries (ad_bblog_peer_list.c). What the server does against clients that are not the job's:
- * ad_bblog_server.c.
+ * The wire. TCP, the same byte order on every node (checked by the magics). The server opens each
+ * connection with a hello holding a fresh random nonce; each request (struct req) carries its
+ * number on the connection and a MAC (SipHash-2-4, twice, domain-separated: 128 bits) over the
+ * nonce, the number and its fields, keyed with the open's secret (random, 128 bits, from rank 0
+ * with the open's agreement, sent only through MPI). A request recorded on one connection is worth
+ * nothing on another (other nonce) or again on the same (other number). An answer is struct ans,
+ * then its candidates, then the bytes of the logged ones. Each reader keeps one connection per
+ * node, and the server one view of its node's lists per connection, since readers that made
+ * different numbers of collective calls see different entries (ad_bblog_peer_list.c). What the
+ * server does against clients that are not the job's: ad_bblog_peer_server.c.
  *
- * Which nodes a read asks: those whose processes announced writes in its range. Before a write
- * call's entries become visible (ad_bblog_peer_list.c, Peer_publish), a process whose entries leave
- * the range it announced so far sends every other node's server a larger one (ANN_MAGIC,
- * signed as a read request): its first range as it is, after that twice what it needs, so that
- * a process writing on through the file announces O(log) times. The server stores it in its
+ * Announcements. Which nodes a read asks: those whose processes announced writes in its range.
+ * Before a write call's entries become visible (ad_bblog_peer_list.c, Peer_publish), a process
+ * whose entries leave the range it announced so far sends every other node's server a larger one
+ * (ANN_MAGIC, signed as a read request): its first range as it is, after that twice what it needs,
+ * so that a process writing on through the file announces O(log) times. The server stores it in its
  * node's coverage table, one slot per process of the open, and answers only then; the node's
- * processes map the table and ask a node only when a slot of one of its processes meets the
- * range (a size query: ends past the reader's). A slot never shrinks within an open (a drain
- * does not take a range back), so the table is never behind what a reader must see: a write
- * that a read is ordered after was announced before it could be seen. A process that finds no
- * table (not made yet, or its node's server could not make it) asks every node.
+ * processes map the table and ask a node only when a slot of one of its processes meets the range
+ * (a size query: ends past the reader's). A slot never shrinks within an open (a drain does not
+ * take a range back), so the table is never behind what a reader must see: a write that a read is
+ * ordered after was announced before it could be seen. A process that finds no table (not made yet,
+ * or its node's server could not make it) asks every node.
  *
- * Order against a drain: a node's answer carries the sum of its lists' epochs, which grows
- * whenever one is emptied (its bytes then are in the PFS file). A reader whose answer shows a
- * sum other than that node's last answer reads again, PFS bytes first: what was emptied after
- * the last answer may have reached the file after this read's PFS bytes. The first answer of
- * an open therefore always takes two requests.
+ * Invariants. Order against a drain: a node's answer carries the sum of its lists' epochs, which
+ * grows whenever one is emptied (its bytes then are in the PFS file). A reader whose answer shows a
+ * sum other than that node's last answer reads again, PFS bytes first: what was emptied after the
+ * last answer may have reached the file after this read's PFS bytes. The first answer of an open
+ * therefore always takes two requests. Each answer also raises this node's write clock to the
+ * answering node's (ad_bblog_base_order.c).
  *
- * Where a server is found: every process offers the addresses of its host name, then of its
- * other interfaces, then the loopback address (at most ADDRS); a reader connects to the first
- * that accepts and knows the secret. A server that cannot be started leaves its node's
- * processes writing straight to the PFS file, where everyone sees their bytes.
+ * Failures. Where a server is found: the open's MPI_Allgather tells every process the address and
+ * port of each node's server (ad_bblog_peer_server.c chooses the one address it listens on). A
+ * connection that breaks is tried once more on a new one; a node that still does not answer fails
+ * the read (or the write that announces) with an error naming its server. A server that cannot be
+ * started leaves its node's processes writing straight to the PFS file, where everyone sees their
+ * bytes.
  */
 #include <arpa/inet.h>
 #include <errno.h>

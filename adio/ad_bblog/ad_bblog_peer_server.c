@@ -1,31 +1,41 @@
 /*
  * The read server of a node, and the open and close of remote reads (the design and the wire:
  * ad_bblog_peer_remote.c). At open every process starts a server and tells the others, with one
- * MPI_Allgather, its node, port and address; the first process of each node keeps its server,
- * which answers other nodes' requests from its node's lists and logs (ad_bblog_peer_list.c), the
- * others stop theirs.
+ * MPI_Allgather, its node, port and address; the first process of each node keeps its server, which
+ * answers other nodes' requests from its node's lists and logs (ad_bblog_peer_list.c), the others
+ * stop theirs.
  *
- * Threat model (bblog(7), READ SERVERS): the server listens on one address of the node, inside
- * the application's process, for the length of an open. Any process that can reach that
- * address, of any user, can connect. Without the open's secret it learns nothing but a nonce;
- * it cannot read a byte, stall the job's readers, or take the application's descriptors:
- * - Never waits on one client: every socket is nonblocking and each connection is a small
- *   state machine (hello sent; reading a request; sending an answer). A request is read as its
- *   bytes come, an answer written as the socket takes it, between everyone else's.
- * - Deadlines: a connection must send a complete, valid request within AUTH_MS of its accept;
- *   a request, once begun, must be complete within REQUEST_MS; an answer must make progress
- *   within SEND_MS. Past one, the connection is dropped.
- * - Authentication before anything is allocated or read from the logs: the request's MAC,
- *   compared in constant time, over this connection's nonce and the request's number. A bad
- *   one drops the connection.
- * - Bounded resources: at most one connection per process of the other nodes of this open,
- *   plus SPARE_CONNS; when full, a new connection evicts the oldest one not yet authenticated,
- *   or is closed if every one is. No descriptor at or above RLIMIT_NOFILE - FD_RESERVE is
- *   kept, so the application's own open()s always find room. An unauthenticated connection
- *   holds a request buffer of a fixed size; an answer is what the node logged in the range
- *   asked, to the job's own processes only.
- * Invariants: s->c[0..nc) are open connections; a connection is sending (c->total > 0) or
- * reading, never both; every connection has a deadline but authenticated idle ones.
+ * Data path. The server is a thread that makes no MPI call. It listens on one address:
+ * bblog_server_addr's, else the host name's first IPv4 address that is not loopback, else the first
+ * up interface's, else loopback. Connections wait in the listening socket's queue until the open
+ * has told it which processes share the node. It makes the node's coverage table of announced
+ * ranges (<token>.n<leader>.cov, under a temporary name renamed once whole, so that a process of
+ * the node maps a whole one or none) and grows a process's slot before it answers the announcement.
+ *
+ * Threat model (bblog(7), READ SERVERS). The server listens on one address of the node, inside the
+ * application's process, for the length of an open. Any process that can reach that address, of any
+ * user, can connect. Without the open's secret it learns nothing but a nonce; it cannot read a
+ * byte, stall the job's readers, or take the application's descriptors. The server never waits on
+ * one client: every socket is nonblocking and each connection is a small state machine (hello sent;
+ * reading a request; sending an answer), so a request is read as its bytes come, an answer written
+ * as the socket takes it, between everyone else's. Deadlines: a connection must send a complete,
+ * valid request within AUTH_MS of its accept; a request, once begun, must be complete within
+ * REQUEST_MS; an answer must make progress within SEND_MS; past one, the connection is dropped.
+ * Authentication comes before anything is allocated or read from the logs: the request's MAC,
+ * compared in constant time, over this connection's nonce and the request's number; a bad one drops
+ * the connection. Resources are bounded: at most one connection per process of the other nodes of
+ * this open, plus SPARE_CONNS; when full, a new connection evicts the oldest one not yet
+ * authenticated, or is closed if every one is. No descriptor at or above RLIMIT_NOFILE - FD_RESERVE
+ * is kept, so the application's own open()s always find room. An unauthenticated connection holds a
+ * request buffer of a fixed size; an answer is what the node logged in the range asked, to the
+ * job's own processes only.
+ *
+ * Invariants. s->c[0..nc) are open connections; a connection is sending (c->total > 0) or reading,
+ * never both; every connection has a deadline but authenticated idle ones.
+ *
+ * Failures. Where the first process of a node has no server, every process of that node learns it
+ * from the Allgather and fails Remote_open: its writes then go straight to the PFS file
+ * (ad_bblog_open.c), and the other nodes never ask it.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE             /* accept4, pipe2 */
@@ -608,7 +618,13 @@ int ADIOI_BBLOG_Remote_open(ADIO_File fd, struct ADIOI_BBLOG_state *st)
         mine.addr[0] = addr;
         mine.naddr = 1;
     }
-    ADIOI_BBLOG_Allgather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE, fd->comm);
+    if (ADIOI_BBLOG_Allgather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE,
+                              fd->comm) != MPI_SUCCESS) {
+        server_stop(s);
+        free(rm);
+        rc = ADIOI_BBLOG_ECOLL;
+        goto out;
+    }
     for (k = 0; k < st->nprocs; k++) {
         here[k] = all[k].node == mine.node;
         if (here[k] && leader < 0)

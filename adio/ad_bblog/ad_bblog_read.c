@@ -1,10 +1,24 @@
 /*
  * Reads. A process always reads its own earlier writes (DESIGN.md section 3) without any
- * collective: the bytes come from the inner file, and this process's logged extents are laid
- * over them from the log. With bblog_consistency=posix (the default) it also reads what the
- * other processes of its node logged and published (ad_bblog_peer_list.c). A collective read drains
- * first (see ReadStridedColl). Bytes past the end of the inner file that lie before the end of
- * an overlaid extent read as zeros, as they will once drained.
+ * collective: the bytes come from the inner file, and this process's logged extents are laid over
+ * them from the log.
+ *
+ * Data path. With bblog_consistency=posix (the default) it also reads what the other processes
+ * logged and published (ad_bblog_peer_list.c): those of its node from their lists, those of other
+ * nodes through their read servers (ad_bblog_peer_read.c, ad_bblog_peer_remote.c). Bytes past the
+ * end of the inner file that lie before the end of an overlaid extent read as zeros, as they will
+ * once drained. A strided read goes to the inner driver whole where neither this process nor
+ * another has logged bytes to lay over it; otherwise it is read one contiguous piece at a time.
+ * Nonblocking reads are done when their call returns.
+ *
+ * Locking. The logstate's lock is held across the inner read and the overlay: a background drain
+ * forgets an extent only after writing it, and only under the lock, so the bytes are in the inner
+ * read or in the overlay.
+ *
+ * Collective calls. A collective read drains first where any process holds logged data (one
+ * MPI_Allreduce tells), then the inner two-phase read serves everyone: programs (PnetCDF's among
+ * them) read there what other processes wrote just before, without the sync-barrier-sync MPI asks
+ * for, and get it on plain ROMIO. It counts as a collective call (write order, planning points).
  */
 #include <string.h>
 
@@ -122,8 +136,11 @@ void ADIOI_BBLOG_ReadStridedColl(ADIO_File fd, void *buf, ADIOI_BBLOG_count_t co
      * them) read there what other processes wrote just before, without the sync-barrier-sync
      * MPI asks for, and get it on plain ROMIO; so when any process holds logged data, the
      * logs are drained first, then the inner two-phase read serves everyone. */
-    ADIOI_BBLOG_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, fd->comm);
-    *error_code = any ? ADIOI_BBLOG_Drain(fd, 0) : MPI_SUCCESS;
+    if (ADIOI_BBLOG_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, fd->comm) != MPI_SUCCESS)
+        *error_code = ADIOI_BBLOG_Err_rc("ADIOI_BBLOG_READSTRIDEDCOLL", __LINE__,
+                                         ADIOI_BBLOG_ECOLL, "cannot read", st->pfs_path);
+    else
+        *error_code = any ? ADIOI_BBLOG_Drain(fd, 0) : MPI_SUCCESS;
     if (*error_code == MPI_SUCCESS)
         ADIOI_BBLOG_INNER_STRIDED(fd, st,
                                   ADIO_ReadStridedColl(st->inner, buf, count, datatype,

@@ -1,23 +1,28 @@
 /*
  * The shared file pointer, with no communication in MPI_File_set_view.
  *
- * ROMIO keeps the shared pointer in a small file beside the data file (fd->shared_fp_fname,
- * opened on first use on MPI_COMM_SELF, locked around each fetch-and-add). MPI_File_set_view
- * resets it to zero and then holds every process in a barrier, so that no process uses the new
- * view's pointer before every process has left the old view. PnetCDF sets a view for every put
- * and HDF5 two for every H5Dwrite: with the barrier (and the check of the info argument, an
- * MPI_Allreduce) a collective write through bblog cost two collective calls where the write
- * itself costs none.
+ * Why. ROMIO keeps the shared pointer in a small file beside the data file (fd->shared_fp_fname,
+ * opened on first use on MPI_COMM_SELF, locked around each fetch-and-add). MPI_File_set_view resets
+ * it to zero and then holds every process in a barrier, so that no process uses the new view's
+ * pointer before every process has left the old view. PnetCDF sets a view for every put and HDF5
+ * two for every H5Dwrite: with the barrier (and the check of the info argument, an MPI_Allreduce) a
+ * collective write through bblog would cost two collective calls where the write itself costs none.
  *
- * For a bblog file the graft (adio/graft/graft.py) has MPI_File_set_view call
+ * Data path. For a bblog file the graft (adio/graft/graft.py) has MPI_File_set_view call
  * ADIOI_BBLOG_View_changed instead of the reset, the barrier and the info check, and has
  * ADIO_Get_shared_fp and ADIO_Set_shared_fp call the functions below. Every process counts its
- * views (set_view is collective, so the count is the same on all processes at the same point
- * of the program), and the pointer file holds a slot {view, pointer} per view, view modulo
- * NSLOT. An access in view v takes slot v mod NSLOT under the file lock of that slot: a slot of
- * an older view is the reset (pointer 0 in view v). No process waits for another, and a process
- * that has not yet left an older view still uses that view's pointer, as under ROMIO's barrier.
- * A process NSLOT views or more behind another that has used the pointer gets an error.
+ * views (set_view is collective, so the count is the same on all processes at the same point of the
+ * program), and the pointer file holds a slot {view, pointer} per view, view modulo NSLOT. An
+ * access in view v takes slot v mod NSLOT under the file lock of that slot: a slot of an older view
+ * is the reset (pointer 0 in view v).
+ *
+ * Invariants. No process waits for another, and a process that has not yet left an older view still
+ * uses that view's pointer, as under ROMIO's barrier. A process NSLOT views or more behind another
+ * that has used the pointer gets an error.
+ *
+ * Failures. Every process creates the pointer file at its first use, without O_EXCL; a create that
+ * loses the race with another node's and fails with EEXIST (GlusterFS) opens the file again, a few
+ * times at most.
  */
 #include <stdint.h>
 #include <string.h>

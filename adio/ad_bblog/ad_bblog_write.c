@@ -420,7 +420,12 @@ static void write_coll(ADIO_File fd, const void *buf, ADIOI_BBLOG_count_t count,
         MPI_Type_size_x(datatype, &size);
         need = st->ls->log_bytes > 0 && st->ls->log_bytes + (ADIO_Offset) size * count >
             st->hints.max_size;
-        ADIOI_BBLOG_Allreduce(&need, &any, 1, MPI_LONG_LONG, MPI_MAX, fd->comm);
+        if (ADIOI_BBLOG_Allreduce(&need, &any, 1, MPI_LONG_LONG, MPI_MAX, fd->comm) !=
+            MPI_SUCCESS) {
+            *error_code = ADIOI_BBLOG_Err_rc("ADIOI_BBLOG_WRITESTRIDEDCOLL", __LINE__,
+                                             ADIOI_BBLOG_ECOLL, "cannot write", st->pfs_path);
+            return;
+        }
         if (any && (*error_code = ADIOI_BBLOG_Drain(fd, 0)) != MPI_SUCCESS)
             return;
     } else if (may_wait && st->cap_watch && st->ls->colls >= st->ls->cap_next) {

@@ -88,7 +88,7 @@ cflags="-std=gnu11 -O2 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-p
 # shellcheck disable=SC2086
 if ! mpicc $cflags -I"$src" "$src/fio.c" -o "$work/fio" ||
     ! $cc $cflags -I"$src" "$src/fcheck.c" -o "$work/fcheck" ||
-    ! $cc $cflags -shared -fPIC "$src/bbfault.c" -o "$work/bbfault.so" -ldl; then
+    ! mpicc $cflags -shared -fPIC "$src/bbfault.c" -o "$work/bbfault.so" -ldl; then
     echo "run-faults: cannot compile fio.c, fcheck.c or bbfault.c" >&2
     exit 1
 fi
@@ -395,6 +395,57 @@ inject batch-data-open-eio absorb $small open   .data      EIO    0 1 1   bb BBL
 inject batch-pfs-write-eio absorb $small pwrite target.out EIO    0 1 1   bb BBLOG_MODE=bb
 want_stat=
 }
+
+# ---- failed collective calls -------------------------------------------------------------
+# coll SET N every|once [VAR=VALUE]...: the driver's Nth collective call (counted from the open;
+# BBLOG_DEBUG_FAIL_COLL, bblog(7)) fails on every process, after it completed, with its output
+# overwritten; with "every", every one after it too (a communicator that stays broken). No
+# hang, no crash, every error reported is MPI_ERR_OTHER (or MPI_ERR_IO, the class a drain that
+# failed on another process reports); with "every" at least one call reports one. An open that
+# fails must fail on every process (nothing was written then); otherwise what was reported
+# written is in the file, after `bblog replay` where the job left logs.
+coll() {
+    local set=$1 nth=$2 mode=$3 name="coll[$1,$2,$3]" bad every=0 opens
+    shift 3
+    selected "$name" || return 0
+    [ "$mode" = every ] && every=1
+    # shellcheck disable=SC2086
+    run_job "$name" "bblog:@/pfs/target.out" $small BBLOG_SYNC=pfs \
+        BBLOG_DEBUG_FAIL_COLL="$nth" BBLOG_DEBUG_FAIL_COLL_ALL=$every "$@"
+    check_job
+    if ! grep -q "BBLOG_DEBUG_FAIL_COLL: collective call $nth " "$dir/job.log"; then
+        why="${why:+$why; }the job made fewer than $nth collective calls (nothing tested)"
+    fi
+    bad=$(echo "$errs" | grep . | grep -v -E '^[a-z]+( [0-9]+ [01])? MPI_ERR_(OTHER|IO) ')
+    [ -n "$bad" ] && why="${why:+$why; }wrong error class: $(echo "$bad" | head -n 1 |
+                                                          cut -c 1-160)"
+    if [ "$every" = 1 ] && [ -z "$errs" ]; then
+        why="${why:+$why; }every collective call from the ${nth}th failed, and no call said so"
+    fi
+    opens=$(echo "$errs" | grep -c '^open ')
+    if [ "$opens" != 0 ] && [ "$opens" != "$nprocs" ]; then
+        why="${why:+$why; }the open failed on $opens of $nprocs processes"
+    elif [ "$opens" = 0 ] && [ "$job_rc" != 124 ] && [ "$job_rc" != 137 ]; then
+        check_data $small
+    fi
+    finish "$name"
+}
+
+# Every call of the job: its open's agreements, its sync's drain, the close's; the planning
+# points, batches and background drains of bblog_mode=bb; the node exchange's split barrier,
+# counts and lists between pseudo-nodes of 2 processes. (The job makes 9, 28 and 34 calls.)
+for n in $(seq 1 9); do
+    coll pfs "$n" once
+    coll pfs "$n" every
+done
+for n in $(seq 1 28); do
+    coll bb "$n" once BBLOG_MODE=bb
+    coll bb "$n" every BBLOG_MODE=bb
+done
+for n in $(seq 1 34); do
+    coll nodes "$n" once BBLOG_DEBUG_NODE_SIZE=2
+    coll nodes "$n" every BBLOG_DEBUG_NODE_SIZE=2
+done
 
 echo "run-faults: $passed passed, $failed failed"
 [ -z "$failures" ] || echo "run-faults: failures:$failures"

@@ -2,7 +2,7 @@
 noinst_HEADERS += logfs/bblog_err.h logfs/bblog_format.h logfs/bblog_log.h logfs/bblog_index.h
 libbblog_a_SOURCES += logfs/err.c
 # The log: checksums, format, appender, scanner, per-user directory (DESIGN.md section 4).
-noinst_HEADERS += logfs/bblog_io.h logfs/bblog_grow.h test/unit/testutil.h
+noinst_HEADERS += logfs/bblog_io.h logfs/bblog_grow.h logfs/bblog_size.h test/unit/testutil.h
 libbblog_a_SOURCES += logfs/crc32c.c logfs/format.c logfs/log.c logfs/scan.c logfs/userdir.c
 
 check_PROGRAMS += test/unit/test_format test/unit/test_log test/unit/test_scan

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "bblog_replay.h"
+#include "bblog_size.h"
 
 /* Exit codes of `bblog check`, in order of severity (the worst log decides). */
 enum {
@@ -721,22 +722,12 @@ static int has_job_log(const struct bblog_replay_list *list, const char *path, c
     return 0;
 }
 
+/* A buffer size ("64m": bblog_size.h), neither 0 nor past half the address space. */
 static int parse_size(const char *s, size_t *out)
 {
-    char *end;
-    unsigned long long v;
+    uint64_t v;
 
-    errno = 0;
-    v = strtoull(s, &end, 10);
-    if (errno != 0 || end == s || v == 0)
-        return -1;
-    if (*end == 'k' || *end == 'K')
-        v <<= 10, end++;
-    else if (*end == 'm' || *end == 'M')
-        v <<= 20, end++;
-    else if (*end == 'g' || *end == 'G')
-        v <<= 30, end++;
-    if (*end != '\0' || v > SIZE_MAX / 2)
+    if (bblog_parse_size(s, SIZE_MAX / 2, &v) != 0 || v == 0)
         return -1;
     *out = (size_t) v;
     return 0;
@@ -1013,7 +1004,7 @@ static const char replay_help[] =
     "  -S, --salvage         replay the intact records of damaged logs too\n"
     "  -o, --output PATH     write to PATH instead of PFS_PATH (needs --file)\n"
     "  -n, --dry-run         verify and plan, write nothing\n"
-    "  -b, --buffer-size N   bytes gathered per write (k, M, G suffixes; 4M)\n"
+    "  -b, --buffer-size N   bytes gathered per write (k, M, G, T suffixes; 4M)\n"
     "Exit status: 0 replayed, 1 error, 2 damage found (nothing written),\n"
     "3 damage found and the intact data replayed (--salvage).\n";
 

@@ -31,6 +31,7 @@
 
 #include "ad_bblog.h"
 #include "ad_bblog_base.h"
+#include "bblog_size.h"
 #include "adioi.h"
 
 /* Drain rounds describe their extents with int lengths: a round stays well inside that. */
@@ -120,41 +121,14 @@ static const struct knob_def knob_defs[] = {
  * the name and the reason must survive a long value. */
 #define SHOWN_VALUE 64
 
-/* Parses "123", "64k", "16M", "1g" (powers of 1024). Returns 0 on success. */
+/* A size hint ("64k", "16M": bblog_size.h), at most INT64_MAX bytes. Returns 0 on success. */
 static int parse_size(const char *s, ADIO_Offset * out)
 {
-    char *end;
-    unsigned long long v, mul = 1;
+    uint64_t v;
 
-    while (isspace((unsigned char) *s))
-        s++;
-    if (!isdigit((unsigned char) *s))
+    if (bblog_parse_size(s, INT64_MAX, &v) != 0)
         return -1;
-    errno = 0;
-    v = strtoull(s, &end, 10);
-    if (errno)
-        return -1;
-    switch (tolower((unsigned char) *end)) {
-    case 'k':
-        mul = 1ULL << 10;
-        end++;
-        break;
-    case 'm':
-        mul = 1ULL << 20;
-        end++;
-        break;
-    case 'g':
-        mul = 1ULL << 30;
-        end++;
-        break;
-    case 't':
-        mul = 1ULL << 40;
-        end++;
-        break;
-    }
-    if (*end != '\0' || v > (unsigned long long) INT64_MAX / mul)
-        return -1;
-    *out = (ADIO_Offset) (v * mul);
+    *out = (ADIO_Offset) v;
     return 0;
 }
 

@@ -228,7 +228,7 @@ static int drain_nothing(struct drain *d, int *emptied)
     if (d->rc == 0 && st->ls->log && (st->ls->log_end > 0 || st->ls->nthrough > 0)) {
         rc = mark_log_drained(st, d->alone != NULL);
         if (rc != 0)
-            d->err = ADIOI_BBLOG_Err_rc(myname_drain, __LINE__, rc, "cannot mark drained",
+            d->err = ADIOI_BBLOG_Err_rc(DRAIN_MYNAME, __LINE__, rc, "cannot mark drained",
                                         bblog_log_meta_path(st->ls->log));
         st->ls->log_bytes = 0;
         st->ls->log_end = 0;
@@ -369,12 +369,12 @@ static void drain_choose(struct drain *d)
             d->rc = ENOMEM;     /* another process failed: nothing drains anywhere */
         d->n = 0;
         if (d->err == MPI_SUCCESS && ag->lost)
-            d->err = ADIOI_BBLOG_Err(myname_drain, __LINE__, MPI_ERR_OTHER, "bblog: a process "
+            d->err = ADIOI_BBLOG_Err(DRAIN_MYNAME, __LINE__, MPI_ERR_OTHER, "bblog: a process "
                                      "of %s did not take part in its drain (did it die, or a "
                                      "collective call fail?); the data stays in the logs "
                                      "under %s", st->pfs_path, st->logdir);
         else if (d->err == MPI_SUCCESS)
-            d->err = ADIOI_BBLOG_Err(myname_drain, __LINE__, MPI_ERR_NO_MEM, "bblog: out of "
+            d->err = ADIOI_BBLOG_Err(DRAIN_MYNAME, __LINE__, MPI_ERR_NO_MEM, "bblog: out of "
                                      "memory planning the drain of %s", st->pfs_path);
     }
     d->solo = d->r.collect && ADIOI_BBLOG_Node_size(st) == st->nprocs &&
@@ -526,7 +526,7 @@ static void commit_verify(struct drain *d)
     if (anybad) {
         d->anyfail = 1;
         if (!d->mismatch)
-            d->err = ADIOI_BBLOG_Err(myname_drain, __LINE__, MPI_ERR_IO, "bblog: the "
+            d->err = ADIOI_BBLOG_Err(DRAIN_MYNAME, __LINE__, MPI_ERR_IO, "bblog: the "
                                      "verifying drain of %s read back bytes that differ "
                                      "from what was written, on another process; the "
                                      "data stays in the logs under %s", st->pfs_path,
@@ -534,7 +534,7 @@ static void commit_verify(struct drain *d)
         else if (verr != MPI_SUCCESS)
             d->err = verr;
         else
-            d->err = ADIOI_BBLOG_Err(myname_drain, __LINE__, MPI_ERR_IO, "bblog: the "
+            d->err = ADIOI_BBLOG_Err(DRAIN_MYNAME, __LINE__, MPI_ERR_IO, "bblog: the "
                                      "verifying drain of %s read back bytes [%llu, %llu) "
                                      "that differ from what it wrote there (CRC-32C %08x, "
                                      "written %08x); the data stays in the logs under %s",
@@ -559,10 +559,10 @@ static void drain_commit(struct drain *d)
         munmap((void *) r->map, r->map_len);
     r->map = NULL;
     if (d->rc == ADIOI_BBLOG_ECOLL && d->err == MPI_SUCCESS)
-        d->err = ADIOI_BBLOG_Err_rc(myname_drain, __LINE__, d->rc, "cannot drain",
+        d->err = ADIOI_BBLOG_Err_rc(DRAIN_MYNAME, __LINE__, d->rc, "cannot drain",
                                     st->pfs_path);
     else if (d->rc != 0 && d->err == MPI_SUCCESS)
-        d->err = ADIOI_BBLOG_Err_rc(myname_drain, __LINE__, d->rc, "cannot read back the log",
+        d->err = ADIOI_BBLOG_Err_rc(DRAIN_MYNAME, __LINE__, d->rc, "cannot read back the log",
                                     st->ls->log ? bblog_log_data_path(st->ls->log) :
                                     st->logdir);
     /* A verifying drain flushes too: what it reads back must be what the PFS holds, not what
@@ -615,7 +615,7 @@ static void drain_keep_partial(struct drain *d)
             rc = bblog_idx_remove(st->ls->idx, d->segs[i].off, d->segs[i].len);
     }
     if (rc != 0)
-        d->err = ADIOI_BBLOG_Err_rc(myname_drain, __LINE__, rc, "cannot record the drain of",
+        d->err = ADIOI_BBLOG_Err_rc(DRAIN_MYNAME, __LINE__, rc, "cannot record the drain of",
                                     st->pfs_path);
     d->anyfail = 1;             /* no mark, no clear */
 }
@@ -634,7 +634,7 @@ static void drain_empty_log(struct drain *d, int *emptied)
 
         rc = mark_log_drained(st, d->alone != NULL);
         if (rc != 0)
-            d->err = ADIOI_BBLOG_Err_rc(myname_drain, __LINE__, rc, "cannot mark drained",
+            d->err = ADIOI_BBLOG_Err_rc(DRAIN_MYNAME, __LINE__, rc, "cannot mark drained",
                                         bblog_log_meta_path(st->ls->log));
         else
             st->ls->log_failed = 0;         /* an emptied log takes appends again */
@@ -672,17 +672,17 @@ static void drain_finish(struct drain *d, int *emptied)
         drain_empty_log(d, emptied);
     else if (d->err == MPI_SUCCESS && !d->partial)
         d->err = d->lost ?
-            ADIOI_BBLOG_Err(myname_drain, __LINE__, MPI_ERR_OTHER, "bblog: a process of %s did "
+            ADIOI_BBLOG_Err(DRAIN_MYNAME, __LINE__, MPI_ERR_OTHER, "bblog: a process of %s did "
                             "not finish its drain (did it die, or a collective call fail?); "
                             "the data stays in the logs under %s", st->pfs_path,
                             st->logdir) :
             d->nospace ?
-            ADIOI_BBLOG_Err(myname_drain, __LINE__, MPI_ERR_NO_SPACE, "bblog: draining %s failed "
+            ADIOI_BBLOG_Err(DRAIN_MYNAME, __LINE__, MPI_ERR_NO_SPACE, "bblog: draining %s failed "
                             "on another process: no space left on the file system of %s; the "
                             "data stays in the logs under %s (make room, then sync or close "
                             "again, or run bblog replay)", st->pfs_path, st->pfs_path,
                             st->logdir) :
-            ADIOI_BBLOG_Err(myname_drain, __LINE__, MPI_ERR_IO, "bblog: draining %s failed on "
+            ADIOI_BBLOG_Err(DRAIN_MYNAME, __LINE__, MPI_ERR_IO, "bblog: draining %s failed on "
                             "another process; the data stays in the logs under %s",
                             st->pfs_path, st->logdir);
     st->stats.drains++;

@@ -12,9 +12,10 @@
 #include "bblog_plan.h"
 #include "bblog_reorder.h"
 
-/* A piece this process wrote in a drain, and the CRC-32C of its bytes. */
-static const char myname_drain[] = "ADIOI_BBLOG_DRAIN";
+/* The name the drain's errors carry (ROMIO's myname). */
+#define DRAIN_MYNAME "ADIOI_BBLOG_DRAIN"
 
+/* A piece this process wrote in a drain, and the CRC-32C of its bytes. */
 struct written {
     uint64_t off, len;
     uint32_t crc;

@@ -135,7 +135,7 @@ static void put_pieces(struct ADIOI_BBLOG_state *st, struct round *r, int *err)
 static void write_pieces(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct round *r, int *err)
 {
     if (note_written(r) != 0) {
-        *err = ADIOI_BBLOG_Err(myname_drain, __LINE__, MPI_ERR_NO_MEM, "bblog: out of memory "
+        *err = ADIOI_BBLOG_Err(DRAIN_MYNAME, __LINE__, MPI_ERR_NO_MEM, "bblog: out of memory "
                                "verifying the drain of %s", st->pfs_path);
         return;
     }
@@ -317,7 +317,7 @@ void ADIOI_BBLOG_Round_coll_write(ADIO_File fd, struct ADIOI_BBLOG_state *st, st
         ADIO_WriteStridedColl(st->inner, r->buf, (int) r->bytes, MPI_BYTE, ADIO_EXPLICIT_OFFSET,
                               0, &status, err);
     if (nomem && *err == MPI_SUCCESS)
-        *err = ADIOI_BBLOG_Err(myname_drain, __LINE__, MPI_ERR_NO_MEM, "bblog: out of memory "
+        *err = ADIOI_BBLOG_Err(DRAIN_MYNAME, __LINE__, MPI_ERR_NO_MEM, "bblog: out of memory "
                                "verifying the drain of %s", st->pfs_path);
     st->stats.coll_writes++;
 }
@@ -332,7 +332,7 @@ void ADIOI_BBLOG_Round_solo_write(ADIO_File fd, struct ADIOI_BBLOG_state *st, st
 
     *err = r->k ? ADIOI_BBLOG_Inner_ready(fd) : MPI_SUCCESS;
     if (*err == MPI_SUCCESS && note_written(r) != 0)
-        *err = ADIOI_BBLOG_Err(myname_drain, __LINE__, MPI_ERR_NO_MEM, "bblog: out of memory "
+        *err = ADIOI_BBLOG_Err(DRAIN_MYNAME, __LINE__, MPI_ERR_NO_MEM, "bblog: out of memory "
                                "verifying the drain of %s", st->pfs_path);
     if (*err != MPI_SUCCESS || r->k == 0)
         return;
@@ -383,7 +383,7 @@ void ADIOI_BBLOG_Drain_write_mapped(ADIO_File fd, struct ADIOI_BBLOG_state *st, 
         if (rc == 0)
             rc = ADIOI_BBLOG_Io_vec(st->inner->fd_sys, iov, m, at, 1);
         if (rc != 0)
-            *err = ADIOI_BBLOG_Err_rc(myname_drain, __LINE__, rc, "cannot write",
+            *err = ADIOI_BBLOG_Err_rc(DRAIN_MYNAME, __LINE__, rc, "cannot write",
                                       st->pfs_path);
         runs++;
     }

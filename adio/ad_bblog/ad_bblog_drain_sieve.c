@@ -164,7 +164,7 @@ int ADIOI_BBLOG_Sieve_write(struct ADIOI_BBLOG_state *st, struct round *r, int *
     ADIOI_BBLOG_DIRTY(st->inner);
     st->inner->fp_sys_posn = -1;        /* as after any write of ROMIO's own */
     if (rc != 0)
-        *err = ADIOI_BBLOG_Err_rc(myname_drain, __LINE__, rc, "cannot write", st->pfs_path);
+        *err = ADIOI_BBLOG_Err_rc(DRAIN_MYNAME, __LINE__, rc, "cannot write", st->pfs_path);
     r->k = runs;
     return 1;
 }

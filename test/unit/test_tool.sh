@@ -73,6 +73,18 @@ cp "$T/drained.dat" "$T/copy.dat"
 run 0 "$BBLOG" replay "$T/logs" --file "$T/pfs/out.dat" --output "$T/copy.dat" -b 8k
 has "$OUT" "into $T/copy.dat (existing)"
 same "$T/copy.dat" "$T/expected.dat"
+# Sizes as the hints take them (bblog_size.h): a unit of k to T; 0, no digits, anything after
+# the unit, or more than half the address space is refused, naming the value, and nothing is
+# written.
+cp "$T/drained.dat" "$T/copy2.dat"
+for b in 0 x8k 8kb 8x "" 99999999999999999999 9000000000T; do
+    run 1 "$BBLOG" replay "$T/logs" --file "$T/pfs/out.dat" --output "$T/copy2.dat" -b "$b"
+    grep -q -- "--buffer-size $b: give a positive byte count" "$ERR" ||
+        fail "replay -b '$b': no message naming the value"
+done
+same "$T/copy2.dat" "$T/drained.dat"
+run 0 "$BBLOG" replay "$T/logs" --file "$T/pfs/out.dat" --output "$T/copy2.dat" -b " 1m"
+same "$T/copy2.dat" "$T/expected.dat"
 run 1 "$BBLOG" replay "$T/logs" --output "$T/copy.dat"
 has "$ERR" "--output needs --file"
 

@@ -24,3 +24,5 @@ EXTRA_DIST += bench/soak.c bench/run-soak.sh bench/run-node-asks.sh bench/run-la
 # run-mapping-bench.sh one log pair per node against one per process.
 EXTRA_DIST += bench/scaling.c bench/run-scaling.sh bench/run-cluster-bench.sh doc/scaling.md \
     bench/run-mapping-bench.sh
+# run-coord.sh: a rank's coordination bytes as the job grows (coord.c under test/apps/bbcount.c).
+EXTRA_DIST += bench/coord.c bench/run-coord.sh

@@ -12,6 +12,12 @@
  * form does (the driver waits for its own that way: ad_bblog_base_wait.c).
  * A call on a communicator of one process (MPI_COMM_SELF or a duplicate) communicates with
  * no one and is not counted.
+ * It also sums the bytes each counted call delivers to this process from the others, the
+ * collective calls' (bytes=N) apart from the point-to-point ones (p2pbytes=N):
+ * a reduction's result (n elements, at the root only for Reduce), the others' parts of a
+ * gather or an all-to-all, a broadcast's buffer (not at the root), a receive's posted count.
+ * That is the data the process must take in, whatever the MPI's algorithm moves to get it
+ * there, so that a count that grows with the job's size shows in the sum.
  * It also counts the process's statfs calls on paths that begin with $BBCOUNT_PATH, where set
  * (statfs=N in the line where N > 0): asking which file system holds a file is a request to
  * the file system's servers when the file does not exist yet, which one process of an open
@@ -32,64 +38,90 @@
 #include <mpi.h>
 
 #define COLLECTIVES(X) \
-    X(Barrier, (MPI_Comm c), (c)) \
-    X(Bcast, (void *b, int n, MPI_Datatype t, int r, MPI_Comm c), (b, n, t, r, c)) \
+    X(Barrier, (MPI_Comm c), (c), \
+      0) \
+    X(Bcast, (void *b, int n, MPI_Datatype t, int r, MPI_Comm c), (b, n, t, r, c), \
+      me(c) == r ? 0 : span(t, n)) \
     X(Allreduce, (const void *s, void *r, int n, MPI_Datatype t, MPI_Op o, MPI_Comm c), \
-      (s, r, n, t, o, c)) \
+      (s, r, n, t, o, c), \
+      span(t, n)) \
     X(Reduce, (const void *s, void *r, int n, MPI_Datatype t, MPI_Op o, int root, MPI_Comm c), \
-      (s, r, n, t, o, root, c)) \
+      (s, r, n, t, o, root, c), \
+      me(c) == root ? span(t, n) : 0) \
     X(Allgather, (const void *s, int sn, MPI_Datatype st, void *r, int rn, MPI_Datatype rt, \
-                  MPI_Comm c), (s, sn, st, r, rn, rt, c)) \
+                  MPI_Comm c), (s, sn, st, r, rn, rt, c), \
+      span(rt, (long long) rn * (size(c) - 1))) \
     X(Allgatherv, (const void *s, int sn, MPI_Datatype st, void *r, const int *rn, \
-                   const int *d, MPI_Datatype rt, MPI_Comm c), (s, sn, st, r, rn, d, rt, c)) \
+                   const int *d, MPI_Datatype rt, MPI_Comm c), (s, sn, st, r, rn, d, rt, c), \
+      others_v(c, rn, rt)) \
     X(Gather, (const void *s, int sn, MPI_Datatype st, void *r, int rn, MPI_Datatype rt, \
-               int root, MPI_Comm c), (s, sn, st, r, rn, rt, root, c)) \
+               int root, MPI_Comm c), (s, sn, st, r, rn, rt, root, c), \
+      me(c) == root ? span(rt, (long long) rn * (size(c) - 1)) : 0) \
     X(Alltoall, (const void *s, int sn, MPI_Datatype st, void *r, int rn, MPI_Datatype rt, \
-                 MPI_Comm c), (s, sn, st, r, rn, rt, c)) \
+                 MPI_Comm c), (s, sn, st, r, rn, rt, c), \
+      span(rt, (long long) rn * (size(c) - 1))) \
     X(Alltoallv, (const void *s, const int *sn, const int *sd, MPI_Datatype st, void *r, \
                   const int *rn, const int *rd, MPI_Datatype rt, MPI_Comm c), \
-      (s, sn, sd, st, r, rn, rd, rt, c)) \
+      (s, sn, sd, st, r, rn, rd, rt, c), \
+      others_v(c, rn, rt)) \
     X(Scan, (const void *s, void *r, int n, MPI_Datatype t, MPI_Op o, MPI_Comm c), \
-      (s, r, n, t, o, c)) \
+      (s, r, n, t, o, c), \
+      span(t, n)) \
     X(Exscan, (const void *s, void *r, int n, MPI_Datatype t, MPI_Op o, MPI_Comm c), \
-      (s, r, n, t, o, c)) \
-    X(Comm_dup, (MPI_Comm c, MPI_Comm *n), (c, n)) \
-    X(Comm_split, (MPI_Comm c, int color, int key, MPI_Comm *n), (c, color, key, n)) \
-    X(Comm_idup, (MPI_Comm c, MPI_Comm *n, MPI_Request *q), (c, n, q)) \
-    X(Ibarrier, (MPI_Comm c, MPI_Request *q), (c, q)) \
+      (s, r, n, t, o, c), \
+      span(t, n)) \
+    X(Comm_dup, (MPI_Comm c, MPI_Comm *n), (c, n), \
+      0) \
+    X(Comm_split, (MPI_Comm c, int color, int key, MPI_Comm *n), (c, color, key, n), \
+      0) \
+    X(Comm_idup, (MPI_Comm c, MPI_Comm *n, MPI_Request *q), (c, n, q), \
+      0) \
+    X(Ibarrier, (MPI_Comm c, MPI_Request *q), (c, q), \
+      0) \
     X(Ibcast, (void *b, int n, MPI_Datatype t, int r, MPI_Comm c, MPI_Request *q), \
-      (b, n, t, r, c, q)) \
+      (b, n, t, r, c, q), \
+      me(c) == r ? 0 : span(t, n)) \
     X(Iallreduce, (const void *s, void *r, int n, MPI_Datatype t, MPI_Op o, MPI_Comm c, \
-                   MPI_Request *q), (s, r, n, t, o, c, q)) \
+                   MPI_Request *q), (s, r, n, t, o, c, q), \
+      span(t, n)) \
     X(Ireduce, (const void *s, void *r, int n, MPI_Datatype t, MPI_Op o, int root, MPI_Comm c, \
-                MPI_Request *q), (s, r, n, t, o, root, c, q)) \
+                MPI_Request *q), (s, r, n, t, o, root, c, q), \
+      me(c) == root ? span(t, n) : 0) \
     X(Iallgather, (const void *s, int sn, MPI_Datatype st, void *r, int rn, MPI_Datatype rt, \
-                   MPI_Comm c, MPI_Request *q), (s, sn, st, r, rn, rt, c, q)) \
+                   MPI_Comm c, MPI_Request *q), (s, sn, st, r, rn, rt, c, q), \
+      span(rt, (long long) rn * (size(c) - 1))) \
     X(Iallgatherv, (const void *s, int sn, MPI_Datatype st, void *r, const int *rn, \
                     const int *d, MPI_Datatype rt, MPI_Comm c, MPI_Request *q), \
-      (s, sn, st, r, rn, d, rt, c, q))
+      (s, sn, st, r, rn, d, rt, c, q), \
+      others_v(c, rn, rt))
 
 #define P2P(X) \
     X(Send, (const void *b, int n, MPI_Datatype t, int d, int tag, MPI_Comm c), \
-      (b, n, t, d, tag, c)) \
+      (b, n, t, d, tag, c), \
+      0) \
     X(Isend, (const void *b, int n, MPI_Datatype t, int d, int tag, MPI_Comm c, MPI_Request *q), \
-      (b, n, t, d, tag, c, q)) \
+      (b, n, t, d, tag, c, q), \
+      0) \
     X(Recv, (void *b, int n, MPI_Datatype t, int s, int tag, MPI_Comm c, MPI_Status *st), \
-      (b, n, t, s, tag, c, st)) \
+      (b, n, t, s, tag, c, st), \
+      span(t, n)) \
     X(Irecv, (void *b, int n, MPI_Datatype t, int s, int tag, MPI_Comm c, MPI_Request *q), \
-      (b, n, t, s, tag, c, q)) \
+      (b, n, t, s, tag, c, q), \
+      span(t, n)) \
     X(Sendrecv, (const void *sb, int sn, MPI_Datatype st, int d, int stag, void *rb, int rn, \
                  MPI_Datatype rt, int s, int rtag, MPI_Comm c, MPI_Status *status), \
-      (sb, sn, st, d, stag, rb, rn, rt, s, rtag, c, status))
+      (sb, sn, st, d, stag, rb, rn, rt, s, rtag, c, status), \
+      span(rt, rn))
 
-#define ENUM(name, params, args) I_##name,
+#define ENUM(name, params, args, bytes) I_##name,
 enum { COLLECTIVES(ENUM) N_COLL_, P2P(ENUM) N_ALL_ };
 #undef ENUM
-#define NAME(name, params, args) #name,
+#define NAME(name, params, args, bytes) #name,
 static const char *const names[] = { COLLECTIVES(NAME) "", P2P(NAME) };
 #undef NAME
 
 static long counts[N_ALL_], nstatfs, ncreat;
+static long long nbytes[2];           /* collective, point-to-point */
 static int on;
 
 /* Whether a call on c reaches another process. */
@@ -99,6 +131,43 @@ static int others(MPI_Comm c)
 
     PMPI_Comm_size(c, &size);
     return size > 1;
+}
+
+static int me(MPI_Comm c)
+{
+    int rank = 0;
+
+    PMPI_Comm_rank(c, &rank);
+    return rank;
+}
+
+static int size(MPI_Comm c)
+{
+    int n = 1;
+
+    PMPI_Comm_size(c, &n);
+    return n;
+}
+
+/* The bytes of n elements of type t. */
+static long long span(MPI_Datatype t, long long n)
+{
+    int sz = 0;
+
+    PMPI_Type_size(t, &sz);
+    return n > 0 ? n * sz : 0;
+}
+
+/* The others' parts of a v-collective's receive counts. */
+static long long others_v(MPI_Comm c, const int *rn, MPI_Datatype t)
+{
+    long long n = 0;
+    int i, self = me(c), p = size(c);
+
+    for (i = 0; i < p; i++)
+        if (i != self)
+            n += rn[i];
+    return span(t, n);
 }
 
 static void *real(const char *name)
@@ -113,14 +182,16 @@ static void *real(const char *name)
 }
 
 /* MPI_X and PMPI_X both count once and call the MPI's PMPI_X. */
-#define WRAP(name, params, args) \
+#define WRAP(name, params, args, bytes) \
     int PMPI_##name params \
     { \
         static int (*f) params; \
         if (!f) \
             f = (int (*) params) real("PMPI_" #name); \
-        if (on && others(c)) \
+        if (on && others(c)) { \
             counts[I_##name]++; \
+            nbytes[I_##name > N_COLL_] += (bytes); \
+        } \
         return f args; \
     } \
     int MPI_##name params \
@@ -191,6 +262,7 @@ int MPI_Pcontrol(const int level, ...)
             counts[i] = 0;
         nstatfs = 0;
         ncreat = 0;
+        nbytes[0] = nbytes[1] = 0;
         on = 1;
     } else if (level == 3) {
         on = 1;
@@ -204,8 +276,9 @@ int MPI_Pcontrol(const int level, ...)
             *(i < N_COLL_ ? &coll : &p2p) += counts[i];
         /* One write of the whole line: the launcher forwards the processes' output in
          * pieces, and lines written in parts would interleave. */
-        len = snprintf(line, sizeof(line), "bbcount %s rank=%d ncalls=%d coll=%ld p2p=%ld",
-                       label, rank, ncalls, coll, p2p);
+        len = snprintf(line, sizeof(line), "bbcount %s rank=%d ncalls=%d coll=%ld p2p=%ld "
+                       "bytes=%lld p2pbytes=%lld", label, rank, ncalls, coll, p2p, nbytes[0],
+                       nbytes[1]);
         for (i = 0; i < N_ALL_; i++)
             if (i != N_COLL_ && counts[i] && len < (int) sizeof(line))
                 len += snprintf(line + len, sizeof(line) - len, " %s=%ld", names[i], counts[i]);

@@ -333,7 +333,7 @@ static int gather(ADIO_File fd, struct ADIOI_BBLOG_order *o, const uint64_t *min
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
     int *counts = o->counts, *displs = o->counts + st->nprocs;
     int total = 0, coll = 0, i;
-    uint64_t in[4], res[4] = { 2, UINT64_MAX, 0, 1 };
+    uint64_t in[4], res[4];
 
     n = failed ? 0 : n * width;
     if (ADIOI_BBLOG_Allgather(&n, 1, MPI_INT, counts, 1, MPI_INT, fd->comm) != MPI_SUCCESS) {

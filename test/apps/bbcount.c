@@ -13,7 +13,8 @@
  * A call on a communicator of one process (MPI_COMM_SELF or a duplicate) communicates with
  * no one and is not counted.
  * It also sums the bytes each counted call delivers to this process from the others, the
- * collective calls' (bytes=N) apart from the point-to-point ones (p2pbytes=N):
+ * collective calls' (bytes=N) apart from the point-to-point ones (p2pbytes=N), and with
+ * BBCOUNT_BYTES=1 per call (NAME.bytes=N):
  * a reduction's result (n elements, at the root only for Reduce), the others' parts of a
  * gather or an all-to-all, a broadcast's buffer (not at the root), a receive's posted count.
  * That is the data the process must take in, whatever the MPI's algorithm moves to get it
@@ -122,6 +123,7 @@ static const char *const names[] = { COLLECTIVES(NAME) "", P2P(NAME) };
 
 static long counts[N_ALL_], nstatfs, ncreat;
 static long long nbytes[2];           /* collective, point-to-point */
+static long long bytes_of[N_ALL_];
 static int on;
 
 /* Whether a call on c reaches another process. */
@@ -190,7 +192,9 @@ static void *real(const char *name)
             f = (int (*) params) real("PMPI_" #name); \
         if (on && others(c)) { \
             counts[I_##name]++; \
-            nbytes[I_##name > N_COLL_] += (bytes); \
+            long long b_ = (bytes); \
+            nbytes[I_##name > N_COLL_] += b_; \
+            bytes_of[I_##name] += b_; \
         } \
         return f args; \
     } \
@@ -259,7 +263,7 @@ int MPI_Pcontrol(const int level, ...)
     on = 0;
     if (level == 1) {
         for (i = 0; i < N_ALL_; i++)
-            counts[i] = 0;
+            counts[i] = bytes_of[i] = 0;
         nstatfs = 0;
         ncreat = 0;
         nbytes[0] = nbytes[1] = 0;
@@ -282,6 +286,10 @@ int MPI_Pcontrol(const int level, ...)
         for (i = 0; i < N_ALL_; i++)
             if (i != N_COLL_ && counts[i] && len < (int) sizeof(line))
                 len += snprintf(line + len, sizeof(line) - len, " %s=%ld", names[i], counts[i]);
+        for (i = 0; getenv("BBCOUNT_BYTES") && i < N_ALL_; i++)
+            if (i != N_COLL_ && bytes_of[i] && len < (int) sizeof(line))
+                len += snprintf(line + len, sizeof(line) - len, " %s.bytes=%lld", names[i],
+                                bytes_of[i]);
         if (nstatfs && len < (int) sizeof(line))
             len += snprintf(line + len, sizeof(line) - len, " statfs=%ld", nstatfs);
         if (ncreat && len < (int) sizeof(line))

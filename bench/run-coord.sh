@@ -3,10 +3,12 @@
 # test/apps/bbcount.c): each rank writes COUNT strided pieces of SIZE bytes collectively (fixed
 # work per rank), from MPI_File_open to MPI_File_close, through ufs: and bblog:, at each
 # process count, all on this machine (oversubscribed), bblog's nodes cut into pseudo-nodes of
-# NODE ranks (BBLOG_DEBUG_NODE_SIZE). One Markdown row per run: the median and largest bytes a
-# rank's collective calls delivered to it, its collective calls, and the median bytes of
-# point-to-point calls (the two-phase write's data, not coordination); then, per file system,
-# the median's growth from the fewest to the most processes.
+# NODE ranks (BBLOG_DEBUG_NODE_SIZE). One Markdown row per run: the median and largest
+# coordination bytes a rank received (what its collective calls delivered to it, and bblog's own
+# point-to-point messages: its sparse exchanges and sync notes), its collective calls, bblog's
+# messages and their bytes, and the median bytes of the other point-to-point calls (the
+# two-phase write's data, not coordination); then, per file system, the median's growth from
+# the fewest to the most processes.
 #
 # Usage: bench/run-coord.sh [--procs "4 8 16 32 64"] [--node 4] [--count 32] [--size 4096]
 #                           [--indep]
@@ -37,8 +39,8 @@ mpicc -O2 -shared -fPIC -o "$work/bbcount.so" "$here/test/apps/bbcount.c" -ldl
 
 echo "Each rank: $count pieces of $size B, ${indep:+independent, }strided; pseudo-nodes of $node"
 echo
-echo "| procs | fs | coll. bytes, median rank | largest | coll. calls, median | p2p bytes, median |"
-echo "| --- | --- | --- | --- | --- | --- |"
+echo "| procs | fs | coord. bytes, median rank | largest | coll. calls, median | bblog's messages, median | their bytes, median | p2p data bytes, median |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
 for p in $procs; do
     for fs in ufs bblog; do
         rm -rf "$work/bb" "$work/out"
@@ -55,9 +57,12 @@ import re, statistics, sys
 rows = [dict(re.findall(r"(\w+)=(\d+)", l)) for l in open(sys.argv[1]) if l.startswith("bbcount ")]
 if len(rows) != int(sys.argv[2]):
     sys.exit("run-coord: %d lines of counts for %s processes" % (len(rows), sys.argv[2]))
+for r in rows:
+    r["coord"] = int(r["bytes"]) + int(r["ctlbytes"])
+    r["data"] = int(r["p2pbytes"]) - int(r["ctlbytes"])
 med = lambda k: int(statistics.median(int(r[k]) for r in rows))
-print("| %s | %s | %d | %d | %d | %d |" % (sys.argv[2], sys.argv[3], med("bytes"),
-      max(int(r["bytes"]) for r in rows), med("coll"), med("p2pbytes")))
+print("| %s | %s | %d | %d | %d | %d | %d | %d |" % (sys.argv[2], sys.argv[3], med("coord"),
+      max(r["coord"] for r in rows), med("coll"), med("ctl"), med("ctlbytes"), med("data")))
 PY
     done
 done
@@ -68,6 +73,6 @@ rows = [l.strip("|\n ").split(" | ") for l in open(sys.argv[1])]
 for fs in ("ufs", "bblog"):
     r = [(int(x[0]), int(x[2])) for x in rows if x[1] == fs]
     lo, hi = min(r), max(r)
-    print("%s: median rank's collective bytes grow %.1fx from %d to %d processes"
+    print("%s: median rank's coordination bytes grow %.1fx from %d to %d processes"
           % (fs, hi[1] / lo[1], lo[0], hi[0]))
 PY

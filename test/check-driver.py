@@ -109,7 +109,7 @@ for f, body_text in list(text.items()) + list(core.items()):
 # closing parenthesis ends the statement drops it, and after a failed call the output it
 # leaves is undefined (ad_bblog_base.h).
 WRAP = re.compile(r"^\s*(?:\(void\)\s*)?(ADIOI_BBLOG_(?:Barrier|Bcast|Allreduce|Reduce|Reduce_vec|"
-                  r"Allgather|Allgatherv))\s*\(", re.M)
+                  r"Allgather|Allgatherv|Sparse))\s*\(", re.M)
 for f in files:
     if f == "ad_bblog_base_wait.c":
         continue

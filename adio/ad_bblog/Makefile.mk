@@ -24,6 +24,7 @@ romio_other_sources += \
     adio/ad_bblog/ad_bblog_base_hints.c \
     adio/ad_bblog/ad_bblog_base_inner.c \
     adio/ad_bblog/ad_bblog_base_order.c \
+    adio/ad_bblog/ad_bblog_base_overlap.c \
     adio/ad_bblog/ad_bblog_base_state.c \
     adio/ad_bblog/ad_bblog_base_stats.c \
     adio/ad_bblog/ad_bblog_base_sys.c \

@@ -156,6 +156,14 @@ void ADIOI_BBLOG_Order_fini(struct ADIOI_BBLOG_order *o);
  * all the others' pieces, not only those that overlap one's own. */
 int ADIOI_BBLOG_Order_exchange(ADIO_File fd, struct ADIOI_BBLOG_order *o, const uint64_t *mine,
                                int n_mine, int every);
+/* The exchange without `every` (ad_bblog_base_overlap.c): this process's n_mine pieces, its nr
+ * ranges (off, end) and rix[c], the range of piece c; leaves in o->pieces (*ngot triples, not
+ * indexed) the other processes' pieces that lie in their ranges that overlap another process's
+ * range, from the processes whose ranges overlap this process's. Collective; 0, ENOMEM or
+ * ADIOI_BBLOG_ECOLL, the same on every process. */
+int ADIOI_BBLOG_Order_local(ADIO_File fd, struct ADIOI_BBLOG_order *o, const uint64_t *mine,
+                            size_t n_mine, const uint64_t *ranges, const size_t *rix, size_t nr,
+                            int failed, size_t *ngot);
 /* Calls keep for each part of [lo, hi) that no other process wrote with a stamp above stamp,
  * in file order; returns the first non-zero keep result, or 0. */
 /* o from n (off, len, stamp) triples of other processes, as an exchange would leave it; 0 or
@@ -209,6 +217,33 @@ int ADIOI_BBLOG_Allgather(const void *in, int n, MPI_Datatype type, void *out, i
 int ADIOI_BBLOG_Allgatherv(const void *in, int n, MPI_Datatype type, void *out, const int *counts,
                            const int *displs, MPI_Datatype rtype, MPI_Comm comm)
     ADIOI_BBLOG_MUST_USE;
+
+/* A sparse exchange (ADIOI_BBLOG_Sparse): each process sends a few messages of 64-bit words to
+ * the processes it names, and receives whatever the others send it, without anyone knowing in
+ * advance who sends to whom. Records of `width` words; what arrives is kept as records of
+ * width + 1 words, the sender's rank appended, in `v` (n records, room for cap). */
+struct ADIOI_BBLOG_sparse_out {
+    int dest;
+    const uint64_t *w;                  /* n words, a multiple of the exchange's width */
+    size_t n;
+};
+struct ADIOI_BBLOG_inbox {
+    uint64_t *v;
+    size_t n, cap;
+    int width;
+    int failed;                         /* out: no room for what arrived (it was dropped) */
+};
+/* ADIOI_BBLOG_SPARSE_CHUNK words: the largest message, and the size of `scratch`. */
+#define ADIOI_BBLOG_SPARSE_CHUNK 6144
+/* Collective on comm, as one call of those above (counted, and failed, as they are). tag: one
+ * of the driver's own (ADIOI_BBLOG_TAG_*, below the sync notes' tags). */
+int ADIOI_BBLOG_Sparse(MPI_Comm comm, int tag, const struct ADIOI_BBLOG_sparse_out *out,
+                       int nout, struct ADIOI_BBLOG_inbox *in, uint64_t *scratch)
+    ADIOI_BBLOG_MUST_USE;
+/* The tags of the sparse exchanges, counted down from MPI_TAG_UB: the sync notes
+ * (ad_bblog_flush.c) hold the top ADIOI_BBLOG_NOTES_TAGS. */
+#define ADIOI_BBLOG_NOTES_TAGS 3
+int ADIOI_BBLOG_Tag(int k);
 
 /* Reduces n unsigned long longs as one element of a vector type with a user operation: the
  * first nsum are summed, the others take their maximum; root < 0: to every process

@@ -320,22 +320,21 @@ int ADIOI_BBLOG_Order_init(ADIO_File fd, struct ADIOI_BBLOG_order *o)
     return o->counts ? 0 : ENOMEM;
 }
 
-/* Gathers every process's n items of `width` words into *all (counts and displacements in
- * o->counts, in words), with room for as many triples in o->pieces and o->reach. Collective;
- * when any process failed (`failed` on one of them, or an allocation here) every process
- * returns ENOMEM, and one whose collective call failed ADIOI_BBLOG_ECOLL. o->flag becomes
+/* Gathers every process's n triples into *all (counts and displacements in o->counts, in
+ * words), with room for as many in o->pieces and o->reach. Collective; when an allocation
+ * failed here on any process every process returns ENOMEM, and one whose collective call failed ADIOI_BBLOG_ECOLL. o->flag becomes
  * whether any process set it, in the same reduction, and with o->agree so does o->key whether
  * all processes gave the same (UINT64_MAX if not), and o->nobatch whether any process set
  * it. */
 static int gather(ADIO_File fd, struct ADIOI_BBLOG_order *o, const uint64_t *mine, int n,
-                  int width, int failed, uint64_t **all)
+                  uint64_t **all)
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
     int *counts = o->counts, *displs = o->counts + st->nprocs;
-    int total = 0, coll = 0, i;
+    int total = 0, coll = 0, failed = 0, i;
     uint64_t in[4], res[4];
 
-    n = failed ? 0 : n * width;
+    n *= 3;
     if (ADIOI_BBLOG_Allgather(&n, 1, MPI_INT, counts, 1, MPI_INT, fd->comm) != MPI_SUCCESS) {
         memset(counts, 0, (size_t) st->nprocs * sizeof(*counts));
         coll = failed = 1;
@@ -346,9 +345,9 @@ static int gather(ADIO_File fd, struct ADIOI_BBLOG_order *o, const uint64_t *min
     }
     *all = malloc((total ? total : 1) * sizeof(**all));
     failed = failed || *all == NULL ||
-        bblog_grow((void **) &o->pieces, &o->cap, total / width + 1,
+        bblog_grow((void **) &o->pieces, &o->cap, total / 3 + 1,
                          3 * sizeof(uint64_t)) != 0 ||
-        bblog_grow((void **) &o->reach, &o->reach_cap, total / width + 1,
+        bblog_grow((void **) &o->reach, &o->reach_cap, total / 3 + 1,
                          sizeof(uint64_t)) != 0;
     /* Every process takes part in the same collectives: agree on failure first (2 under
      * MPI_MAX), and on the flag (1) while at it; the key's largest and smallest (as the
@@ -399,53 +398,49 @@ static void index_pieces(struct ADIOI_BBLOG_order *o, size_t n)
     o->n = n;
 }
 
-/* Whether ranges (off, end, process) of two different processes overlap; sorts them. */
-static int any_overlap(uint64_t *r, size_t n)
-{
-    uint64_t end1 = 0, end2 = 0, p1 = UINT64_MAX;       /* the two furthest ends of distinct */
-    size_t i;                                           /* processes so far */
-
-    qsort(r, n, 3 * sizeof(uint64_t), by_off);
-    for (i = 0; i < n; i++) {
-        uint64_t off = r[3 * i], end = r[3 * i + 1], p = r[3 * i + 2];
-        if ((p != p1 && end1 > off) || (p == p1 && end2 > off))
-            return 1;
-        if (p == p1) {
-            end1 = end > end1 ? end : end1;
-        } else if (end > end1) {
-            end2 = end1, end1 = end, p1 = p;
-        } else if (end > end2) {
-            end2 = end;
-        }
-    }
-    return 0;
-}
-
 /* mine: n_mine triples (off, len, stamp), in file order but for the bytes written through at
  * the end. Only pieces that overlap another process's can lose to them, and most drains have
- * none (each process writes its own part of the file): the processes first exchange the ranges
- * their pieces cover, file-adjacent pieces merged whatever their stamps (IOR segmented: one
- * range per process for thousands of pieces, one per collective call), and exchange pieces
- * with their stamps only when ranges of two processes overlap, then only the pieces in those
- * ranges. With `every` (a planning point of the background drains, ad_bblog_bg_plan.c, where each
- * process sends only what it wrote since the last point and must learn all the others' pieces,
- * for its fence too), every piece is exchanged in one step. Collective; on failure every
- * process returns ENOMEM with nothing exchanged. Long: the two gathers share the buffers and
- * the failure path (every process takes part in both, after a failure too). */
+ * none (each process writes its own part of the file): the processes first find whose ranges
+ * overlap, the ranges their pieces cover, file-adjacent pieces merged whatever their stamps (IOR
+ * segmented: one range per process for thousands of pieces, one per collective call), and
+ * exchange pieces with their stamps only between processes whose ranges overlap, then only the
+ * pieces in those ranges (ADIOI_BBLOG_Order_local, ad_bblog_base_overlap.c). With `every` (a
+ * planning point of the background drains, ad_bblog_bg_plan.c, where each process sends only
+ * what it wrote since the last point and must learn all the others' pieces, for its fence too),
+ * every piece is gathered on every process, in one step. Collective; on failure every process
+ * returns ENOMEM (or ADIOI_BBLOG_ECOLL) with nothing exchanged. */
 int ADIOI_BBLOG_Order_exchange(ADIO_File fd, struct ADIOI_BBLOG_order *o, const uint64_t *mine,
                                int n_mine, int every)
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
     int *counts = o->counts, *displs = o->counts + st->nprocs;
-    uint64_t *ranges = NULL, *all = NULL, *send = NULL;
-    size_t *rix = NULL, k = 0, j, nr = 0, nall = 0, ns = 0;
+    uint64_t *ranges = NULL, *all = NULL;
+    size_t *rix = NULL, k, j, nr = 0;
     int i, rc, c, failed;
 
     o->n = 0;
+    if (every) {
+        if ((rc = gather(fd, o, mine, n_mine, &all)) != 0)
+            return rc;
+        o->runs = 0;
+        for (i = 0; i < st->nprocs; i++)
+            for (j = 0; j < (size_t) counts[i] / 3; j++) {
+                const uint64_t *q = all + displs[i] + 3 * j;
+                o->runs += j == 0 || q[-3] + q[-2] != q[0];
+            }
+        for (i = 0, k = 0; i < st->nprocs; i++) {
+            if (i == st->rank)
+                continue;
+            memcpy(o->pieces + 3 * k, all + displs[i], counts[i] * sizeof(*all));
+            k += counts[i] / 3;
+        }
+        index_pieces(o, k);
+        free(all);
+        return 0;
+    }
     /* This process's ranges (off, end); rix[c]: the range of piece c. */
     failed = n_mine > 0 && (!(ranges = malloc(2 * (size_t) n_mine * sizeof(*ranges))) ||
-                            !(rix = malloc((size_t) n_mine * sizeof(*rix))) ||
-                            !(send = malloc(3 * (size_t) n_mine * sizeof(*send))));
+                            !(rix = malloc((size_t) n_mine * sizeof(*rix))));
     for (c = 0; !failed && c < n_mine; c++) {
         uint64_t off = mine[3 * c], end = off + mine[3 * c + 1];
         if (nr > 0 && ranges[2 * (nr - 1) + 1] == off)
@@ -454,70 +449,9 @@ int ADIOI_BBLOG_Order_exchange(ADIO_File fd, struct ADIOI_BBLOG_order *o, const 
             ranges[2 * nr] = off, ranges[2 * nr + 1] = end, nr++;
         rix[c] = nr - 1;
     }
-    if (every) {
-        if (!failed && n_mine > 0)
-            memcpy(send, mine, 3 * (size_t) n_mine * sizeof(*send));
-        ns = failed ? 0 : (size_t) n_mine;
-        goto pieces;
-    }
-    if ((rc = gather(fd, o, ranges, (int) nr, 2, failed, &all)) != 0)
-        goto out;
-    /* (off, end, process) of every range, in o->pieces: the same on every process. */
-    for (i = 0; i < st->nprocs; i++)
-        for (j = 0; j < (size_t) counts[i] / 2; j++, nall++) {
-            o->pieces[3 * nall] = all[displs[i] + 2 * j];
-            o->pieces[3 * nall + 1] = all[displs[i] + 2 * j + 1];
-            o->pieces[3 * nall + 2] = (uint64_t) i;
-        }
-    free(all);
-    all = NULL;
-    if (!any_overlap(o->pieces, nall))
-        goto out;
-    /* The others' ranges, sorted by any_overlap, with reach[] (below). A range of this process
-     * overlaps one of them when the first with reach beyond its start begins before its end. */
-    for (j = 0; j < nall; j++)
-        if (o->pieces[3 * j + 2] != (uint64_t) st->rank) {
-            uint64_t end = o->pieces[3 * j + 1];
-            o->pieces[3 * k] = o->pieces[3 * j];
-            o->reach[k] = k > 0 && o->reach[k - 1] > end ? o->reach[k - 1] : end;
-            k++;
-        }
-    for (j = 0; j < nr; j++) {
-        size_t a = 0, b = k;
-        while (a < b) {
-            size_t mid = a + (b - a) / 2;
-            if (o->reach[mid] > ranges[2 * j])
-                b = mid;
-            else
-                a = mid + 1;
-        }
-        ranges[2 * j] = a < k && o->pieces[3 * a] < ranges[2 * j + 1];     /* now a flag */
-    }
-    /* The pieces of those ranges, with their stamps, are exchanged. */
-    for (c = 0; c < n_mine; c++)
-        if (ranges[2 * rix[c]]) {
-            memcpy(send + 3 * ns, mine + 3 * c, 3 * sizeof(*send));
-            ns++;
-        }
-  pieces:
-    if ((rc = gather(fd, o, send, (int) ns, 3, failed, &all)) != 0)
-        goto out;
-    o->runs = 0;
-    for (i = 0; every && i < st->nprocs; i++)
-        for (j = 0; j < (size_t) counts[i] / 3; j++) {
-            const uint64_t *q = all + displs[i] + 3 * j;
-            o->runs += j == 0 || q[-3] + q[-2] != q[0];
-        }
-    for (i = 0, k = 0; i < st->nprocs; i++) {
-        if (i == st->rank)
-            continue;
-        memcpy(o->pieces + 3 * k, all + displs[i], counts[i] * sizeof(*all));
-        k += counts[i] / 3;
-    }
-    index_pieces(o, k);
-  out:
-    free(all);
-    free(send);
+    if ((rc = ADIOI_BBLOG_Order_local(fd, o, mine, (size_t) n_mine, ranges, rix, nr, failed,
+                                      &k)) == 0)
+        index_pieces(o, k);
     free(rix);
     free(ranges);
     return rc;

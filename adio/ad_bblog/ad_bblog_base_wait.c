@@ -14,11 +14,21 @@
  * BBLOG_DEBUG_SPIN=1 makes them the blocking calls (for comparisons; read at each open, for the
  * whole process).
  *
+ * Sparse exchanges. ADIOI_BBLOG_Sparse sends each process's few messages with MPI_Issend, then
+ * takes in whatever arrives while it waits for its sends to be received; once they all are, it
+ * enters an MPI_Ibarrier, and goes on taking in messages until the barrier completes. A process
+ * enters the barrier only when everything it sent has been received, so when the barrier
+ * completes every message of the exchange has been received, and no process needs to know who
+ * sends to it: no MPI_Alltoall of counts, whose size grows with the job. Messages are at most
+ * ADIOI_BBLOG_SPARSE_CHUNK words, so that a receiver without memory for what arrives still
+ * receives it (into its scratch buffer, then drops it and says so) and no sender waits for ever.
+ *
  * Failures. Each call returns MPI's error code, of the call's start or of a test, and every caller
  * checks it: after a failed call the output is undefined (ad_bblog_base.h says what the caller does
  * then; test/check-driver.py fails on a call whose result is dropped).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -154,6 +164,88 @@ int ADIOI_BBLOG_Allgatherv(const void *in, int n, MPI_Datatype type, void *out, 
         if ((long long) displs[i] + counts[i] > end)
             end = (long long) displs[i] + counts[i];
     return injected(rc, "MPI_Iallgatherv", out, rtype, end);
+}
+
+int ADIOI_BBLOG_Tag(int k)
+{
+    int *ub, flag = 0;
+
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+    return (flag ? *ub : 32767) - ADIOI_BBLOG_NOTES_TAGS - k;
+}
+
+/* Receives the message s announced into scratch and appends its records to in, the sender's
+ * rank after each (dropped, and in->failed set, without room). */
+static int take_in(MPI_Comm comm, int tag, const MPI_Status *s, struct ADIOI_BBLOG_inbox *in,
+                   uint64_t *scratch)
+{
+    size_t w = (size_t) in->width, r, nrec;
+    int count = 0, rc;
+
+    rc = MPI_Get_count(s, MPI_UINT64_T, &count);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Recv(scratch, count, MPI_UINT64_T, s->MPI_SOURCE, tag, comm,
+                      MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    nrec = (size_t) count / w;
+    if (in->failed || (size_t) count % w != 0 ||
+        bblog_grow((void **) &in->v, &in->cap, in->n + nrec, (w + 1) * sizeof(*in->v)) != 0) {
+        in->failed = 1;
+        return MPI_SUCCESS;
+    }
+    for (r = 0; r < nrec; r++) {
+        memcpy(in->v + (w + 1) * (in->n + r), scratch + w * r, w * sizeof(*in->v));
+        in->v[(w + 1) * (in->n + r) + w] = (uint64_t) s->MPI_SOURCE;
+    }
+    in->n += nrec;
+    return MPI_SUCCESS;
+}
+
+int ADIOI_BBLOG_Sparse(MPI_Comm comm, int tag, const struct ADIOI_BBLOG_sparse_out *out,
+                       int nout, struct ADIOI_BBLOG_inbox *in, uint64_t *scratch)
+{
+    const size_t chunk = ADIOI_BBLOG_SPARSE_CHUNK;
+    MPI_Request *reqs = NULL, bar = MPI_REQUEST_NULL;
+    MPI_Status s;
+    size_t nreq = 0, posted = 0, off;
+    long ns = FIRST_SLEEP_NS;
+    int rc = MPI_SUCCESS, got = 0, sent = 0, done = 0, k;
+
+    for (k = 0; k < nout; k++)
+        nreq += (out[k].n + chunk - 1) / chunk;
+    /* Without room for the requests nothing is sent: the receivers miss it, and the failure,
+     * said in in->failed, is agreed by the caller after the exchange. */
+    if (nreq > 0 && !(reqs = malloc(nreq * sizeof(*reqs))))
+        in->failed = 1;
+    for (k = 0; reqs && k < nout && rc == MPI_SUCCESS; k++)
+        for (off = 0; off < out[k].n && rc == MPI_SUCCESS; off += chunk)
+            rc = MPI_Issend(out[k].w + off, (int) (out[k].n - off < chunk ? out[k].n - off :
+                                                   chunk), MPI_UINT64_T, out[k].dest, tag, comm,
+                            &reqs[posted++]);
+    while (rc == MPI_SUCCESS && !done) {
+        rc = MPI_Iprobe(MPI_ANY_SOURCE, tag, comm, &got, &s);
+        if (rc == MPI_SUCCESS && got) {
+            rc = take_in(comm, tag, &s, in, scratch);
+            ns = FIRST_SLEEP_NS;
+            continue;
+        }
+        if (rc == MPI_SUCCESS && !sent) {
+            rc = MPI_Testall((int) posted, reqs, &sent, MPI_STATUSES_IGNORE);
+            if (rc == MPI_SUCCESS && sent)
+                rc = MPI_Ibarrier(comm, &bar);
+        } else if (rc == MPI_SUCCESS) {
+            rc = MPI_Test(&bar, &done, MPI_STATUS_IGNORE);
+        }
+        if (rc == MPI_SUCCESS && !done && !ADIOI_BBLOG_spin_waits) {
+            struct timespec t = { 0, ns };
+            nanosleep(&t, NULL);
+            ns = ns < LONGEST_SLEEP_NS / 2 ? 2 * ns : LONGEST_SLEEP_NS;
+        }
+    }
+    free(reqs);
+    return injected(rc, "sparse exchange", in->v, MPI_UINT64_T,
+                    (long long) (in->n * (size_t) (in->width + 1)));
 }
 
 /* One vector of Reduce_vec: its element 0 says how many of the others are summed. */

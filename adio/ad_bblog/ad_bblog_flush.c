@@ -59,6 +59,7 @@
 #define ADIOI_BBLOG_NOTES_PROCS 256
 
 enum { TAG_HEAD, TAG_PIECES, TAG_DONE, TAGS };
+_Static_assert(TAGS == ADIOI_BBLOG_NOTES_TAGS, "the sparse exchanges' tags lie below these");
 enum { H_LOGGED, H_FAILED, H_N, H_WORDS };
 
 /* Sends in flight, kept until they complete: a sync's notes to every other process, or its

@@ -18,7 +18,8 @@
  * a reduction's result (n elements, at the root only for Reduce), the others' parts of a
  * gather or an all-to-all, a broadcast's buffer (not at the root), a receive's posted count.
  * That is the data the process must take in, whatever the MPI's algorithm moves to get it
- * there, so that a count that grows with the job's size shows in the sum.
+ * there, so that a count that grows with the job's size shows in the sum. Point-to-point calls
+ * with bblog's own tags (ctl_tag) are also counted apart: ctl=N calls, ctlbytes=N.
  * It also counts the process's statfs calls on paths that begin with $BBCOUNT_PATH, where set
  * (statfs=N in the line where N > 0): asking which file system holds a file is a request to
  * the file system's servers when the file does not exist yet, which one process of an open
@@ -99,30 +100,35 @@
 #define P2P(X) \
     X(Send, (const void *b, int n, MPI_Datatype t, int d, int tag, MPI_Comm c), \
       (b, n, t, d, tag, c), \
-      0) \
+      0, tag) \
     X(Isend, (const void *b, int n, MPI_Datatype t, int d, int tag, MPI_Comm c, MPI_Request *q), \
       (b, n, t, d, tag, c, q), \
-      0) \
+      0, tag) \
+    X(Issend, (const void *b, int n, MPI_Datatype t, int d, int tag, MPI_Comm c, \
+               MPI_Request *q), (b, n, t, d, tag, c, q), \
+      0, tag) \
     X(Recv, (void *b, int n, MPI_Datatype t, int s, int tag, MPI_Comm c, MPI_Status *st), \
       (b, n, t, s, tag, c, st), \
-      span(t, n)) \
+      span(t, n), tag) \
     X(Irecv, (void *b, int n, MPI_Datatype t, int s, int tag, MPI_Comm c, MPI_Request *q), \
       (b, n, t, s, tag, c, q), \
-      span(t, n)) \
+      span(t, n), tag) \
     X(Sendrecv, (const void *sb, int sn, MPI_Datatype st, int d, int stag, void *rb, int rn, \
                  MPI_Datatype rt, int s, int rtag, MPI_Comm c, MPI_Status *status), \
       (sb, sn, st, d, stag, rb, rn, rt, s, rtag, c, status), \
-      span(rt, rn))
+      span(rt, rn), rtag)
 
-#define ENUM(name, params, args, bytes) I_##name,
+#define ENUM(name, params, args, ...) I_##name,
 enum { COLLECTIVES(ENUM) N_COLL_, P2P(ENUM) N_ALL_ };
 #undef ENUM
-#define NAME(name, params, args, bytes) #name,
+#define NAME(name, params, args, ...) #name,
 static const char *const names[] = { COLLECTIVES(NAME) "", P2P(NAME) };
 #undef NAME
 
 static long counts[N_ALL_], nstatfs, ncreat;
 static long long nbytes[2];           /* collective, point-to-point */
+static long nctl;                     /* the driver's own point-to-point calls (ctl_tag) */
+static long long ctlbytes;
 static long long bytes_of[N_ALL_];
 static int on;
 
@@ -183,8 +189,19 @@ static void *real(const char *name)
     return f;
 }
 
+/* Whether tag is one of bblog's own (its sync notes and sparse exchanges: within 16 of
+ * MPI_TAG_UB, ad_bblog_base.h): those messages are coordination, not the data of a two-phase
+ * write, and are also summed apart (ctl=, ctlbytes=). */
+static int ctl_tag(int tag)
+{
+    int *ub, flag = 0;
+
+    PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+    return flag && tag >= 0 && tag > *ub - 16;
+}
+
 /* MPI_X and PMPI_X both count once and call the MPI's PMPI_X. */
-#define WRAP(name, params, args, bytes) \
+#define WRAP_COUNT(name, params, args, bytes, ctl) \
     int PMPI_##name params \
     { \
         static int (*f) params; \
@@ -195,6 +212,10 @@ static void *real(const char *name)
             long long b_ = (bytes); \
             nbytes[I_##name > N_COLL_] += b_; \
             bytes_of[I_##name] += b_; \
+            if (ctl) { \
+                nctl++; \
+                ctlbytes += b_; \
+            } \
         } \
         return f args; \
     } \
@@ -202,9 +223,14 @@ static void *real(const char *name)
     { \
         return PMPI_##name args; \
     }
+#define WRAP(name, params, args, bytes) WRAP_COUNT(name, params, args, bytes, 0)
+#define WRAP_P2P(name, params, args, bytes, tag) WRAP_COUNT(name, params, args, bytes, \
+                                                            ctl_tag(tag))
 COLLECTIVES(WRAP)
-P2P(WRAP)
+P2P(WRAP_P2P)
 #undef WRAP
+#undef WRAP_P2P
+#undef WRAP_COUNT
 
 /* Whether counting is on and path lies under $BBCOUNT_PATH. */
 static int counted_path(const char *path)
@@ -267,6 +293,8 @@ int MPI_Pcontrol(const int level, ...)
         nstatfs = 0;
         ncreat = 0;
         nbytes[0] = nbytes[1] = 0;
+        nctl = 0;
+        ctlbytes = 0;
         on = 1;
     } else if (level == 3) {
         on = 1;
@@ -281,8 +309,8 @@ int MPI_Pcontrol(const int level, ...)
         /* One write of the whole line: the launcher forwards the processes' output in
          * pieces, and lines written in parts would interleave. */
         len = snprintf(line, sizeof(line), "bbcount %s rank=%d ncalls=%d coll=%ld p2p=%ld "
-                       "bytes=%lld p2pbytes=%lld", label, rank, ncalls, coll, p2p, nbytes[0],
-                       nbytes[1]);
+                       "bytes=%lld p2pbytes=%lld ctl=%ld ctlbytes=%lld", label, rank, ncalls,
+                       coll, p2p, nbytes[0], nbytes[1], nctl, ctlbytes);
         for (i = 0; i < N_ALL_; i++)
             if (i != N_COLL_ && counts[i] && len < (int) sizeof(line))
                 len += snprintf(line + len, sizeof(line) - len, " %s=%ld", names[i], counts[i]);

@@ -11,7 +11,7 @@
 # the fewest to the most processes.
 #
 # Usage: bench/run-coord.sh [--procs "4 8 16 32 64"] [--node 4] [--count 32] [--size 4096]
-#                           [--indep]
+#                           [--indep] [--fs "ufs bblog"]
 # Environment: BBLOG_ENV_SCRIPT (default /var/cache/bblog/current/bin/bblog-env.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,6 +20,7 @@ node=4
 count=32
 size=4096
 indep=
+fss="ufs bblog"
 while [ $# -gt 0 ]; do
     case $1 in
     --procs) procs=$2; shift 2 ;;
@@ -27,6 +28,7 @@ while [ $# -gt 0 ]; do
     --count) count=$2; shift 2 ;;
     --size) size=$2; shift 2 ;;
     --indep) indep=--indep; shift ;;
+    --fs) fss=$2; shift 2 ;;
     *) echo "run-coord: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -42,7 +44,7 @@ echo
 echo "| procs | fs | coord. bytes, median rank | largest | coll. calls, median | bblog's messages, median | their bytes, median | p2p data bytes, median |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
 for p in $procs; do
-    for fs in ufs bblog; do
+    for fs in $fss; do
         rm -rf "$work/bb" "$work/out"
         mkdir -p "$work/bb"
         if ! timeout 600 mpiexec -launcher fork -n "$p" -genv LD_PRELOAD "$work/bbcount.so" \
@@ -67,10 +69,10 @@ PY
     done
 done
 echo
-python3 - "$work/rows" <<'PY'
+python3 - "$work/rows" $fss <<'PY'
 import sys
 rows = [l.strip("|\n ").split(" | ") for l in open(sys.argv[1])]
-for fs in ("ufs", "bblog"):
+for fs in sys.argv[2:]:
     r = [(int(x[0]), int(x[2])) for x in rows if x[1] == fs]
     lo, hi = min(r), max(r)
     print("%s: median rank's coordination bytes grow %.1fx from %d to %d processes"

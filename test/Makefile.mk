@@ -13,6 +13,13 @@ EXTRA_DIST += test/check-driver.sh test/check-driver.py
 if MPI_TESTS
 TESTS += test/mpi/run-diff.sh
 endif
+
+# A rank's coordination from 8 to 64 processes at fixed work per rank, counted, not timed
+# (test/mpi/run-coord-growth.sh, over bench/run-coord.sh).
+if MPI_TESTS
+TESTS += test/mpi/run-coord-growth.sh
+endif
+EXTRA_DIST += test/mpi/run-coord-growth.sh
 EXTRA_DIST += test/runner-lib.sh test/mpi/run-diff.sh test/mpi/common.h test/mpi/common.c test/mpi/valgrind.supp \
     test/mpi/t_contig.c test/mpi/t_strided.c test/mpi/t_noncontig.c test/mpi/t_view.c \
     test/mpi/t_overlap.c test/mpi/t_raw.c test/mpi/t_size.c test/mpi/t_atomic.c \

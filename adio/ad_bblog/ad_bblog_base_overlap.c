@@ -214,6 +214,30 @@ static int to_peers(const struct ADIOI_BBLOG_inbox *answers, const uint64_t *min
     return failed;
 }
 
+/* The first reduction: whether any process failed (every process then returns ENOMEM, or
+ * ADIOI_BBLOG_ECOLL), o->flag whether any process set it, and [*lo, *hi) the span of every
+ * process's ranges (empty where no process has one). */
+static int agree_span(ADIO_File fd, struct ADIOI_BBLOG_order *o, const uint64_t *ranges,
+                      size_t nr, int failed, uint64_t *lo, uint64_t *hi)
+{
+    uint64_t in[3] = { failed ? 2 : o->flag != 0, 0, 0 }, res[3];
+    size_t j;
+    int coll = 0;
+
+    for (j = 0; j < nr; j++) {          /* in[1]: the largest complement of a start */
+        in[1] = UINT64_MAX - ranges[2 * j] > in[1] ? UINT64_MAX - ranges[2 * j] : in[1];
+        in[2] = ranges[2 * j + 1] > in[2] ? ranges[2 * j + 1] : in[2];
+    }
+    if (ADIOI_BBLOG_Allreduce(in, res, 3, MPI_UINT64_T, MPI_MAX, fd->comm) != MPI_SUCCESS) {
+        res[0] = 2;
+        coll = 1;
+    }
+    o->flag = res[0] == 1;
+    *lo = UINT64_MAX - res[1];
+    *hi = res[2];
+    return res[0] != 2 ? 0 : coll ? ADIOI_BBLOG_ECOLL : ENOMEM;
+}
+
 int ADIOI_BBLOG_Order_local(ADIO_File fd, struct ADIOI_BBLOG_order *o, const uint64_t *mine,
                             size_t n_mine, const uint64_t *ranges, const size_t *rix, size_t nr,
                             int failed, size_t *ngot)
@@ -221,31 +245,15 @@ int ADIOI_BBLOG_Order_local(ADIO_File fd, struct ADIOI_BBLOG_order *o, const uin
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
     struct ADIOI_BBLOG_inbox box[3] = { {.width = 3}, {.width = 2}, {.width = 3} };
     struct ADIOI_BBLOG_sparse_out *out = NULL;
-    uint64_t in[3], res[3], lo = UINT64_MAX, hi = 0, *parts = NULL, *ans = NULL, *send = NULL;
-    uint64_t *scratch = NULL;
+    uint64_t lo, hi, *parts = NULL, *ans = NULL, *send = NULL, *scratch = NULL;
     size_t j, nparts = 0, nans = 0;
     int nout = 0, coll = 0, k, f;
 
     *ngot = 0;
-    for (j = 0; j < nr; j++) {
-        lo = ranges[2 * j] < lo ? ranges[2 * j] : lo;
-        hi = ranges[2 * j + 1] > hi ? ranges[2 * j + 1] : hi;
-    }
-    failed = failed ||
-        !(scratch = malloc(ADIOI_BBLOG_SPARSE_CHUNK * sizeof(*scratch)));
-    in[0] = failed ? 2 : o->flag != 0;
-    in[1] = UINT64_MAX - lo;
-    in[2] = hi;
-    if (ADIOI_BBLOG_Allreduce(in, res, 3, MPI_UINT64_T, MPI_MAX, fd->comm) != MPI_SUCCESS) {
-        res[0] = 2;
-        coll = 1;
-    }
-    o->flag = res[0] == 1;
-    lo = UINT64_MAX - res[1];
-    hi = res[2];
-    if (res[0] == 2 || hi <= lo) {      /* the same on every process */
+    failed = failed || !(scratch = malloc(ADIOI_BBLOG_SPARSE_CHUNK * sizeof(*scratch)));
+    if ((k = agree_span(fd, o, ranges, nr, failed, &lo, &hi)) != 0 || hi <= lo) {
         free(scratch);
-        return res[0] != 2 ? 0 : coll ? ADIOI_BBLOG_ECOLL : ENOMEM;
+        return k;
     }
 
     /* 1. The ranges' parts to the domains' owners. */

@@ -53,9 +53,9 @@
  * Collective calls. At drain, each round's pieces (offset, length, stamp) are exchanged among the
  * processes and each process leaves out the parts of its pieces that another process wrote with a
  * higher stamp. Only pieces that overlap another process's can lose, and most drains have none: the
- * processes first exchange the ranges their pieces cover, then the pieces with their stamps only
- * where ranges of two processes overlap (a planning point of the background drains exchanges every
- * piece, in one step). Equal stamps (writes of different nodes that no collective call separates,
+ * processes first find, through the owners of equal parts of the file, whose ranges overlap, then
+ * send the pieces with their stamps only to those processes (ad_bblog_base_overlap.c; a planning
+ * point of the background drains gathers every piece on every process, in one step). Equal stamps (writes of different nodes that no collective call separates,
  * or no clock) are left as they are: ROMIO then decides, as it would without bblog. The exchange is
  * skipped when all stamps are equal.
  *

@@ -5,7 +5,8 @@
  * it from MPI_File_open to MPI_File_close: COUNT pieces of SIZE bytes each, strided across the
  * ranks (piece i of rank r at (i * nprocs + r) * SIZE), written with MPI_File_write_at_all (or
  * MPI_File_write_at with --indep), so that each rank's work stays the same whatever nprocs.
- * bbcount prints one line per rank ("bbcount coord rank=R ... bytes=N").
+ * bbcount prints one line per rank ("bbcount coord rank=R ... bytes=N"); rank 0 prints the
+ * slowest rank's seconds from open to close ("coord seconds=S"), for before/after timings.
  *
  * Usage: coord [--indep] COUNT SIZE FILE
  */
@@ -29,6 +30,7 @@ static void check(const char *what, int err)
 int main(int argc, char **argv)
 {
     int rank, nprocs, indep = 0, a = 1;
+    double t, slowest;
     long count, size, i;
     MPI_File fh;
     char *buf;
@@ -50,6 +52,7 @@ int main(int argc, char **argv)
     memset(buf, 'a' + rank % 26, (size_t) size);
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Pcontrol(1);
+    t = MPI_Wtime();
     check("open", MPI_File_open(MPI_COMM_WORLD, argv[a + 2], MPI_MODE_CREATE | MPI_MODE_WRONLY,
                                 MPI_INFO_NULL, &fh));
     for (i = 0; i < count; i++) {
@@ -59,8 +62,12 @@ int main(int argc, char **argv)
               MPI_File_write_at_all(fh, off, buf, (int) size, MPI_BYTE, MPI_STATUS_IGNORE));
     }
     check("close", MPI_File_close(&fh));
+    t = MPI_Wtime() - t;
     MPI_Pcontrol(0);
     MPI_Pcontrol(2, "coord", (int) count);
+    MPI_Reduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("coord seconds=%.6f\n", slowest);
     free(buf);
     MPI_Finalize();
     return 0;

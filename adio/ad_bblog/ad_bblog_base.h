@@ -148,6 +148,8 @@ struct ADIOI_BBLOG_order {
                                          * node batch (ad_bblog_bg_batch.c); out: some process */
     size_t runs;                        /* out, with every: runs of one process's pieces that
                                          * continue each other in the file, all processes' */
+    uint64_t lo, hi;                    /* in, without every: a span that most pieces of every
+                                         * process lie in, the same on all (cut into domains) */
 };
 typedef int (*ADIOI_BBLOG_keep_fn) (void *arg, uint64_t off, uint64_t len);
 int ADIOI_BBLOG_Order_init(ADIO_File fd, struct ADIOI_BBLOG_order *o);      /* 0 or ENOMEM */
@@ -160,7 +162,8 @@ int ADIOI_BBLOG_Order_exchange(ADIO_File fd, struct ADIOI_BBLOG_order *o, const 
  * ranges (off, end) and rix[c], the range of piece c; leaves in o->pieces (*ngot triples, not
  * indexed) the other processes' pieces that lie in their ranges that overlap another process's
  * range, from the processes whose ranges overlap this process's. Collective; 0, ENOMEM or
- * ADIOI_BBLOG_ECOLL, the same on every process. */
+ * ADIOI_BBLOG_ECOLL, the same on every process but for ENOMEM at the very end (room for the
+ * pieces received: the drain's commit agrees on it). */
 int ADIOI_BBLOG_Order_local(ADIO_File fd, struct ADIOI_BBLOG_order *o, const uint64_t *mine,
                             size_t n_mine, const uint64_t *ranges, const size_t *rix, size_t nr,
                             int failed, size_t *ngot);
@@ -233,12 +236,15 @@ struct ADIOI_BBLOG_inbox {
     int width;
     int failed;                         /* out: no room for what arrived (it was dropped) */
 };
-/* ADIOI_BBLOG_SPARSE_CHUNK words: the largest message, and the size of `scratch`. */
-#define ADIOI_BBLOG_SPARSE_CHUNK 6144
+/* ADIOI_BBLOG_SPARSE_CHUNK words (a multiple of every width, 12 KiB): the largest message, and
+ * the size of `scratch`. */
+#define ADIOI_BBLOG_SPARSE_CHUNK 1536
 /* Collective on comm, as one call of those above (counted, and failed, as they are). tag: one
- * of the driver's own (ADIOI_BBLOG_TAG_*, below the sync notes' tags). */
+ * of the driver's own (ADIOI_BBLOG_Tag). With nagree > 0 the exchange ends in an MPI_Allreduce
+ * (MPI_MAX) of nagree words, agree to agreed, instead of a barrier. */
 int ADIOI_BBLOG_Sparse(MPI_Comm comm, int tag, const struct ADIOI_BBLOG_sparse_out *out,
-                       int nout, struct ADIOI_BBLOG_inbox *in, uint64_t *scratch)
+                       int nout, struct ADIOI_BBLOG_inbox *in, uint64_t *scratch,
+                       const uint64_t *agree, uint64_t *agreed, int nagree)
     ADIOI_BBLOG_MUST_USE;
 /* The tags of the sparse exchanges, counted down from MPI_TAG_UB: the sync notes
  * (ad_bblog_flush.c) hold the top ADIOI_BBLOG_NOTES_TAGS. */

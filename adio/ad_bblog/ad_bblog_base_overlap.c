@@ -8,25 +8,29 @@
  * (bench/results/scaling.md). Here each process sends its ranges only to the processes that own
  * the parts of the file they fall in, and hears back only about its own.
  *
- * Data path. One reduction gives every process the span [lo, hi) of all ranges (and the failure
- * and flag agreements the gather made). The span is cut into nprocs equal domains, domain i
- * owned by process i. Each process cuts its ranges at the domains' borders and sends each part
- * (off, end, index of its range) to the domain's owner: a sparse exchange
- * (ADIOI_BBLOG_Sparse, ad_bblog_base_wait.c). The owner sorts what it got and finds, for each
- * part, the other processes' parts that overlap it; it answers each sender with its ranges that
- * overlap another process's (by index) and the processes they overlap (a second sparse
- * exchange). Overlap is symmetric and every overlap lies in some domain, so two processes whose
- * ranges overlap both learn that of each other. Each process then sends the pieces of its
- * overlapping ranges, with their stamps, to those processes only (a third). A job whose
- * processes' ranges do not overlap pays one message per domain its ranges touch, and two
- * barriers' rounds, whatever the number of processes.
+ * Data path. The caller gives a span [lo, hi) that most ranges lie in, the same on every
+ * process (the drain: its round within the range its first agreement found). The span is cut
+ * into nprocs equal domains, domain i owned by process i (what lies outside, in the first or the
+ * last). Each process cuts its ranges at the domains' borders and sends each part (off, end,
+ * index of its range) to the domain's owner: a sparse exchange (ADIOI_BBLOG_Sparse,
+ * ad_bblog_base_wait.c). The owner sorts what it got and finds, for each part, the other
+ * processes' parts that overlap it; it answers each sender with its ranges that overlap another
+ * process's (by index) and the processes they overlap (a second sparse exchange). Overlap is
+ * symmetric and every overlapping byte lies in one domain, so two processes whose ranges overlap
+ * both learn that of each other. Only then, and only where some owner found an overlap, each
+ * process sends the pieces of its overlapping ranges, with their stamps, to those processes (a
+ * third). A job whose processes' ranges do not overlap pays one message per domain its ranges
+ * touch and two collective steps, whatever the number of processes.
  *
- * Collective calls. Two reductions (the span first, the failure last) and three sparse
- * exchanges, on every process, in that order, after a failure too (with nothing to send).
+ * Collective calls. Each sparse exchange ends in an MPI_Iallreduce that agrees on what the next
+ * step needs (any failure; after the answers, whether any overlap was found): two collective
+ * calls without an overlap, where the gathered form made three, three with one. Every process
+ * makes them in the same order, after a failure too (with nothing to send).
  *
- * Failures. A process that cannot allocate sends nothing more and says so in the last
- * reduction; every process then returns ENOMEM (ADIOI_BBLOG_ECOLL when a collective call
- * failed), with nothing exchanged.
+ * Failures. A process that cannot allocate sends nothing more and says so at the end of the
+ * exchange it is in; every process then returns ENOMEM (ADIOI_BBLOG_ECOLL when a collective call
+ * failed), with nothing exchanged. Only the room for the pieces received, after the last
+ * agreement, fails on one process alone: the drain's commit makes that fail on every process.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -145,32 +149,44 @@ static int find_overlaps(struct ADIOI_BBLOG_inbox *in, uint64_t **ans, size_t *n
     return failed;
 }
 
-/* This process's ranges (off, end; empty ones left out), cut at the domains' borders into (owner, off, end, index)
- * records sorted by owner. NULL without memory. */
+/* The domain of offset x: [lo, lo + nprocs * dsz) cut into nprocs, what lies outside it in the
+ * first or the last (the same on every process). */
+static uint64_t domain(uint64_t x, uint64_t lo, uint64_t dsz, int nprocs)
+{
+    uint64_t d = x < lo ? 0 : (x - lo) / dsz;
+
+    return d < (uint64_t) nprocs ? d : (uint64_t) nprocs - 1;
+}
+
+/* This process's ranges (off, end), cut at the domains' borders into (owner, off, end, index)
+ * records sorted by owner (*nparts). NULL without memory. */
 static uint64_t *cut(const uint64_t *ranges, size_t nr, uint64_t lo, uint64_t dsz, int nprocs,
                      size_t *nparts)
 {
-    size_t j, n = 0;
-    uint64_t *v;
+    size_t j, n = 0, cap = 0;
+    uint64_t *v = NULL;
 
-    for (j = 0; j < nr; j++)
-        if (ranges[2 * j + 1] > ranges[2 * j])
-            n += (ranges[2 * j + 1] - 1 - lo) / dsz - (ranges[2 * j] - lo) / dsz + 1;
-    *nparts = n;
-    if (!(v = malloc((n ? n : 1) * 4 * sizeof(*v))))
-        return NULL;
-    for (j = 0, n = 0; j < nr; j++) {
+    for (j = 0; j < nr; j++) {
         uint64_t off = ranges[2 * j], end = ranges[2 * j + 1];
         while (off < end) {
-            uint64_t d = (off - lo) / dsz, border = lo + (d + 1) * dsz;
-            uint64_t e = border > off && border < end ? border : end;
-            v[4 * n] = d < (uint64_t) nprocs ? d : (uint64_t) nprocs - 1;
-            v[4 * n + 1] = off, v[4 * n + 2] = e, v[4 * n + 3] = j;
+            uint64_t d = domain(off, lo, dsz, nprocs), e = end;
+            if (d + 1 < (uint64_t) nprocs && lo + (d + 1) * dsz > off &&
+                lo + (d + 1) * dsz < end)
+                e = lo + (d + 1) * dsz;
+            if (bblog_grow((void **) &v, &cap, n + 1, 4 * sizeof(*v)) != 0) {
+                free(v);
+                return NULL;
+            }
+            v[4 * n] = d, v[4 * n + 1] = off, v[4 * n + 2] = e, v[4 * n + 3] = j;
             n++;
             off = e;
         }
     }
-    qsort(v, n, 4 * sizeof(*v), by_first);
+    *nparts = n;
+    if (!v)
+        v = malloc(4 * sizeof(*v));
+    if (v)
+        qsort(v, n, 4 * sizeof(*v), by_first);
     return v;
 }
 
@@ -214,29 +230,8 @@ static int to_peers(const struct ADIOI_BBLOG_inbox *answers, const uint64_t *min
     return failed;
 }
 
-/* The first reduction: whether any process failed (every process then returns ENOMEM, or
- * ADIOI_BBLOG_ECOLL), o->flag whether any process set it, and [*lo, *hi) the span of every
- * process's ranges (empty where no process has one). */
-static int agree_span(ADIO_File fd, struct ADIOI_BBLOG_order *o, const uint64_t *ranges,
-                      size_t nr, int failed, uint64_t *lo, uint64_t *hi)
-{
-    uint64_t in[3] = { failed ? 2 : o->flag != 0, 0, 0 }, res[3];
-    size_t j;
-    int coll = 0;
-
-    for (j = 0; j < nr; j++) {          /* in[1]: the largest complement of a start */
-        in[1] = UINT64_MAX - ranges[2 * j] > in[1] ? UINT64_MAX - ranges[2 * j] : in[1];
-        in[2] = ranges[2 * j + 1] > in[2] ? ranges[2 * j + 1] : in[2];
-    }
-    if (ADIOI_BBLOG_Allreduce(in, res, 3, MPI_UINT64_T, MPI_MAX, fd->comm) != MPI_SUCCESS) {
-        res[0] = 2;
-        coll = 1;
-    }
-    o->flag = res[0] == 1;
-    *lo = UINT64_MAX - res[1];
-    *hi = res[2];
-    return res[0] != 2 ? 0 : coll ? ADIOI_BBLOG_ECOLL : ENOMEM;
-}
+/* A failed exchange's result: ADIOI_BBLOG_ECOLL where a collective call failed. */
+#define FAILED(coll) ((coll) ? ADIOI_BBLOG_ECOLL : ENOMEM)
 
 int ADIOI_BBLOG_Order_local(ADIO_File fd, struct ADIOI_BBLOG_order *o, const uint64_t *mine,
                             size_t n_mine, const uint64_t *ranges, const size_t *rix, size_t nr,
@@ -245,65 +240,73 @@ int ADIOI_BBLOG_Order_local(ADIO_File fd, struct ADIOI_BBLOG_order *o, const uin
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
     struct ADIOI_BBLOG_inbox box[3] = { {.width = 3}, {.width = 2}, {.width = 3} };
     struct ADIOI_BBLOG_sparse_out *out = NULL;
-    uint64_t lo, hi, *parts = NULL, *ans = NULL, *send = NULL, *scratch = NULL;
+    uint64_t scratch[ADIOI_BBLOG_SPARSE_CHUNK], agree[2], agreed[2];
+    uint64_t lo = o->lo, hi = o->hi > o->lo ? o->hi : o->lo + 1;
+    uint64_t *parts = NULL, *ans = NULL, *send = NULL;
     size_t j, nparts = 0, nans = 0;
-    int nout = 0, coll = 0, k, f;
+    int nout = 0, coll = 0, rc = 0, k;
 
     *ngot = 0;
-    failed = failed || !(scratch = malloc(ADIOI_BBLOG_SPARSE_CHUNK * sizeof(*scratch)));
-    if ((k = agree_span(fd, o, ranges, nr, failed, &lo, &hi)) != 0 || hi <= lo) {
-        free(scratch);
-        return k;
-    }
-
-    /* 1. The ranges' parts to the domains' owners. */
-    if (!(parts = cut(ranges, nr, lo, (hi - lo) / st->nprocs + ((hi - lo) % st->nprocs != 0),
-                      st->nprocs, &nparts)) ||
-        pack(parts, nparts, 3, &out, &nout) != 0)
+    /* 1. The ranges' parts to the domains' owners; its end agrees on failure (2) and o->flag. */
+    if (!failed && (!(parts = cut(ranges, nr, lo, (hi - lo) / st->nprocs +
+                                  ((hi - lo) % st->nprocs != 0), st->nprocs, &nparts)) ||
+                    pack(parts, nparts, 3, &out, &nout) != 0))
         failed = 1, nout = 0;
-    if (ADIOI_BBLOG_Sparse(fd->comm, ADIOI_BBLOG_Tag(TAG_RANGES), out, nout, &box[0],
-                           scratch) != MPI_SUCCESS)
-        coll = failed = 1;
-    free(out);
-    out = NULL, nout = 0;
-
-    /* 2. The owner's answers. */
-    failed = failed || box[0].failed || find_overlaps(&box[0], &ans, &nans) != 0 ||
-        pack(ans, nans, 2, &out, &nout) != 0;
-    if (ADIOI_BBLOG_Sparse(fd->comm, ADIOI_BBLOG_Tag(TAG_ANSWERS), failed ? NULL : out,
-                           failed ? 0 : nout, &box[1], scratch) != MPI_SUCCESS)
-        coll = failed = 1;
-    free(out);
-    out = NULL, nout = 0;
-
-    /* 3. The pieces of this process's overlapping ranges, to the processes they overlap. */
-    failed = failed || box[1].failed ||
-        to_peers(&box[1], mine, n_mine, rix, nr, &send, &out, &nout) != 0;
-    if (ADIOI_BBLOG_Sparse(fd->comm, ADIOI_BBLOG_Tag(TAG_PIECES), failed ? NULL : out,
-                           failed ? 0 : nout, &box[2], scratch) != MPI_SUCCESS)
-        coll = failed = 1;
-    failed = failed || box[2].failed ||
-        bblog_grow((void **) &o->pieces, &o->cap, box[2].n + 1, 3 * sizeof(uint64_t)) != 0 ||
-        bblog_grow((void **) &o->reach, &o->reach_cap, box[2].n + 1, sizeof(uint64_t)) != 0;
-    for (k = 0; k < 3; k++)
-        st->stats.exchange_bytes += box[k].n * (box[k].width + 1) * sizeof(uint64_t);
-
-    /* 4. Whether every process got everything. */
-    f = failed;
-    if (ADIOI_BBLOG_Allreduce(&f, &k, 1, MPI_INT, MPI_MAX, fd->comm) != MPI_SUCCESS)
-        k = 1, coll = 1;
-    if (k == 0) {               /* the pieces, (off, len, stamp, sender) to (off, len, stamp) */
-        for (j = 0; j < box[2].n; j++)
-            memcpy(o->pieces + 3 * j, box[2].v + 4 * j, 3 * sizeof(*o->pieces));
-        *ngot = box[2].n;
+    agree[0] = failed ? 2 : o->flag != 0;
+    if (ADIOI_BBLOG_Sparse(fd->comm, ADIOI_BBLOG_Tag(TAG_RANGES), failed ? NULL : out,
+                           failed ? 0 : nout, &box[0], scratch, agree, agreed, 1) != MPI_SUCCESS)
+        agreed[0] = 2, coll = 1;
+    o->flag = agreed[0] == 1;
+    if (agreed[0] > 1) {
+        rc = FAILED(coll);
+        goto out;
     }
-    free(box[0].v);
-    free(box[1].v);
-    free(box[2].v);
+    free(out);
+    out = NULL, nout = 0;
+
+    /* 2. The owners' answers; its end agrees on failure and on whether any overlap was found. */
+    failed = box[0].failed || find_overlaps(&box[0], &ans, &nans) != 0 ||
+        pack(ans, nans, 2, &out, &nout) != 0;
+    agree[0] = failed != 0;
+    agree[1] = nans > 0;
+    if (ADIOI_BBLOG_Sparse(fd->comm, ADIOI_BBLOG_Tag(TAG_ANSWERS), failed ? NULL : out,
+                           failed ? 0 : nout, &box[1], scratch, agree, agreed, 2) != MPI_SUCCESS)
+        agreed[0] = 1, coll = 1;
+    if (agreed[0] != 0 || agreed[1] == 0) {     /* failed, or no range overlaps another */
+        rc = agreed[0] != 0 ? FAILED(coll) : 0;
+        goto out;
+    }
+    free(out);
+    out = NULL, nout = 0;
+
+    /* 3. The pieces of this process's overlapping ranges, to the processes they overlap; its
+     * end agrees on failure. */
+    failed = box[1].failed || to_peers(&box[1], mine, n_mine, rix, nr, &send, &out, &nout) != 0;
+    agree[0] = failed != 0;
+    if (ADIOI_BBLOG_Sparse(fd->comm, ADIOI_BBLOG_Tag(TAG_PIECES), failed ? NULL : out,
+                           failed ? 0 : nout, &box[2], scratch, agree, agreed, 1) != MPI_SUCCESS)
+        agreed[0] = 1, coll = 1;
+    if (agreed[0] != 0) {
+        rc = FAILED(coll);
+        goto out;
+    }
+    /* Only this allocation fails alone: the drain's commit then fails on every process. */
+    if (bblog_grow((void **) &o->pieces, &o->cap, box[2].n + 1, 3 * sizeof(uint64_t)) != 0 ||
+        bblog_grow((void **) &o->reach, &o->reach_cap, box[2].n + 1, sizeof(uint64_t)) != 0) {
+        rc = ENOMEM;
+        goto out;
+    }
+    for (j = 0; j < box[2].n; j++)      /* (off, len, stamp, sender) to (off, len, stamp) */
+        memcpy(o->pieces + 3 * j, box[2].v + 4 * j, 3 * sizeof(*o->pieces));
+    *ngot = box[2].n;
+  out:
+    for (k = 0; k < 3; k++) {
+        st->stats.exchange_bytes += box[k].n * (box[k].width + 1) * sizeof(uint64_t);
+        free(box[k].v);
+    }
     free(out);
     free(send);
     free(ans);
     free(parts);
-    free(scratch);
-    return k == 0 ? 0 : coll ? ADIOI_BBLOG_ECOLL : ENOMEM;
+    return rc;
 }

@@ -16,10 +16,11 @@
  *
  * Sparse exchanges. ADIOI_BBLOG_Sparse sends each process's few messages with MPI_Issend, then
  * takes in whatever arrives while it waits for its sends to be received; once they all are, it
- * enters an MPI_Ibarrier, and goes on taking in messages until the barrier completes. A process
- * enters the barrier only when everything it sent has been received, so when the barrier
- * completes every message of the exchange has been received, and no process needs to know who
- * sends to it: no MPI_Alltoall of counts, whose size grows with the job. Messages are at most
+ * enters an MPI_Ibarrier (or an MPI_Iallreduce, MPI_MAX, of the words the caller agrees on at
+ * the same time), and goes on taking in messages until that completes. A process enters it only
+ * when everything it sent has been received, so when it completes every message of the exchange
+ * has been received, and no process needs to know who sends to it: no MPI_Alltoall of counts,
+ * whose size grows with the job. Messages are at most
  * ADIOI_BBLOG_SPARSE_CHUNK words, so that a receiver without memory for what arrives still
  * receives it (into its scratch buffer, then drops it and says so) and no sender waits for ever.
  *
@@ -203,7 +204,8 @@ static int take_in(MPI_Comm comm, int tag, const MPI_Status *s, struct ADIOI_BBL
 }
 
 int ADIOI_BBLOG_Sparse(MPI_Comm comm, int tag, const struct ADIOI_BBLOG_sparse_out *out,
-                       int nout, struct ADIOI_BBLOG_inbox *in, uint64_t *scratch)
+                       int nout, struct ADIOI_BBLOG_inbox *in, uint64_t *scratch,
+                       const uint64_t *agree, uint64_t *agreed, int nagree)
 {
     const size_t chunk = ADIOI_BBLOG_SPARSE_CHUNK;
     MPI_Request *reqs = NULL, bar = MPI_REQUEST_NULL;
@@ -233,7 +235,8 @@ int ADIOI_BBLOG_Sparse(MPI_Comm comm, int tag, const struct ADIOI_BBLOG_sparse_o
         if (rc == MPI_SUCCESS && !sent) {
             rc = MPI_Testall((int) posted, reqs, &sent, MPI_STATUSES_IGNORE);
             if (rc == MPI_SUCCESS && sent)
-                rc = MPI_Ibarrier(comm, &bar);
+                rc = nagree > 0 ? MPI_Iallreduce(agree, agreed, nagree, MPI_UINT64_T, MPI_MAX,
+                                                 comm, &bar) : MPI_Ibarrier(comm, &bar);
         } else if (rc == MPI_SUCCESS) {
             rc = MPI_Test(&bar, &done, MPI_STATUS_IGNORE);
         }
@@ -244,8 +247,11 @@ int ADIOI_BBLOG_Sparse(MPI_Comm comm, int tag, const struct ADIOI_BBLOG_sparse_o
         }
     }
     free(reqs);
-    return injected(rc, "sparse exchange", in->v, MPI_UINT64_T,
-                    (long long) (in->n * (size_t) (in->width + 1)));
+    rc = injected(rc, "sparse exchange", in->v, MPI_UINT64_T,
+                  (long long) (in->n * (size_t) (in->width + 1)));
+    if (rc != MPI_SUCCESS && nagree > 0)        /* the agreement's output is undefined too */
+        memset(agreed, 0xa5, (size_t) nagree * sizeof(*agreed));
+    return rc;
 }
 
 /* One vector of Reduce_vec: its element 0 says how many of the others are summed. */

@@ -479,6 +479,8 @@ static void drain_rounds(struct drain *d)
             if (xrc != 0)
                 count = 0;
             d->rc = d->rc ? d->rc : xrc;
+            d->order.lo = start > d->ag.lo ? start : d->ag.lo;
+            d->order.hi = end < d->ag.hi ? end : d->ag.hi;
             xrc = ADIOI_BBLOG_Order_exchange(d->fd, &d->order, d->mine, count, 0);
             d->rc = d->rc ? d->rc : xrc;
         }

@@ -6,6 +6,7 @@
 #define AD_BBLOG_DRAIN_H_INCLUDED
 
 #include "ad_bblog.h"
+#include "ad_bblog_base.h"
 
 /* ad_bblog_drain.c: collective drain of every process's log into the inner file; with
  * sync_inner the inner file is flushed before the logs are marked drained. */
@@ -18,10 +19,10 @@ int ADIOI_BBLOG_Drain_pieces(struct ADIOI_BBLOG_state *st, uint64_t **triples, s
 int ADIOI_BBLOG_Drain_alone(ADIO_File fd, const struct ADIOI_BBLOG_order *later);
 
 /* ad_bblog_drain_share.c: the drain's node exchange through the burst buffer. Node_stage, before
- * the drain's starting MPI_Allgather (collective over fd->comm the first time), makes this
- * process's files ready and returns the flags below for that Allgather; Node_prepare, after it,
- * opens the node's logs from all processes' flags (flags[rank], NULL: none) and returns 1 when this
- * process can read every one; Node_share is collective over the node, once per round: mine holds n
+ * the drain's starting agreement (collective over fd->comm the first time), makes this
+ * process's files ready and returns the flags below for it; Node_prepare, after it, opens the
+ * node's logs from the node's processes' flags (flags[i] of the node's process i, NULL: none)
+ * and returns 1 when this process can read every one; Node_share is collective over the node, once per round: mine holds n
  * (off, len, log offset, stamp) quadruples, and this process's share of the node's bytes comes back
  * as pieces of the node's logs; Node_read reads pieces of a share, Node_write_mapped writes them to
  * the inner file straight from the logs where it can, one pwritev per run of adjacent pieces (-1:
@@ -51,6 +52,14 @@ int ADIOI_BBLOG_Node_read(const struct ADIOI_BBLOG_state *st, const struct bblog
 void ADIOI_BBLOG_Node_free(struct ADIOI_BBLOG_state *st);      /* collective over the node */
 void ADIOI_BBLOG_Node_end(struct ADIOI_BBLOG_state *st);       /* a drain is over: close logs */
 int ADIOI_BBLOG_Node_size(const struct ADIOI_BBLOG_state *st);  /* processes on this node */
+/* Whether the node is every process of the file (its communicator the file's own); the same on
+ * every process. */
+int ADIOI_BBLOG_Node_is_all(const struct ADIOI_BBLOG_state *st);
+/* Collective over the node (every process of it has node state): each process's Node_stage
+ * flags, node-ordered, in *flags (malloc'ed; NULL when the call failed or without memory);
+ * returns MPI's error code. */
+int ADIOI_BBLOG_Node_flags(ADIO_File fd, unsigned mine, unsigned char **flags)
+    ADIOI_BBLOG_MUST_USE;
 void ADIOI_BBLOG_Node_slot(ADIO_File fd);   /* bblog_mapping=node, at open (collective) */
 /* The node's processes (their ranks in the file's communicator) and this one's place among
  * them; 0: no node state. Collective over the file's communicator the first time. */

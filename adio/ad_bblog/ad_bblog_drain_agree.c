@@ -2,8 +2,10 @@
  * The collective drain's agreements (ad_bblog_drain.c): what every process knows alike at its
  * start, and the file's growth to the logged end.
  *
- * Owns. Drain_agree_start: one MPI_Allgather of each process's summary (its logged range,
- * bytes, flags, check word), from which every process computes the same plan, path and rounds.
+ * Owns. Drain_agree_start: each process's summary (its logged range, bytes, flags, check word)
+ * reduced across the processes in one MPI_Allreduce (an MPI_Allgather on one node with the node
+ * exchange, which needs each process's flags), from which every process computes the same plan,
+ * path and rounds.
  * Drain_check: the word a process sends with each agreement, from the open, the drain, the
  * agreement and the rank, so that an agreement that missed a process (a dead one) does not add
  * up. Drain_grow: the first aggregator grows the file to the greatest logged end.
@@ -77,8 +79,37 @@ uint64_t ADIOI_BBLOG_Drain_check(const struct ADIOI_BBLOG_state *st, int phase, 
     return x ^ (x >> 31);
 }
 
-enum { G_BYTES, G_COUNT, G_FAILED, G_SLO, G_SHI, G_END, G_LO, G_HI, G_SNAP, G_CHECK, G_NODE,
-    G_N };
+/* A process's summary at the start of a drain, and the job's: the first three words summed,
+ * the next five at their largest, two at their smallest, the node flags or'ed, and G_DISJ
+ * whether the ranges [G_LO, G_HI) are disjoint and in rank order. */
+enum { G_BYTES, G_COUNT, G_CHECK, G_FAILED, G_SHI, G_END, G_HI, G_SNAP, G_SLO, G_LO, G_NODE,
+    G_DISJ, G_N };
+
+/* b becomes the summary of a's processes followed by b's (a: lower ranks). Associative, not
+ * commutative: MPI applies it in rank order. */
+static void fold(const uint64_t *a, uint64_t *b)
+{
+    int i;
+
+    b[G_DISJ] = a[G_DISJ] && b[G_DISJ] &&
+        (a[G_LO] >= a[G_HI] || b[G_LO] >= b[G_HI] || a[G_HI] <= b[G_LO]);
+    for (i = G_BYTES; i <= G_CHECK; i++)
+        b[i] += a[i];
+    for (i = G_FAILED; i <= G_SNAP; i++)
+        b[i] = a[i] > b[i] ? a[i] : b[i];
+    for (i = G_SLO; i <= G_LO; i++)
+        b[i] = a[i] < b[i] ? a[i] : b[i];
+    b[G_NODE] |= a[G_NODE];
+}
+
+static void fold_op(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    int v;
+
+    (void) type;
+    for (v = 0; v < *len; v++)
+        fold((const uint64_t *) in + (size_t) v * G_N, (uint64_t *) inout + (size_t) v * G_N);
+}
 
 static int by_lo(const void *a, const void *b)
 {
@@ -87,7 +118,8 @@ static int by_lo(const void *a, const void *b)
     return x[G_LO] < y[G_LO] ? -1 : x[G_LO] > y[G_LO];
 }
 
-/* Whether the np processes' ranges [G_LO, G_HI) in all are disjoint (sorts all by them). */
+/* Whether the np processes' ranges [G_LO, G_HI) in all are disjoint, in any order (sorts all
+ * by them). */
 static int disjoint(uint64_t *all, int np)
 {
     uint64_t reach = 0;
@@ -105,20 +137,80 @@ static int disjoint(uint64_t *all, int np)
     return 1;
 }
 
+/* The one-node form of the agreement: an MPI_Allgather of every process's summary, folded
+ * here, each check word checked, the ranges' disjointness in any order, and each process's node
+ * flags (the node is every process). */
+static void agree_gathered(ADIO_File fd, struct ADIOI_BBLOG_state *st, const uint64_t *mine,
+                           uint64_t *res, struct agreed *ag)
+{
+    uint64_t *all = ADIOI_Malloc((size_t) st->nprocs * G_N * sizeof(*all));
+    int p;
+
+    if (ADIOI_BBLOG_Allgather(mine, G_N, MPI_UINT64_T, all, G_N, MPI_UINT64_T, fd->comm) !=
+        MPI_SUCCESS)
+        memset(all, 0xff, (size_t) st->nprocs * G_N * sizeof(*all));  /* lost, below */
+    memcpy(res, all, G_N * sizeof(*res));
+    for (p = 1; p < st->nprocs; p++) {
+        uint64_t next[G_N];
+        memcpy(next, all + (size_t) p * G_N, sizeof(next));
+        fold(res, next);
+        memcpy(res, next, sizeof(next));
+    }
+    ag->node = malloc((size_t) st->nprocs);
+    for (p = 0; p < st->nprocs; p++) {
+        const uint64_t *g = all + (size_t) p * G_N;
+        ag->lost |= g[G_CHECK] != ADIOI_BBLOG_Drain_check(st, CHECK_START, p);
+        if (ag->node)
+            ag->node[p] = (unsigned char) g[G_NODE];
+    }
+    ag->disjoint = disjoint(all, st->nprocs);
+    ADIOI_Free(all);
+}
+
+/* Across nodes: one MPI_Allreduce of the summaries with fold, the check words' sum against the
+ * sum every process can compute; then, where the node exchange is to run, the node's flags
+ * from the node's processes only. */
+static void agree_reduced(ADIO_File fd, struct ADIOI_BBLOG_state *st, const uint64_t *mine,
+                          int staged, uint64_t *res, struct agreed *ag)
+{
+    MPI_Datatype vec;
+    MPI_Op op;
+    uint64_t want = 0;
+    int p, rc;
+
+    MPI_Type_contiguous(G_N, MPI_UINT64_T, &vec);
+    MPI_Type_commit(&vec);
+    MPI_Op_create(fold_op, 0, &op);
+    rc = ADIOI_BBLOG_Allreduce(mine, res, 1, vec, op, fd->comm);
+    MPI_Op_free(&op);
+    MPI_Type_free(&vec);
+    for (p = 0; p < st->nprocs; p++)
+        want += ADIOI_BBLOG_Drain_check(st, CHECK_START, p);
+    ag->lost = rc != MPI_SUCCESS || res[G_CHECK] != want;
+    ag->disjoint = res[G_DISJ] != 0;
+    if (staged && !ag->lost &&
+        !(res[G_NODE] & (ADIOI_BBLOG_NODE_NONE | ADIOI_BBLOG_NODE_UNSTAGED)) &&
+        ADIOI_BBLOG_Node_flags(fd, (unsigned) mine[G_NODE], &ag->node) != MPI_SUCCESS) {
+        free(ag->node);         /* no node exchange: Node_prepare fails, and says so */
+        ag->node = NULL;
+    }
+}
+
 /* Each process brings its totals, stamps and the range of the file its pieces span (bytes
- * written through included); every process then computes the same sums, extremes and
- * whether those ranges are disjoint (IOR segmented: each process its own block), in which
- * case no piece can hide another process's and the drain needs no Order exchange. One
- * collective call where sums and maxima took two, and the exchange three. */
+ * written through included); every process then learns the same sums, extremes and whether
+ * those ranges are disjoint (IOR segmented: each process its own block), in which case no
+ * piece can hide another process's and the drain needs no Order exchange. Across nodes, one
+ * MPI_Allreduce (a rank's share does not grow with the job; disjoint only in rank order, else
+ * the sparse Order exchange runs) and the node's flags on the node; on one node with the node
+ * exchange, one MPI_Allgather, which brings the node's flags too (RATIONALE:
+ * bench/results/rationale.md, agree-reduce). */
 void ADIOI_BBLOG_Drain_agree_start(ADIO_File fd, struct ADIOI_BBLOG_state *st, int rc,
                                    const struct bblog_seg *segs, size_t n, uint64_t slo,
                                    uint64_t shi, int staged, unsigned node, int alone,
                                    struct agreed *ag)
 {
-    int np = alone ? 1 : st->nprocs;
-    uint64_t mine[G_N], *all = ADIOI_Malloc((size_t) np * sizeof(mine));
+    uint64_t mine[G_N], res[G_N];
     size_t i;
-    int p;
 
     mine[G_BYTES] = bblog_idx_bytes(st->ls->idx);
     mine[G_COUNT] = bblog_idx_count(st->ls->idx);
@@ -131,6 +223,7 @@ void ADIOI_BBLOG_Drain_agree_start(ADIO_File fd, struct ADIOI_BBLOG_state *st, i
     mine[G_SNAP] = 0;
     mine[G_CHECK] = ADIOI_BBLOG_Drain_check(st, CHECK_START, st->rank);
     mine[G_NODE] = node;
+    mine[G_DISJ] = 1;
     for (i = 0; rc == 0 && i < n + st->ls->nthrough; i++) {
         uint64_t off = i < n ? segs[i].off : st->ls->through[i - n].off;
         uint64_t end = off + (i < n ? segs[i].len : st->ls->through[i - n].len);
@@ -139,32 +232,14 @@ void ADIOI_BBLOG_Drain_agree_start(ADIO_File fd, struct ADIOI_BBLOG_state *st, i
         mine[G_LO] = off < mine[G_LO] ? off : mine[G_LO];
         mine[G_HI] = end > mine[G_HI] ? end : mine[G_HI];
     }
-    if (alone)
-        memcpy(all, mine, sizeof(mine));
-    else if (ADIOI_BBLOG_Allgather(mine, G_N, MPI_UINT64_T, all, G_N, MPI_UINT64_T, fd->comm) !=
-             MPI_SUCCESS)
-        memset(all, 0xff, (size_t) np * sizeof(mine));  /* no check word fits: lost, below */
     memset(ag, 0, sizeof(*ag));
-    ag->slo = UINT64_MAX;
-    ag->lo = UINT64_MAX;
-    if (staged)
-        ag->node = malloc((size_t) st->nprocs);
-    for (p = 0; p < np; p++) {
-        const uint64_t *g = all + (size_t) p * G_N;
-        ag->bytes += g[G_BYTES];
-        ag->count += g[G_COUNT];
-        ag->failed |= g[G_FAILED] != 0;
-        ag->slo = g[G_SLO] < ag->slo ? g[G_SLO] : ag->slo;
-        ag->shi = g[G_SHI] > ag->shi ? g[G_SHI] : ag->shi;
-        ag->end = g[G_END] > ag->end ? g[G_END] : ag->end;
-        ag->lo = g[G_LO] < ag->lo ? g[G_LO] : ag->lo;
-        ag->hi = g[G_HI] > ag->hi ? g[G_HI] : ag->hi;
-        ag->most = g[G_SNAP] > ag->most ? g[G_SNAP] : ag->most;
-        ag->lost |= g[G_CHECK] != ADIOI_BBLOG_Drain_check(st, CHECK_START, alone ? st->rank : p);
-        ag->node_none |= (g[G_NODE] & ADIOI_BBLOG_NODE_NONE) != 0;
-        ag->node_unstaged |= (g[G_NODE] & ADIOI_BBLOG_NODE_UNSTAGED) != 0;
-        if (ag->node)
-            ag->node[p] = (unsigned char) g[G_NODE];
+    if (alone) {
+        memcpy(res, mine, sizeof(res));
+        ag->disjoint = 1;
+    } else if (staged && ADIOI_BBLOG_Node_is_all(st)) {
+        agree_gathered(fd, st, mine, res, ag);
+    } else {
+        agree_reduced(fd, st, mine, staged, res, ag);
     }
     if (ag->lost) {
         /* Plan nothing from such sums (a size to grow the file to, above all), and fail as
@@ -175,9 +250,17 @@ void ADIOI_BBLOG_Drain_agree_start(ADIO_File fd, struct ADIOI_BBLOG_state *st, i
         ag->failed = 1;
         ag->lost = 1;
         ag->disjoint = 1;
-        ADIOI_Free(all);
         return;
     }
-    ag->disjoint = disjoint(all, np);
-    ADIOI_Free(all);
+    ag->bytes = res[G_BYTES];
+    ag->count = res[G_COUNT];
+    ag->failed = res[G_FAILED] != 0;
+    ag->slo = res[G_SLO];
+    ag->shi = res[G_SHI];
+    ag->end = res[G_END];
+    ag->lo = res[G_LO];
+    ag->hi = res[G_HI];
+    ag->most = res[G_SNAP];
+    ag->node_none = (res[G_NODE] & ADIOI_BBLOG_NODE_NONE) != 0;
+    ag->node_unstaged = (res[G_NODE] & ADIOI_BBLOG_NODE_UNSTAGED) != 0;
 }

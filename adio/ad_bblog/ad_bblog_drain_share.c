@@ -284,6 +284,26 @@ int ADIOI_BBLOG_Node_size(const struct ADIOI_BBLOG_state *st)
     return st->node ? st->node->size : 1;
 }
 
+/* Whether the node's communicator is the file's own (node_new): one node, or one burst buffer
+ * that every node shares, and no pseudo-nodes. The same on every process. */
+int ADIOI_BBLOG_Node_is_all(const struct ADIOI_BBLOG_state *st)
+{
+    return st->hints.debug_node_size <= 0 && (st->one_node || st->hints.shared_bb);
+}
+
+int ADIOI_BBLOG_Node_flags(ADIO_File fd, unsigned mine, unsigned char **flags)
+{
+    struct ADIOI_BBLOG_node *nd = ADIOI_BBLOG_STATE(fd)->node;
+    int f = (int) mine, i;
+    /* Into the rounds' (count, list, counter) triples, free until the rounds. */
+    int rc = ADIOI_BBLOG_Allgather(&f, 1, MPI_INT, nd->pairs, 1, MPI_INT, nd->comm);
+
+    *flags = rc == MPI_SUCCESS ? malloc((size_t) nd->size) : NULL;
+    for (i = 0; *flags && i < nd->size; i++)
+        (*flags)[i] = (unsigned char) nd->pairs[i];
+    return rc;
+}
+
 static struct ADIOI_BBLOG_node *node_new(ADIO_File fd, struct ADIOI_BBLOG_state *st)
 {
     struct ADIOI_BBLOG_node *nd = calloc(1, sizeof(*nd));
@@ -527,8 +547,8 @@ unsigned ADIOI_BBLOG_Node_stage(ADIO_File fd)
 }
 
 /*
- * After the drain's starting MPI_Allgather, which brought every process's Node_stage flags
- * (flags[fd rank]; NULL: that agreement failed), on every process of a handle that uses the
+ * After the drain's starting agreement, which brought the node's processes' Node_stage flags
+ * (flags[i] of the node's process i; NULL: that agreement failed), on every process of a handle that uses the
  * node exchange: opens the data logs and list files of the node's processes (until Node_end)
  * and maps the chunk counter. Makes no MPI call. Returns 1 when this process can read every
  * log; across nodes the caller agrees on the result before a round uses the node exchange, on
@@ -547,12 +567,12 @@ int ADIOI_BBLOG_Node_prepare(ADIO_File fd, const unsigned char *flags)
     if (!nd || !flags)
         return 0;
     ok = nd->stage_ok;
-    claim = node_alone(st, nd) && nd->claim == 0 && (flags[nd->ranks[0]] & ADIOI_BBLOG_NODE_CLAIM);
+    claim = node_alone(st, nd) && nd->claim == 0 && (flags[0] & ADIOI_BBLOG_NODE_CLAIM);
     map = node_alone(st, nd) && st->inner->fns->ADIOI_xxx_WriteContig == ADIOI_GEN_WriteContig &&
         !st->hints.debug_no_map;
     nd->lists_ok = nd->list_fd >= 0;
     for (i = 0; i < nd->size; i++) {
-        unsigned f = flags[nd->ranks[i]];
+        unsigned f = flags[i];
         char *path;
         if (f & ADIOI_BBLOG_NODE_LOG) {         /* no log: nothing to read from it */
             path = peer_path(st, nd, i, ".data", &nd->bases[i]);   /* this process's too */

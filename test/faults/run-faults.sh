@@ -433,7 +433,7 @@ coll() {
 
 # Every call of the job: its open's agreements, its sync's drain, the close's; the planning
 # points, batches and background drains of bblog_mode=bb; the node exchange's split barrier,
-# counts and lists between pseudo-nodes of 2 processes. (The job makes 9, 28 and 30 calls.)
+# counts and lists between pseudo-nodes of 2 processes. (The job makes 9, 28 and 32 calls.)
 for n in $(seq 1 9); do
     coll pfs "$n" once
     coll pfs "$n" every
@@ -442,7 +442,7 @@ for n in $(seq 1 28); do
     coll bb "$n" once BBLOG_MODE=bb
     coll bb "$n" every BBLOG_MODE=bb
 done
-for n in $(seq 1 30); do
+for n in $(seq 1 32); do
     coll nodes "$n" once BBLOG_DEBUG_NODE_SIZE=2
     coll nodes "$n" every BBLOG_DEBUG_NODE_SIZE=2
 done

@@ -202,8 +202,8 @@ static void agree_reduced(ADIO_File fd, struct ADIOI_BBLOG_state *st, const uint
  * piece can hide another process's and the drain needs no Order exchange. Across nodes, one
  * MPI_Allreduce (a rank's share does not grow with the job; disjoint only in rank order, else
  * the sparse Order exchange runs) and the node's flags on the node; on one node with the node
- * exchange, one MPI_Allgather, which brings the node's flags too (RATIONALE:
- * bench/results/rationale.md, agree-reduce). */
+ * exchange, one MPI_Allgather, the node's own, which brings the node's flags in the same call
+ * (a reduction would need a second call there). */
 void ADIOI_BBLOG_Drain_agree_start(ADIO_File fd, struct ADIOI_BBLOG_state *st, int rc,
                                    const struct bblog_seg *segs, size_t n, uint64_t slo,
                                    uint64_t shi, int staged, unsigned node, int alone,

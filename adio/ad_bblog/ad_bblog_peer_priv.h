@@ -54,7 +54,6 @@ static inline uint64_t ADIOI_BBLOG_Peer_load(const uint64_t *p)
 #define ANS_MAGIC UINT64_C(0x32534e41474f4c42)      /* "BLOGANS2" */
 #define ANN_MAGIC UINT64_C(0x324e4e41474f4c42)      /* "BLOGANN2": a request that announces */
 #define COV_MAGIC UINT64_C(0x31564f43474f4c42)      /* "BLOGCOV1": a node's coverage table */
-#define ADDRS 4
 #define CONNECT_MS 3000
 #define IO_TIMEOUT_S 60         /* a server that stops answering mid-message (the reader) */
 #define AUTH_MS 1000            /* server: a connection's first request, complete and valid */
@@ -102,8 +101,8 @@ void ADIOI_BBLOG_Remote_mac(const uint64_t key[2], const uint64_t nonce[2], cons
 /* What each process tells the others at open (one MPI_Allgather). */
 struct rec {
     uint64_t node;              /* host name hash, or pseudo-node */
-    uint32_t port, naddr;       /* port 0: no server */
-    uint32_t addr[ADDRS];       /* IPv4, network order */
+    uint32_t port;              /* 0: no server */
+    uint32_t addr;              /* IPv4, network order */
 };
 
 struct ADIOI_BBLOG_server;

@@ -206,17 +206,15 @@ static int send_req(const struct ADIOI_BBLOG_state *st, struct rnode *nd, const 
     if (nd->fd >= 0)
         close(nd->fd);
     nd->fd = -1;
-    for (uint32_t i = 0; i < nd->r.naddr && i < ADDRS; i++) {
-        nd->fd = connect_to(nd->r.addr[i], nd->r.port, nd->nonce);
-        if (nd->fd < 0)
-            continue;
-        nd->seq = 0;
-        rc = sign_send(st, nd, q);
-        if (rc == 0)
-            return 0;
-        close(nd->fd);
-        nd->fd = -1;
-    }
+    nd->fd = connect_to(nd->r.addr, nd->r.port, nd->nonce);
+    if (nd->fd < 0)
+        return rc;
+    nd->seq = 0;
+    rc = sign_send(st, nd, q);
+    if (rc == 0)
+        return 0;
+    close(nd->fd);
+    nd->fd = -1;
     return rc;
 }
 
@@ -426,8 +424,8 @@ int ADIOI_BBLOG_Remote_err(const struct ADIOI_BBLOG_state *st, const char *mynam
     const struct rnode *nd = &st->remote->nd[st->remote->bad];
     char a[INET_ADDRSTRLEN] = "?";
 
-    if (nd->r.naddr)
-        inet_ntop(AF_INET, &nd->r.addr[0], a, sizeof(a));
+    if (nd->r.port)
+        inet_ntop(AF_INET, &nd->r.addr, a, sizeof(a));
     return ADIOI_BBLOG_Err(myname, line, MPI_ERR_IO,
                            writing ? "bblog: cannot tell another node's readers about writes to "
                            "%s: the read server of rank %d (%s port %u) did not answer (%s)" :

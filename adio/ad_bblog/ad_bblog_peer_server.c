@@ -614,10 +614,8 @@ int ADIOI_BBLOG_Remote_open(ADIO_File fd, struct ADIOI_BBLOG_state *st)
     why = rm ? server_addr(st->hints.server_addr, host, &addr) : ENOMEM;
     if (why == 0)
         why = server_start(addr, &mine.port, st, &s);
-    if (s) {
-        mine.addr[0] = addr;
-        mine.naddr = 1;
-    }
+    if (s)
+        mine.addr = addr;
     if (ADIOI_BBLOG_Allgather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE,
                               fd->comm) != MPI_SUCCESS) {
         server_stop(s);

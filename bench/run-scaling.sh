@@ -6,9 +6,13 @@
 # rounds, and the sync's time. Then, per shape, the recovery of a job that died after a
 # bblog_sync=bb sync (scaling --crash): each node's logs copied to the PFS (as
 # tools/bblog-slurm-epilog does) and one `bblog replay` there, both timed.
+# With --coord instead: a rank's coordination from open to close (bench/coord.c under the
+# counter test/apps/bbcount.c, as bench/run-coord.sh counts it on one machine: 32 strided
+# collective writes of 4 KiB per rank) through ufs: and bblog: at each shape (default 2x4 4x4
+# 8x4), one Markdown row per run.
 #
 # Usage: bench/run-scaling.sh [--shapes "1x4 2x2 4x1 1x8 2x4 4x2"] [--pieces N] [--size BYTES]
-#                             [--shared-bb]
+#                             [--shared-bb] [--coord]
 #   every rank writes N pieces (default 1024) of BYTES (default 4096), strided across ranks,
 #   collectively and, in a second run, independently; --shared-bb: one burst buffer for all
 #   nodes (its files are then counted once, for all nodes)
@@ -22,12 +26,14 @@ shapes="1x4 2x2 4x1 1x8 2x4 4x2"
 pieces=1024
 size=4096
 shared=
+coord=
 while [ $# -gt 0 ]; do
     case $1 in
     --shapes) shapes=$2; shift 2 ;;
     --pieces) pieces=$2; shift 2 ;;
     --size) size=$2; shift 2 ;;
     --shared-bb) shared=--shared-bb; shift ;;
+    --coord) coord=1; [ "$shapes" = "1x4 2x2 4x1 1x8 2x4 4x2" ] && shapes="2x4 4x4 8x4"; shift ;;
     *) echo "run-scaling: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -38,6 +44,40 @@ BBLOG_TOOL=${BBLOG_TOOL:-$PWD/tools/bblog}
 bin=$(mktemp -d /var/tmp/bblog-scaling.XXXXXX)
 mpicc -O2 -o "$bin/scaling" "$here/bench/scaling.c"
 trap '"$cluster" down >/dev/null 2>&1 || true; rm -rf "$bin"' EXIT
+if [ -n "$coord" ]; then
+    mpicc -O2 -o "$bin/coord" "$here/bench/coord.c"
+    mpicc -O2 -shared -fPIC -o "$bin/bbcount.so" "$here/test/apps/bbcount.c" -ldl
+    echo "| nodes x ranks | fs | coord. bytes, median rank | largest | coll. calls, median | bblog's messages, median |"
+    echo "| --- | --- | --- | --- | --- | --- |"
+    for shape in $shapes; do
+        nodes=${shape%x*} per=${shape#*x}
+        hosts=
+        for ((i = 1; i <= nodes; i++)); do hosts=${hosts:+$hosts,}n$i:$per; done
+        "$cluster" down >/dev/null 2>&1 || true
+        "$cluster" up "$nodes" $shared >/dev/null
+        eval "$("$cluster" env)"
+        for fs in ufs bblog; do
+            for n in $CLUSTER_NODES; do "$cluster" exec "$n" mkdir -p "$CLUSTER_BB/coord"; done
+            BBLOG_DIR=$CLUSTER_BB/coord "$cluster" mpiexec -hosts "$hosts" -n $((nodes * per)) \
+                -genv LD_PRELOAD "$bin/bbcount.so" "$bin/coord" 32 4096 \
+                "$fs:$CLUSTER_PFS/coord.dat" >"$bin/log" 2>&1 ||
+                { tail -n 5 "$bin/log" >&2; exit 1; }
+            "$cluster" exec n1 rm -f "$CLUSTER_PFS/coord.dat"
+            python3 - "$bin/log" $((nodes * per)) "$shape" "$fs" <<'PYEOF'
+import re, statistics, sys
+rows = [dict(re.findall(r"(\w+)=(\d+)", l)) for l in open(sys.argv[1]) if l.startswith("bbcount ")]
+if len(rows) != int(sys.argv[2]):
+    sys.exit("run-scaling: %d lines of counts for %s processes" % (len(rows), sys.argv[2]))
+for r in rows:
+    r["coord"] = int(r["bytes"]) + int(r["ctlbytes"])
+med = lambda k: int(statistics.median(int(r[k]) for r in rows))
+print("| %s | %s | %d | %d | %d | %d |" % (sys.argv[3], sys.argv[4], med("coord"),
+      max(r["coord"] for r in rows), med("coll"), med("ctl")))
+PYEOF
+        done
+    done
+    exit 0
+fi
 echo "| nodes x ranks | writes | BB files per node | index B | piece list B | exchange B (round) | exchange B (all) | drains | rounds | sync s |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 up=

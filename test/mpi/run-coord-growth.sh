@@ -4,7 +4,7 @@
 # work per rank: 32 strided 4 KiB collective writes, open to close, one drain; pseudo-nodes of
 # 4), and the median rank's coordination bytes (its collective calls' bytes and bblog's own
 # messages, counted by test/apps/bbcount.c) may grow at most MAX_GROWTH times. The counts do
-# not depend on timing: the same program sends the same messages. 1.5x now; gathering every
+# not depend on timing: the same program sends the same messages. 1.4x now; gathering every
 # rank's ranges on every rank (the Order exchange before it was sparse) grew 4.9x here, and the
 # sparse exchange with the first agreement still an MPI_Allgather 2.2x; plain ROMIO grows 4.7x.
 # Environment: BBLOG_ENV_SCRIPT as run-diff.sh ("no": not configured, skip; 77 without an MPI

@@ -300,10 +300,12 @@ int ADIOI_BBLOG_Order_local(ADIO_File fd, struct ADIOI_BBLOG_order *o, const uin
         memcpy(o->pieces + 3 * j, box[2].v + 4 * j, 3 * sizeof(*o->pieces));
     *ngot = box[2].n;
   out:
-    for (k = 0; k < 3; k++) {
-        st->stats.exchange_bytes += box[k].n * (box[k].width + 1) * sizeof(uint64_t);
+    for (k = 0, j = 0; k < 3; k++) {
+        j += box[k].n * (box[k].width + 1) * sizeof(uint64_t);
         free(box[k].v);
     }
+    st->stats.exchange_bytes += j;      /* what this process received, as the gather counted */
+    ADIOI_BBLOG_MAX(st->stats.max_exchange_bytes, (uint64_t) j);
     free(out);
     free(send);
     free(ans);

@@ -117,7 +117,8 @@ for line in open(sys.argv[1]):
                    "rank %s, none expected" % (kv["coll"], kv["rank"]))
     calls = (int(kv["coll"]) + int(kv["p2p"])) / n
     detail = " ".join("%s %g" % (k, int(v) / n) for k, v in kv.items()
-                      if k not in ("rank", "ncalls", "coll", "p2p", "bytes", "p2pbytes"))
+                      if k not in ("rank", "ncalls", "coll", "p2p", "bytes", "p2pbytes", "ctl",
+                                "ctlbytes"))
     if calls >= per.get((label, fs), (-1, ""))[0]:
         per[(label, fs)] = (calls, detail)
 for (fs, r), n in sorted(statfs.items()):

@@ -246,10 +246,13 @@ int ADIOI_BBLOG_Sparse(MPI_Comm comm, int tag, const struct ADIOI_BBLOG_sparse_o
                        int nout, struct ADIOI_BBLOG_inbox *in, uint64_t *scratch,
                        const uint64_t *agree, uint64_t *agreed, int nagree)
     ADIOI_BBLOG_MUST_USE;
-/* The tags of the sparse exchanges, counted down from MPI_TAG_UB: the sync notes
- * (ad_bblog_flush.c) hold the top ADIOI_BBLOG_NOTES_TAGS. */
+/* The driver's point-to-point tags, counted down from MPI_TAG_UB: Tag(k) is MPI_TAG_UB - k. The
+ * sync notes (ad_bblog_flush.c) hold the top ADIOI_BBLOG_NOTES_TAGS, the sparse exchanges
+ * those below. */
 #define ADIOI_BBLOG_NOTES_TAGS 3
 int ADIOI_BBLOG_Tag(int k);
+/* qsort's comparison of records of 64-bit words by their first word. */
+int ADIOI_BBLOG_By_first(const void *a, const void *b);
 
 /* Reduces n unsigned long longs as one element of a vector type with a user operation: the
  * first nsum are summed, the others take their maximum; root < 0: to every process

@@ -304,7 +304,7 @@ int ADIOI_BBLOG_Stamp_runs(const struct ADIOI_BBLOG_logstate *ls, uint64_t off, 
 
 /* ---- the exchange at drain ---- */
 
-static int by_off(const void *a, const void *b)
+int ADIOI_BBLOG_By_first(const void *a, const void *b)
 {
     const uint64_t *x = a, *y = b;
 
@@ -390,7 +390,7 @@ static void index_pieces(struct ADIOI_BBLOG_order *o, size_t n)
 {
     size_t j;
 
-    qsort(o->pieces, n, 3 * sizeof(uint64_t), by_off);
+    qsort(o->pieces, n, 3 * sizeof(uint64_t), ADIOI_BBLOG_By_first);
     for (j = 0; j < n; j++) {
         uint64_t end = o->pieces[3 * j] + o->pieces[3 * j + 1];
         o->reach[j] = j > 0 && o->reach[j - 1] > end ? o->reach[j - 1] : end;

@@ -38,15 +38,9 @@
 #include "ad_bblog.h"
 #include "ad_bblog_base.h"
 
-enum { TAG_RANGES, TAG_ANSWERS, TAG_PIECES };
+/* Below the sync notes' tags (ADIOI_BBLOG_Tag). */
+enum { TAG_RANGES = ADIOI_BBLOG_NOTES_TAGS, TAG_ANSWERS, TAG_PIECES };
 enum { ANSWER_RANGE, ANSWER_PEER };     /* an answer: (kind, value) */
-
-static int by_first(const void *a, const void *b)
-{
-    const uint64_t *x = a, *y = b;
-
-    return x[0] < y[0] ? -1 : x[0] > y[0];
-}
 
 static int by_first_three(const void *a, const void *b)
 {
@@ -97,7 +91,7 @@ static int find_overlaps(struct ADIOI_BBLOG_inbox *in, uint64_t **ans, size_t *n
     *nans = 0;
     if (in->n == 0)
         return 0;
-    qsort(v, in->n, 4 * sizeof(*v), by_first);
+    qsort(v, in->n, 4 * sizeof(*v), ADIOI_BBLOG_By_first);
     if (!(hit = calloc(in->n, 1)) || !(active = malloc(in->n * sizeof(*active)))) {
         free(hit);
         return 1;
@@ -186,7 +180,7 @@ static uint64_t *cut(const uint64_t *ranges, size_t nr, uint64_t lo, uint64_t ds
     if (!v)
         v = malloc(4 * sizeof(*v));
     if (v)
-        qsort(v, n, 4 * sizeof(*v), by_first);
+        qsort(v, n, 4 * sizeof(*v), ADIOI_BBLOG_By_first);
     return v;
 }
 
@@ -216,7 +210,7 @@ static int to_peers(const struct ADIOI_BBLOG_inbox *answers, const uint64_t *min
         if (flag[rix[c]])
             memcpy(*send + 3 * ns++, mine + 3 * c, 3 * sizeof(**send));
     if (!failed && npeers > 0 && ns > 0) {
-        qsort(peers, npeers, sizeof(*peers), by_first);
+        qsort(peers, npeers, sizeof(*peers), ADIOI_BBLOG_By_first);
         failed = !(*out = malloc(npeers * sizeof(**out)));
         for (j = 0; !failed && j < npeers; j++)
             if (j == 0 || peers[j] != peers[j - 1]) {

@@ -169,10 +169,16 @@ int ADIOI_BBLOG_Allgatherv(const void *in, int n, MPI_Datatype type, void *out, 
 
 int ADIOI_BBLOG_Tag(int k)
 {
-    int *ub, flag = 0;
+    static int top;             /* MPI_TAG_UB, the same for the whole process */
+    int t = __atomic_load_n(&top, __ATOMIC_RELAXED);
 
-    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
-    return (flag ? *ub : 32767) - ADIOI_BBLOG_NOTES_TAGS - k;
+    if (t == 0) {
+        int *ub, flag = 0;
+        MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+        t = flag ? *ub : 32767;
+        __atomic_store_n(&top, t, __ATOMIC_RELAXED);
+    }
+    return t - k;
 }
 
 /* Receives the message s announced into scratch and appends its records to in, the sender's

@@ -206,10 +206,7 @@ static int notes_due(const struct ADIOI_BBLOG_state *st)
  * sources; the driver sends nothing else there). */
 static void notes_start(ADIO_File fd, struct ADIOI_BBLOG_state *st)
 {
-    int *ub, flag = 0;
-
-    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
-    st->notes_tag = (flag ? *ub : 32767) - (TAGS - 1);
+    st->notes_tag = ADIOI_BBLOG_Tag(TAGS - 1);
     st->notes_comm = fd->comm;
     st->notes_heard = ADIOI_Malloc((size_t) st->nprocs);
     st->notes_logged = ADIOI_Malloc((size_t) st->nprocs);

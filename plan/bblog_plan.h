@@ -67,4 +67,15 @@ int bblog_share_cut(struct bblog_npiece *p, size_t n, int rank, int size,
                     struct bblog_npiece **out, size_t *nout, uint64_t *total,
                     uint64_t *own_kept);
 
+/*
+ * All parts of a node's round at once (the node's first process cuts them for the others,
+ * ad_bblog_drain_share.c): kept[0..k) is the node's kept bytes in file order (bblog_share_cut
+ * with size 0), total their sum. With chunk 0 they are cut into nparts equal shares as
+ * bblog_share_cut cuts them; with chunk > 0 into pieces of chunk bytes (the last one shorter),
+ * nparts = ceil(total / chunk). *out (malloc'ed, at most k + nparts pieces) holds part c in
+ * [starts[c], starts[c+1]); starts has nparts + 1 entries. O(k + nparts). 0 or ENOMEM.
+ */
+int bblog_share_parts(const struct bblog_npiece *kept, size_t k, uint64_t total, size_t nparts,
+                      uint64_t chunk, struct bblog_npiece **out, size_t *starts);
+
 #endif

@@ -315,6 +315,35 @@ static uint64_t share_bound(uint64_t total, int k, int size)
         (uint64_t) size;
 }
 
+/* Appends to out the bytes at positions [lo, hi) of the order of the kept pieces r[0..k),
+ * scanning from r[*i], whose first byte is at position *pos; leaves *i and *pos at the first
+ * piece that reaches past hi (a piece cut at hi starts the next range). Returns the number of
+ * pieces appended. out may be r: an entry is written only after it has been read. */
+static size_t cut_range(const struct bblog_npiece *r, size_t k, size_t *i, uint64_t *pos,
+                        uint64_t lo, uint64_t hi, struct bblog_npiece *out)
+{
+    size_t m = 0;
+
+    while (*i < k && *pos < hi) {
+        struct bblog_npiece e = r[*i];
+        uint64_t a = *pos > lo ? *pos : lo;
+        uint64_t b = *pos + e.len < hi ? *pos + e.len : hi;
+
+        if (b > a) {
+            out[m] = e;
+            out[m].off = e.off + (a - *pos);
+            out[m].len = b - a;
+            out[m].src = e.src + (a - *pos);
+            m++;
+        }
+        if (*pos + e.len > hi)
+            break;
+        *pos += e.len;
+        (*i)++;
+    }
+    return m;
+}
+
 int bblog_share_cut(struct bblog_npiece *p, size_t n, int rank, int size,
                     struct bblog_npiece **out, size_t *nout, uint64_t *total,
                     uint64_t *own_kept)
@@ -361,26 +390,42 @@ int bblog_share_cut(struct bblog_npiece *p, size_t n, int rank, int size,
     *total = sum;
     lo = size > 0 ? share_bound(sum, rank, size) : 0;
     hi = size > 0 ? share_bound(sum, rank + 1, size) : sum;
-    /* In place: entry m is written only after entry i >= m has been read. */
-    for (i = 0, m = 0; i < k && pos < hi; i++) {
-        struct bblog_npiece e = r[i];
-        uint64_t a = pos > lo ? pos : lo;
-        uint64_t b = pos + e.len < hi ? pos + e.len : hi;
-
-        if (b > a) {
-            r[m] = e;
-            r[m].off = e.off + (a - pos);
-            r[m].len = b - a;
-            r[m].src = e.src + (a - pos);
-            m++;
-        }
-        pos += e.len;
-    }
+    i = 0;
+    m = cut_range(r, k, &i, &pos, lo, hi, r);
     if (m == 0) {
         free(r);
         r = NULL;
     }
     *out = r;
     *nout = m;
+    return 0;
+}
+
+int bblog_share_parts(const struct bblog_npiece *kept, size_t k, uint64_t total, size_t nparts,
+                      uint64_t chunk, struct bblog_npiece **out, size_t *starts)
+{
+    struct bblog_npiece *r;
+    uint64_t pos = 0;
+    size_t c, i = 0, m = 0;
+
+    *out = NULL;
+    /* Each bound inside a piece cuts it in two: at most k + nparts - 1 pieces. */
+    r = malloc((k + nparts + 1) * sizeof(*r));
+    if (!r)
+        return ENOMEM;
+    for (c = 0; c < nparts; c++) {
+        uint64_t lo, hi;
+        if (chunk > 0) {
+            lo = c * chunk < total ? c * chunk : total;
+            hi = total - lo > chunk ? lo + chunk : total;
+        } else {
+            lo = share_bound(total, (int) c, (int) nparts);
+            hi = share_bound(total, (int) c + 1, (int) nparts);
+        }
+        starts[c] = m;
+        m += cut_range(kept, k, &i, &pos, lo, hi, r + m);
+    }
+    starts[nparts] = m;
+    *out = r;
     return 0;
 }

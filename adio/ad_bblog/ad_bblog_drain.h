@@ -23,8 +23,8 @@ int ADIOI_BBLOG_Drain_alone(ADIO_File fd, const struct ADIOI_BBLOG_order *later)
  * process's files ready and returns the flags below for it; Node_prepare, after it, opens the
  * node's logs from the node's processes' flags (flags[i] of the node's process i, NULL: none)
  * and returns 1 when this process can read every one; Node_share is collective over the node, once per round: mine holds n
- * (off, len, log offset, stamp) quadruples, and this process's share of the node's bytes comes back
- * as pieces of the node's logs; Node_read reads pieces of a share, Node_write_mapped writes them to
+ * (off, len, log offset, stamp) quadruples, and the node's bytes come back cut into parts of
+ * pieces of the node's logs (a share per process, or chunks); Node_read reads pieces of a share, Node_write_mapped writes them to
  * the inner file straight from the logs where it can, one pwritev per run of adjacent pieces (-1:
  * it cannot, read them). */
 struct ADIOI_BBLOG_node;
@@ -39,11 +39,27 @@ enum {
 };
 unsigned ADIOI_BBLOG_Node_stage(ADIO_File fd);
 int ADIOI_BBLOG_Node_prepare(ADIO_File fd, const unsigned char *flags);
-int ADIOI_BBLOG_Node_share(ADIO_File fd, const uint64_t *mine, int n, int whole,
-                           struct bblog_npiece **share, size_t *ns, uint64_t *own_kept);
-/* With whole (one node, collectively), Node_share returns all the node's bytes of the round,
- * and the processes take chunks of them in turn: Node_claim returns the next chunk of n not
- * taken yet by anyone, or n when none is left (*next: 0 at the start of a round). */
+/* A round's parts (Node_share): in memory (p: part c is p[starts[c]..starts[c+1])) or, where
+ * p is NULL, in the node's first process's list file, read by Node_part into buf. */
+struct ADIOI_BBLOG_parts {
+    struct bblog_npiece *p;
+    size_t *starts;
+    size_t n;                   /* parts */
+    size_t mine;                /* this process's share (SIZE_MAX: chunks, taken in turn) */
+    uint64_t total;             /* bytes of all parts */
+    uint64_t read;              /* bytes of lists and parts this process read (or received) */
+    struct bblog_npiece *buf;   /* the last part read from the file */
+    size_t cap;
+};
+int ADIOI_BBLOG_Node_share(ADIO_File fd, const uint64_t *mine, int n, uint64_t chunk,
+                           struct ADIOI_BBLOG_parts *parts, uint64_t *own_kept);
+/* Part c's k pieces at *p (valid until the next call); 0 or an errno. */
+int ADIOI_BBLOG_Node_part(const struct ADIOI_BBLOG_state *st, struct ADIOI_BBLOG_parts *parts,
+                          size_t c, const struct bblog_npiece **p, size_t *k);
+void ADIOI_BBLOG_Node_parts_free(struct ADIOI_BBLOG_parts *parts);
+/* With chunks (one node, collectively), the processes take the chunks in turn: Node_claim
+ * returns the next chunk of n not taken yet by anyone, or n when none is left (*next: 0 at
+ * the start of a round). */
 uint64_t ADIOI_BBLOG_Node_claim(const struct ADIOI_BBLOG_state *st, uint64_t n, uint64_t *next);
 int ADIOI_BBLOG_Node_write_mapped(const struct ADIOI_BBLOG_state *st, const struct bblog_npiece *p,
                                   size_t k, int fd, uint64_t *from_peers, size_t *runs);

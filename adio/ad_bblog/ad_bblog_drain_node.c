@@ -76,6 +76,14 @@ static void write_node_chunk(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct 
     ADIOI_BBLOG_Round_account(st, r);
 }
 
+/* The round's parts are written: what reading them cost counted (max_exchange_bytes). */
+static void parts_done(struct ADIOI_BBLOG_state *st, struct ADIOI_BBLOG_parts *parts)
+{
+    st->stats.exchange_bytes += parts->read;
+    ADIOI_BBLOG_MAX(st->stats.max_exchange_bytes, parts->read);
+    ADIOI_BBLOG_Node_parts_free(parts);
+}
+
 /*
  * A round under the node exchange. With several nodes each process gets its share of its
  * node's bytes, at most one drain buffer (no process has more than a buffer in the round), and
@@ -90,51 +98,36 @@ static void write_node_chunk(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct 
 void ADIOI_BBLOG_Drain_node_round(ADIO_File fd, struct ADIOI_BBLOG_state *st, struct round *r,
                                   int solo, uint64_t chunk, int skip, int *rc, int *werr)
 {
-    struct bblog_npiece *p = NULL, *q = NULL;
-    size_t ns = 0, i = 0, j, k;
-    uint64_t own = 0, mine = r->bytes, total = 0, pos = 0, jpos, nch, c, next = 0;
+    struct ADIOI_BBLOG_parts parts;
+    const struct bblog_npiece *p = NULL;
+    size_t ns = 0, i;
+    uint64_t own = 0, mine = r->bytes, total = 0, nch, c, next = 0;
     int xrc;
 
-    xrc = ADIOI_BBLOG_Node_share(fd, r->quad, *rc == 0 ? (int) r->nquad : 0, solo, &p, &ns,
-                                 &own);
+    xrc = ADIOI_BBLOG_Node_share(fd, r->quad, *rc == 0 ? (int) r->nquad : 0, solo ? chunk : 0,
+                                 &parts, &own);
     *rc = *rc ? *rc : xrc;
-    if (*rc != 0)
-        ns = 0;
-    else if (solo)
+    if (*rc == 0 && solo)
         st->stats.bytes_superseded += mine - own;  /* no Order exchange on one node: counted here */
-    for (i = 0; i < ns; i++)
-        total += p[i].len;
     if (!solo) {
+        if (*rc == 0)
+            *rc = ADIOI_BBLOG_Node_part(st, &parts, parts.mine, &p, &ns);
+        for (i = 0; *rc == 0 && i < ns; i++)
+            total += p[i].len;
         if (*rc == 0 && total > chunk)
             *rc = EOVERFLOW;    /* cannot happen: a share is at most one buffer here */
         write_node_chunk(fd, st, r, p, *rc == 0 && !skip ? ns : 0, 0, rc, werr);
-        free(p);
+        parts_done(st, &parts);
         return;
     }
-    nch = (total + chunk - 1) / chunk;
-    /* A chunk's pieces: at most all of them. */
-    if (ns > 0 && !(q = malloc(ns * sizeof(*q))))
-        *rc = ENOMEM;
-    i = 0;
+    nch = *rc == 0 ? parts.n : 0;
     while ((c = ADIOI_BBLOG_Node_claim(st, nch, &next)) < nch) {
-        uint64_t a = c * chunk, b = a + chunk < total ? a + chunk : total;
         if (*rc != 0 || *werr != MPI_SUCCESS || skip)
             continue;
-        /* Chunks come in increasing order: the pieces before this one are passed for good. */
-        while (pos + p[i].len <= a)
-            pos += p[i++].len;
-        for (j = i, jpos = pos, k = 0; j < ns && jpos < b; jpos += p[j++].len) {
-            uint64_t lo = a > jpos ? a : jpos;
-            uint64_t hi = b < jpos + p[j].len ? b : jpos + p[j].len;
-            q[k] = p[j];
-            q[k].off += lo - jpos;
-            q[k].src += lo - jpos;
-            q[k].len = hi - lo;
-            k++;
-        }
-        write_node_chunk(fd, st, r, q, k, 1, rc, werr);
+        *rc = ADIOI_BBLOG_Node_part(st, &parts, (size_t) c, &p, &ns);
+        if (*rc == 0)
+            write_node_chunk(fd, st, r, p, ns, 1, rc, werr);
     }
     ADIOI_BBLOG_Node_await_chunks(st);
-    free(q);
-    free(p);
+    parts_done(st, &parts);
 }

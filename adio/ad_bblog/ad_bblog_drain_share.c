@@ -4,10 +4,11 @@
  *
  * Data path. The processes of one node share its burst buffer: each can read the others' data logs
  * (files in the same per-user directory, or in per-process directories on the node). So the first
- * phase of the drain's two-phase write needs no messages inside a node: the processes of a node
- * exchange only the list of their pieces of the round, split the node's bytes of the round into
- * equal shares in file order, and each reads its share straight from the logs that hold it, one
- * preadv per run of log-contiguous pieces. A share is contiguous in the file wherever the node's
+ * phase of the drain's two-phase write needs no messages inside a node: the node's first process
+ * reads the lists of the others' pieces of the round, splits the node's bytes of the round into
+ * equal shares in file order (or chunks) and leaves them where the others read them, and each
+ * reads its share straight from the logs that hold it, one preadv per run of log-contiguous
+ * pieces. A share is contiguous in the file wherever the node's
  * data is dense, so what reaches ROMIO's collective write is one large piece per process: with one
  * node ROMIO finds nothing interleaved and writes each share with one call; with several nodes its
  * two-phase exchange moves node-sized pieces between them. On one node, with the logs in memory and
@@ -19,21 +20,26 @@
  * receiver both running (RATIONALE: bench/results/rationale.md, node-exchange).
  *
  * Files. In the burst-buffer directory, named after the log's name: LOGNAME.list, each process's
- * piece lists of the rounds (only their counts go through MPI), and TOKEN.claim, the chunk counter
+ * piece lists of the rounds (only their counts go through MPI) and, in the node's first
+ * process's, the parts it cut for all (Node_share), and TOKEN.claim, the chunk counter
  * of a one-node drain, made by the node's first process. Each name is removed once every process
  * has opened it. A process holds the node's logs open only during a drain (Node_end), so at most
  * one node's worth of descriptors at a time.
  *
  * Collective calls. Node_share is collective over the node, once per round, on every process, after
- * a failure too (with nothing). Making the node's communicator, the first time a drain, a planning
- * point or the open needs it, is collective over the file's.
+ * a failure too (with nothing): an MPI_Allgather of counts, then an MPI_Bcast of the first
+ * process's word that the parts are there (or MPI_Allgatherv of the lists without list files).
+ * Making the node's communicator, the first time a drain, a planning point or the open needs it,
+ * is collective over the file's.
  *
- * Invariants. Every process of the node cuts the same shares from the same lists. A process that
- * cannot map the chunk counter writes an equal run of the chunks instead: the others still take
- * every chunk in turn, so such a run is written twice, with the same bytes.
+ * Invariants. Every process of the node reads the same parts (cut once, or by each from the same
+ * lists). A process that cannot map the chunk counter writes an equal run of the chunks
+ * instead: the others still take every chunk in turn, so such a run is written twice, with the
+ * same bytes.
  *
- * Failures. A list that cannot be read, or counts that did not come, leave this process's share
- * empty and fail the drain at its end (the agreement of all). A process without the node state does
+ * Failures. A list or part that cannot be read, or counts that did not come, leave this
+ * process's share empty and fail the drain at its end (the agreement of all); the first
+ * process's failure to cut reaches every process in the broadcast. A process without the node state does
  * without the node exchange, and the drain's agreements make every process do so.
  */
 #include <errno.h>
@@ -583,7 +589,9 @@ int ADIOI_BBLOG_Node_prepare(ADIO_File fd, const unsigned char *flags)
             else if (map && !st->slots)    /* a pair's sparse file: see map_own_log */
                 map_log(nd, i);
         }
-        if (i != nd->rank) {
+        /* The first process reads every other list; the others only the first's, where it
+         * leaves the parts (Node_share). */
+        if (i != nd->rank && (nd->rank == 0 || i == 0)) {
             uint64_t base;
             if ((f & ADIOI_BBLOG_NODE_LIST) && (path = peer_path(st, nd, i, ".list", &base))) {
                 nd->lfds[i] = open(path, O_RDONLY | O_CLOEXEC);
@@ -602,42 +610,201 @@ int ADIOI_BBLOG_Node_prepare(ADIO_File fd, const unsigned char *flags)
     return ok;
 }
 
+/* Words of a piece in the cut file: off, len, log offset, stamp, who. */
+#define CUT_WORDS 5
+_Static_assert(sizeof(struct bblog_npiece) >= CUT_WORDS * sizeof(uint64_t),
+               "Node_part turns a piece's words into the piece in place");
+
+/* The node's lists of the round, all (each process's quadruples in node order, ne pieces), as
+ * pieces in e, their kept bytes cut into parts (chunk 0: one share per process; else chunks of
+ * chunk bytes), in memory; own[w] (NULL: not wanted) the kept bytes of process w's pieces.
+ * 0 or ENOMEM. */
+static int cut_parts(const struct ADIOI_BBLOG_node *nd, const uint64_t *all,
+                     struct bblog_npiece *e, size_t ne, uint64_t chunk,
+                     struct ADIOI_BBLOG_parts *parts, uint64_t *own)
+{
+    struct bblog_npiece *kept;
+    size_t nk, i, j;
+    uint64_t mine;
+    int w, rc;
+
+    for (w = 0, i = 0; w < nd->size; w++)
+        for (j = 0; j < (size_t) nd->counts[w] / 4; j++, i++) {
+            e[i].off = all[4 * i];
+            e[i].len = all[4 * i + 1];
+            e[i].src = all[4 * i + 2];
+            e[i].stamp = all[4 * i + 3];
+            e[i].who = e[i].src == UINT64_MAX ? -1 : w;
+        }
+    rc = bblog_share_cut(e, ne, 0, 0, &kept, &nk, &parts->total, &mine);
+    if (rc != 0)
+        return rc;
+    for (i = 0; own && i < nk; i++)
+        own[kept[i].who] += kept[i].len;
+    parts->n = chunk > 0 ? (size_t) ((parts->total + chunk - 1) / chunk) : (size_t) nd->size;
+    parts->starts = malloc((parts->n + 1) * sizeof(*parts->starts));
+    rc = parts->starts ? bblog_share_parts(kept, nk, parts->total, parts->n, chunk, &parts->p,
+                                           parts->starts) : ENOMEM;
+    free(kept);
+    return rc;
+}
+
+/* The node's first process: reads the others' lists (its own is mine), cuts every part and
+ * writes them to its list file for the others, after the words each one reads first: the kept
+ * bytes of each process, then the parts' starts. Returns 0 or an errno. */
+static int cut_for_node(struct ADIOI_BBLOG_node *nd, const uint64_t *mine, size_t ne,
+                        uint64_t chunk, struct ADIOI_BBLOG_parts *parts, uint64_t *own_kept,
+                        uint64_t *read)
+{
+    uint64_t *all = NULL, *own = NULL, *out = NULL;
+    struct bblog_npiece *e = NULL;
+    size_t i, j, words;
+    int w, rc = 0;
+
+    all = malloc((ne ? ne : 1) * 4 * sizeof(*all));
+    e = malloc((ne ? ne : 1) * sizeof(*e));
+    own = calloc((size_t) nd->size, sizeof(*own));
+    if (!all || !e || !own)
+        rc = ENOMEM;
+    for (w = 0; w < nd->size && rc == 0; w++) {
+        size_t bytes = (size_t) nd->counts[w] * sizeof(*all);
+        if (w == nd->rank)
+            memcpy(all + nd->displs[w], mine, bytes);
+        else if (bytes > 0)
+            rc = bblog_io_full(nd->lfds[w], all + nd->displs[w], bytes, 0, 0, NULL);
+        if (w != nd->rank)
+            *read += bytes;
+    }
+    if (rc == 0)
+        rc = cut_parts(nd, all, e, ne, chunk, parts, own);
+    if (rc == 0) {
+        size_t np = parts->starts[parts->n];
+        words = (size_t) nd->size + parts->n + 1 + CUT_WORDS * np;
+        if (!(out = malloc(words * sizeof(*out))))
+            rc = ENOMEM;
+        for (i = 0; rc == 0 && i < (size_t) nd->size; i++)
+            out[i] = own[i];
+        for (i = 0; rc == 0 && i <= parts->n; i++)
+            out[nd->size + i] = parts->starts[i];
+        for (i = 0, j = (size_t) nd->size + parts->n + 1; rc == 0 && i < np; i++) {
+            const struct bblog_npiece *q = &parts->p[i];
+            out[j++] = q->off, out[j++] = q->len, out[j++] = q->src, out[j++] = q->stamp;
+            out[j++] = (uint64_t) q->who;
+        }
+        if (rc == 0)
+            rc = bblog_io_full(nd->list_fd, out, words * sizeof(*out), 0, 1, NULL);
+        *own_kept = own[nd->rank];
+    }
+    free(out);
+    free(own);
+    free(all);
+    free(e);
+    return rc;
+}
+
+void ADIOI_BBLOG_Node_parts_free(struct ADIOI_BBLOG_parts *parts)
+{
+    free(parts->p);
+    free(parts->starts);
+    free(parts->buf);
+    memset(parts, 0, sizeof(*parts));
+}
+
+int ADIOI_BBLOG_Node_part(const struct ADIOI_BBLOG_state *st, struct ADIOI_BBLOG_parts *parts,
+                          size_t c, const struct bblog_npiece **p, size_t *k)
+{
+    const struct ADIOI_BBLOG_node *nd = st->node;
+    uint64_t se[2], *w;
+    size_t i, n, at;
+    int rc;
+
+    *p = NULL;
+    *k = 0;
+    if (c >= parts->n)
+        return 0;
+    if (parts->p) {
+        *p = parts->p + parts->starts[c];
+        *k = parts->starts[c + 1] - parts->starts[c];
+        return 0;
+    }
+    /* From the first process's file: the part's start and end, then its pieces. */
+    at = ((size_t) nd->size + c) * sizeof(uint64_t);
+    if ((rc = bblog_io_full(nd->lfds[0], se, sizeof(se), (off_t) at, 0, NULL)) != 0)
+        return rc;
+    if (se[1] < se[0] || se[1] - se[0] > SIZE_MAX / (CUT_WORDS * sizeof(uint64_t)))
+        return EIO;
+    n = (size_t) (se[1] - se[0]);
+    if (n > parts->cap) {
+        struct bblog_npiece *b = realloc(parts->buf, n * sizeof(*b));
+        if (!b)
+            return ENOMEM;
+        parts->buf = b;
+        parts->cap = n;
+    }
+    /* The words into the buffer, then each piece made from its own words in place (a piece
+     * takes at least as much memory as its words). */
+    w = n ? (uint64_t *) parts->buf : NULL;
+    at = ((size_t) nd->size + parts->n + 1 + CUT_WORDS * (size_t) se[0]) * sizeof(uint64_t);
+    if (n && (rc = bblog_io_full(nd->lfds[0], w, n * CUT_WORDS * sizeof(uint64_t), (off_t) at,
+                                 0, NULL)) != 0)
+        return rc;
+    for (i = 0; i < n; i++) {
+        struct bblog_npiece q;
+        q.off = w[CUT_WORDS * i];
+        q.len = w[CUT_WORDS * i + 1];
+        q.src = w[CUT_WORDS * i + 2];
+        q.stamp = w[CUT_WORDS * i + 3];
+        q.who = (int) w[CUT_WORDS * i + 4];
+        parts->buf[i] = q;
+    }
+    parts->read += sizeof(se) + n * CUT_WORDS * sizeof(uint64_t);
+    *p = parts->buf;
+    *k = n;
+    return 0;
+}
+
 /*
  * Collective over the node: every process of the node calls it once per round, with its n
  * pieces of the round as (off, len, log offset, stamp) quadruples (n = 0 after a failure); a
  * log offset of UINT64_MAX marks bytes written straight to the PFS, which hide older pieces.
- * This process's share of the node's bytes, after the later writes won (bblog_share_cut), comes
- * back in *share (malloc'ed, *ns pieces in file order; NULL when empty), and *own_kept says how
- * many bytes of this process's own pieces were kept by anyone. Returns 0 or an errno; on
- * failure the share is empty.
+ * The node's bytes, after the later writes won (bblog_share_cut), come back cut into parts
+ * (chunk 0: one share per process, part i process i's; else chunks of chunk bytes, which the
+ * processes take in turn), read with Node_part; *own_kept says how many bytes of this process's
+ * own pieces were kept by anyone. Returns 0 or an errno; on failure there are no parts.
+ *
+ * Who cuts. With list files (the usual case) the node's first process alone reads the others'
+ * lists and cuts every part into its own list file, which the others then read only their
+ * parts of: the node reads each list once, not once per process (R lists of n pieces read R
+ * times made R^2 n per node and round), and the cut is made once. An MPI_Bcast from the first
+ * process says when the parts are there, and whether it could. Without list files every
+ * process gets every list through MPI_Allgatherv and cuts for itself.
  *
  * Long: one collective step after another, which a failure must not skip.
  */
-int ADIOI_BBLOG_Node_share(ADIO_File fd, const uint64_t *mine, int n, int whole,
-                           struct bblog_npiece **share, size_t *ns, uint64_t *own_kept)
+int ADIOI_BBLOG_Node_share(ADIO_File fd, const uint64_t *mine, int n, uint64_t chunk,
+                           struct ADIOI_BBLOG_parts *parts, uint64_t *own_kept)
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
     struct ADIOI_BBLOG_node *nd = st->node;
-    uint64_t *all = NULL, total_bytes;
+    uint64_t *all = NULL, done[2], read = 0;
     struct bblog_npiece *e = NULL;
-    size_t ne, i, j;
+    size_t ne, i;
     int mine4 = 4 * n, total, w, rc = 0, pair[3], lists = 1;
 
-    *share = NULL;
-    *ns = 0;
+    memset(parts, 0, sizeof(*parts));
+    parts->mine = chunk > 0 ? SIZE_MAX : (size_t) nd->rank;
     *own_kept = 0;
     /* A new round of chunks: the counter restarts. Nobody claims in this round before the
      * exchange below, which the first process enters only after this store, and nobody
      * claims any more in the last round: a collective of the drain lies between them. */
-    if (whole && nd->claim > 0 && nd->rank == 0)
+    if (chunk > 0 && nd->claim > 0 && nd->rank == 0)
         __atomic_store_n(nd->ctr, 0, __ATOMIC_SEQ_CST);
-    /* The lists go through the burst buffer: each process writes its own to its list file,
-     * and after the exchange of counts, which also says whether every process could, reads
-     * the others' lists there. MPI moves only the counts: a large message between processes
-     * of an oversubscribed node waits for both to run (RATIONALE: bench/results/rationale.md,
-     * list-files). Without list files, MPI_Allgatherv. */
+    /* Each process but the first writes its list to its list file, and the exchange of counts
+     * says whether every one could. MPI moves only the counts: a large message between
+     * processes of an oversubscribed node waits for both to run (RATIONALE:
+     * bench/results/rationale.md, list-files). */
     pair[0] = mine4;
-    pair[1] = nd->lists_ok && (mine4 == 0 ||
+    pair[1] = nd->lists_ok && (mine4 == 0 || nd->rank == 0 ||
                                bblog_io_full(nd->list_fd, (void *) mine,
                                              (size_t) mine4 * sizeof(*mine), 0, 1, NULL) == 0);
     pair[2] = nd->claim > 0;
@@ -659,46 +826,58 @@ int ADIOI_BBLOG_Node_share(ADIO_File fd, const uint64_t *mine, int n, int whole,
         total += nd->counts[w];
     }
     ne = (size_t) total / 4;
-    st->stats.exchange_bytes += (uint64_t) total * sizeof(*all);
-    ADIOI_BBLOG_MAX(st->stats.max_exchange_bytes, (uint64_t) total * sizeof(*all));
+    if (lists && nd->size > 1) {
+        /* The first process cuts (every process agrees on lists: the same counts came to all;
+         * where the exchange failed, rc says so and the broadcast below decides). */
+        done[0] = (uint64_t) rc;
+        if (nd->rank == 0 && rc == 0)
+            done[0] = (uint64_t) cut_for_node(nd, mine, ne, chunk, parts, own_kept, &read);
+        done[1] = parts->total;
+        if (ADIOI_BBLOG_Bcast(done, 2, MPI_UINT64_T, 0, nd->comm) != MPI_SUCCESS)
+            done[0] = (uint64_t) ADIOI_BBLOG_ECOLL;
+        rc = rc ? rc : (int) done[0];
+        if (rc == 0 && nd->rank != 0) {
+            parts->total = done[1];
+            parts->n = chunk > 0 ? (size_t) ((parts->total + chunk - 1) / chunk) :
+                (size_t) nd->size;
+            rc = bblog_io_full(nd->lfds[0], own_kept, sizeof(*own_kept),
+                               (off_t) (nd->rank * sizeof(uint64_t)), 0, NULL);
+            read += sizeof(*own_kept);
+        }
+        goto out;
+    }
+    read = (uint64_t) total * sizeof(*all);
     /* ROMIO's allocator, which aborts rather than return NULL: a process without the
      * buffer could not take part in the exchange below, and agreeing on that first would
      * cost one more collective per round (the logs stay for `bblog replay`). */
     all = ADIOI_Malloc((ne ? ne : 1) * 4 * sizeof(*all));
     e = ADIOI_Malloc((ne ? ne : 1) * sizeof(*e));
-    if (!lists) {
+    if (nd->size > 1) {
         if (ADIOI_BBLOG_Allgatherv(mine, rc ? 0 : mine4, MPI_UINT64_T, all, nd->counts,
                                    nd->displs, MPI_UINT64_T, nd->comm) != MPI_SUCCESS)
             rc = ADIOI_BBLOG_ECOLL;
-    } else {
-        for (w = 0; w < nd->size && rc == 0; w++) {
-            size_t bytes = (size_t) nd->counts[w] * sizeof(*all);
-            if (w == nd->rank)
-                memcpy(all + nd->displs[w], mine, bytes);
-            else if (bytes > 0)
-                rc = bblog_io_full(nd->lfds[w], all + nd->displs[w], bytes, 0, 0, NULL);
-        }
+    } else if (mine4 > 0) {
+        memcpy(all, mine, (size_t) mine4 * sizeof(*all));
     }
-    /* A list that cannot be read, or counts or lists that did not come: this process fails
-     * the drain (the others' agreement at its end), and takes part in the round with
-     * nothing. */
-    if (rc != 0) {
-        ne = 0;
+    /* Counts or lists that did not come: this process fails the drain (the others' agreement
+     * at its end), and takes part in the round with nothing. */
+    if (rc != 0)
         goto out;
+    rc = cut_parts(nd, all, e, ne, chunk, parts, NULL);
+    if (rc == 0) {
+        /* This process's kept bytes: its pieces' bytes in the parts. */
+        for (i = 0; i < parts->starts[parts->n]; i++)
+            if (parts->p[i].who == nd->rank)
+                *own_kept += parts->p[i].len;
     }
-    for (w = 0, i = 0; w < nd->size; w++)
-        for (j = 0; j < (size_t) nd->counts[w] / 4; j++, i++) {
-            e[i].off = all[4 * i];
-            e[i].len = all[4 * i + 1];
-            e[i].src = all[4 * i + 2];
-            e[i].stamp = all[4 * i + 3];
-            e[i].who = e[i].src == UINT64_MAX ? -1 : w;
-        }
-    rc = bblog_share_cut(e, ne, nd->rank, whole ? 0 : nd->size, share, ns, &total_bytes,
-                         own_kept);
   out:
-    ADIOI_Free(all);
-    ADIOI_Free(e);
+    parts->read = read;
+    if (rc != 0)
+        ADIOI_BBLOG_Node_parts_free(parts);
+    if (all) {
+        ADIOI_Free(all);
+        ADIOI_Free(e);
+    }
     return rc;
 }
 

@@ -350,11 +350,16 @@ inject drain-read-short  absorb $large pread        .data short  0 0 all pfs $no
 want_stat=drains_again_through_mpi
 inject node-open-eio     absorb $large open         .data EIO    0 1 1   pfs
 want_stat=
-# The piece lists of a round pass through list files on the burst buffer: one rank cannot open
-# the others' (the round's lists then go through MPI, nobody sees an error), or cannot read
-# one (that rank fails the drain on all ranks; the logs stay and replay completes the file).
+# The piece lists of a round pass through list files on the burst buffer, and the node's first
+# process leaves every process's part of the round in its own: one rank cannot open the first's
+# (the round's lists then go through MPI, nobody sees an error), or cannot read its part there
+# (that rank fails the drain on all ranks; the logs stay and replay completes the file); the
+# first process cannot read another's list or write the parts (it says so in the round's
+# broadcast: every rank fails the drain, replay completes the file).
 inject node-list-open-eio absorb $large open        .list EIO    0 1 1   pfs
 inject node-list-read-eio report $large pread       .list EIO    0 1 1   pfs
+inject node-cut-read-eio report $large pread        .list EIO    0 1 0   pfs
+inject node-cut-write-eio report $large pwrite      .list EIO    0 1 0   pfs
 inject pfs-write-short   absorb $small pwrite  target.out short  0 0 all pfs
 # One rank's write fails: BBLOG_DEBUG_STATIC_CHUNKS=1 gives rank 0 its equal run of each round's
 # chunks, so that it writes at all (taking chunks in turn, a slow rank 0 may get none).
@@ -433,16 +438,16 @@ coll() {
 
 # Every call of the job: its open's agreements, its sync's drain, the close's; the planning
 # points, batches and background drains of bblog_mode=bb; the node exchange's split barrier,
-# counts and lists between pseudo-nodes of 2 processes. (The job makes 9, 28 and 32 calls.)
-for n in $(seq 1 9); do
+# counts and the broadcast of its parts between pseudo-nodes of 2 processes. (The job makes 11, 29 and 36 calls.)
+for n in $(seq 1 11); do
     coll pfs "$n" once
     coll pfs "$n" every
 done
-for n in $(seq 1 28); do
+for n in $(seq 1 29); do
     coll bb "$n" once BBLOG_MODE=bb
     coll bb "$n" every BBLOG_MODE=bb
 done
-for n in $(seq 1 32); do
+for n in $(seq 1 36); do
     coll nodes "$n" once BBLOG_DEBUG_NODE_SIZE=2
     coll nodes "$n" every BBLOG_DEBUG_NODE_SIZE=2
 done

@@ -449,6 +449,36 @@ static void share_model(const struct bblog_npiece *p, size_t n, int *owner)
     }
 }
 
+/* Chunks of chunk bytes of the kept list: each exactly chunk bytes but the last, together
+ * the kept list's bytes in its order (the same pieces, cut only at the chunk bounds). */
+static void check_chunks(const struct bblog_npiece *whole, size_t wk, uint64_t total,
+                         uint64_t chunk)
+{
+    size_t nparts = (size_t) ((total + chunk - 1) / chunk), starts[SPACE + 2], wi = 0;
+    struct bblog_npiece *parts;
+    uint64_t pos = 0, wpos = 0;
+
+    assert_int_equal(bblog_share_parts(whole, wk, total, nparts, chunk, &parts, starts), 0);
+    assert_int_equal(starts[0], 0);
+    for (size_t c = 0; c < nparts; c++) {
+        uint64_t sum = 0;
+        for (size_t i = starts[c]; i < starts[c + 1]; i++) {
+            assert_true(parts[i].len > 0);
+            while (pos >= wpos + whole[wi].len)
+                wpos += whole[wi++].len;
+            assert_int_equal(parts[i].off, whole[wi].off + (pos - wpos));
+            assert_int_equal(parts[i].src, whole[wi].src + (pos - wpos));
+            assert_int_equal(parts[i].who, whole[wi].who);
+            assert_true(parts[i].len <= wpos + whole[wi].len - pos);
+            pos += parts[i].len;
+            sum += parts[i].len;
+        }
+        assert_int_equal(sum, c + 1 < nparts ? chunk : total - c * chunk);
+    }
+    assert_int_equal(pos, total);
+    free(parts);
+}
+
 /* All shares of one node's round: each sorted, non-empty, never written-through pieces;
  * together every kept byte once, from its winner's log; share r ends before share r+1
  * begins; sizes differ by at most one byte and add up to the total. The whole list (size 0)
@@ -457,8 +487,8 @@ static void check_shares(const struct bblog_npiece *in, size_t n, int size)
 {
     int owner[SPACE], seen[SPACE];
     uint64_t kept = 0, prev_end = 0, smin = UINT64_MAX, smax = 0, wt, wown, pos = 0, wpos = 0;
-    struct bblog_npiece p[MAXN], *out, *whole;
-    size_t wk, wi = 0;
+    struct bblog_npiece p[MAXN], *out, *whole, *parts;
+    size_t wk, wi = 0, starts[MAXN + 2];
 
     share_model(in, n, owner);
     memset(seen, 0, sizeof(seen));
@@ -467,6 +497,8 @@ static void check_shares(const struct bblog_npiece *in, size_t n, int size)
     memcpy(p, in, n * sizeof(*p));
     assert_int_equal(bblog_share_cut(p, n, 0, 0, &whole, &wk, &wt, &wown), 0);
     assert_int_equal(wt, kept);
+    /* All shares at once, as the node's first process cuts them: share r is part r. */
+    assert_int_equal(bblog_share_parts(whole, wk, wt, (size_t) size, 0, &parts, starts), 0);
     for (int r = 0; r < size; r++) {
         uint64_t t, own, own_model = 0, sum = 0;
         size_t k;
@@ -478,6 +510,12 @@ static void check_shares(const struct bblog_npiece *in, size_t n, int size)
             own_model += owner[b] >= 0 && in[owner[b]].who == r;
         assert_int_equal(own, own_model);
         assert_true(k == 0 || out != NULL);
+        assert_int_equal(starts[r + 1] - starts[r], k);
+        for (size_t i = 0; i < k; i++) {
+            const struct bblog_npiece *q = &parts[starts[r] + i];
+            assert_true(q->off == out[i].off && q->len == out[i].len && q->src == out[i].src &&
+                        q->stamp == out[i].stamp && q->who == out[i].who);
+        }
         for (size_t i = 0; i < k; i++) {
             assert_true(out[i].len > 0);
             assert_true(out[i].who >= 0);
@@ -510,6 +548,8 @@ static void check_shares(const struct bblog_npiece *in, size_t n, int size)
         assert_int_equal(seen[b], owner[b] >= 0);
     assert_true(smax - smin <= 1);
     assert_int_equal(pos, kept);
+    free(parts);
+    check_chunks(whole, wk, wt, (uint64_t) size);
     free(whole);
 }
 

@@ -11,13 +11,13 @@
 # and the calls of one MPI_File_sync of one small collective write: the sync's notes, a header
 # and the pieces to and from the other process (4), then, as both logged, a drain of one round
 # on one node (ufs: none): the start's MPI_Allgather (which also says which logs the node's
-# processes can open: no exchange of their names), the round's pieces (MPI_Allgather), the
-# commit (MPI_Allreduce); no agreement that each process could open the node's logs (on one
-# node a process that could not says so at the commit) and no MPI_Allreduce for the round's
-# end                                                                                 7
+# processes can open: no exchange of their names), the round's pieces (MPI_Allgather of their
+# counts, MPI_Bcast of the first process's word that it cut the round's parts), the commit
+# (MPI_Allreduce); no agreement that each process could open the node's logs (on one node a
+# process that could not says so at the commit) and no MPI_Allreduce for the round's end  8
 # and of MPI_File_close after one more such write (ufs: ROMIO's MPI_Barrier): that drain and
 # the barrier before the logs are removed, after which the driver ends the shared file pointer
-# (the graft has ROMIO skip its own barrier for it)                                   4
+# (the graft has ROMIO skip its own barrier for it)                                   5
 # and of an MPI_File_sync of 1 MiB blocks, written straight through (each of two syncs, the
 # first too: the notes go on the file's communicator, no new one is made): no collective call,
 # its notes (a header and the block's piece) to the other process, and nothing received (the
@@ -101,7 +101,7 @@ python3 - "$work/counts" <<'PY'
 import sys
 limit = {"write_at_all": 0, "set_view+write_all": 0, "write_at": 0, "ncmpi_put_vara_all": 0,
          "ncmpi_put_vara": 0, "H5Dwrite(collective)": 1, "H5Dwrite(independent)": 0,
-         "sync": 7, "close": 4, "sync(through)": 2, "open": "ufs"}
+         "sync": 8, "close": 5, "sync(through)": 2, "open": "ufs"}
 per = {}    # (label, fs) -> (calls per write, detail) of the process with the most
 bad = []
 statfs, creat = {}, {}

@@ -615,17 +615,23 @@ int ADIOI_BBLOG_Node_prepare(ADIO_File fd, const unsigned char *flags)
 _Static_assert(sizeof(struct bblog_npiece) >= CUT_WORDS * sizeof(uint64_t),
                "Node_part turns a piece's words into the piece in place");
 
+/* How many parts a round of total bytes is cut into: one share per process of the node, or
+ * chunks of chunk bytes. */
+static size_t nparts(const struct ADIOI_BBLOG_node *nd, uint64_t total, uint64_t chunk)
+{
+    return chunk > 0 ? (size_t) ((total + chunk - 1) / chunk) : (size_t) nd->size;
+}
+
 /* The node's lists of the round, all (each process's quadruples in node order, ne pieces), as
  * pieces in e, their kept bytes cut into parts (chunk 0: one share per process; else chunks of
- * chunk bytes), in memory; own[w] (NULL: not wanted) the kept bytes of process w's pieces.
- * 0 or ENOMEM. */
+ * chunk bytes), in memory; *own_kept the kept bytes of this process's pieces, and own[w] (NULL:
+ * not wanted) those of process w's. 0 or ENOMEM. */
 static int cut_parts(const struct ADIOI_BBLOG_node *nd, const uint64_t *all,
                      struct bblog_npiece *e, size_t ne, uint64_t chunk,
-                     struct ADIOI_BBLOG_parts *parts, uint64_t *own)
+                     struct ADIOI_BBLOG_parts *parts, uint64_t *own_kept, uint64_t *own)
 {
     struct bblog_npiece *kept;
     size_t nk, i, j;
-    uint64_t mine;
     int w, rc;
 
     for (w = 0, i = 0; w < nd->size; w++)
@@ -636,12 +642,12 @@ static int cut_parts(const struct ADIOI_BBLOG_node *nd, const uint64_t *all,
             e[i].stamp = all[4 * i + 3];
             e[i].who = e[i].src == UINT64_MAX ? -1 : w;
         }
-    rc = bblog_share_cut(e, ne, 0, 0, &kept, &nk, &parts->total, &mine);
+    rc = bblog_share_cut(e, ne, nd->rank, 0, &kept, &nk, &parts->total, own_kept);
     if (rc != 0)
         return rc;
     for (i = 0; own && i < nk; i++)
         own[kept[i].who] += kept[i].len;
-    parts->n = chunk > 0 ? (size_t) ((parts->total + chunk - 1) / chunk) : (size_t) nd->size;
+    parts->n = nparts(nd, parts->total, chunk);
     parts->starts = malloc((parts->n + 1) * sizeof(*parts->starts));
     rc = parts->starts ? bblog_share_parts(kept, nk, parts->total, parts->n, chunk, &parts->p,
                                            parts->starts) : ENOMEM;
@@ -654,7 +660,7 @@ static int cut_parts(const struct ADIOI_BBLOG_node *nd, const uint64_t *all,
  * bytes of each process, then the parts' starts. Returns 0 or an errno. */
 static int cut_for_node(struct ADIOI_BBLOG_node *nd, const uint64_t *mine, size_t ne,
                         uint64_t chunk, struct ADIOI_BBLOG_parts *parts, uint64_t *own_kept,
-                        uint64_t *read)
+                        uint64_t *nread)
 {
     uint64_t *all = NULL, *own = NULL, *out = NULL;
     struct bblog_npiece *e = NULL;
@@ -673,10 +679,10 @@ static int cut_for_node(struct ADIOI_BBLOG_node *nd, const uint64_t *mine, size_
         else if (bytes > 0)
             rc = bblog_io_full(nd->lfds[w], all + nd->displs[w], bytes, 0, 0, NULL);
         if (w != nd->rank)
-            *read += bytes;
+            *nread += bytes;
     }
     if (rc == 0)
-        rc = cut_parts(nd, all, e, ne, chunk, parts, own);
+        rc = cut_parts(nd, all, e, ne, chunk, parts, own_kept, own);
     if (rc == 0) {
         size_t np = parts->starts[parts->n];
         words = (size_t) nd->size + parts->n + 1 + CUT_WORDS * np;
@@ -693,7 +699,6 @@ static int cut_for_node(struct ADIOI_BBLOG_node *nd, const uint64_t *mine, size_
         }
         if (rc == 0)
             rc = bblog_io_full(nd->list_fd, out, words * sizeof(*out), 0, 1, NULL);
-        *own_kept = own[nd->rank];
     }
     free(out);
     free(own);
@@ -786,9 +791,9 @@ int ADIOI_BBLOG_Node_share(ADIO_File fd, const uint64_t *mine, int n, uint64_t c
 {
     struct ADIOI_BBLOG_state *st = ADIOI_BBLOG_STATE(fd);
     struct ADIOI_BBLOG_node *nd = st->node;
-    uint64_t *all = NULL, done[2], read = 0;
+    uint64_t *all = NULL, done[2], nread = 0;
     struct bblog_npiece *e = NULL;
-    size_t ne, i;
+    size_t ne;
     int mine4 = 4 * n, total, w, rc = 0, pair[3], lists = 1;
 
     memset(parts, 0, sizeof(*parts));
@@ -831,22 +836,21 @@ int ADIOI_BBLOG_Node_share(ADIO_File fd, const uint64_t *mine, int n, uint64_t c
          * where the exchange failed, rc says so and the broadcast below decides). */
         done[0] = (uint64_t) rc;
         if (nd->rank == 0 && rc == 0)
-            done[0] = (uint64_t) cut_for_node(nd, mine, ne, chunk, parts, own_kept, &read);
+            done[0] = (uint64_t) cut_for_node(nd, mine, ne, chunk, parts, own_kept, &nread);
         done[1] = parts->total;
         if (ADIOI_BBLOG_Bcast(done, 2, MPI_UINT64_T, 0, nd->comm) != MPI_SUCCESS)
             done[0] = (uint64_t) ADIOI_BBLOG_ECOLL;
         rc = rc ? rc : (int) done[0];
         if (rc == 0 && nd->rank != 0) {
             parts->total = done[1];
-            parts->n = chunk > 0 ? (size_t) ((parts->total + chunk - 1) / chunk) :
-                (size_t) nd->size;
+            parts->n = nparts(nd, parts->total, chunk);
             rc = bblog_io_full(nd->lfds[0], own_kept, sizeof(*own_kept),
                                (off_t) (nd->rank * sizeof(uint64_t)), 0, NULL);
-            read += sizeof(*own_kept);
+            nread += sizeof(*own_kept);
         }
         goto out;
     }
-    read = (uint64_t) total * sizeof(*all);
+    nread = (uint64_t) total * sizeof(*all);
     /* ROMIO's allocator, which aborts rather than return NULL: a process without the
      * buffer could not take part in the exchange below, and agreeing on that first would
      * cost one more collective per round (the logs stay for `bblog replay`). */
@@ -863,15 +867,9 @@ int ADIOI_BBLOG_Node_share(ADIO_File fd, const uint64_t *mine, int n, uint64_t c
      * at its end), and takes part in the round with nothing. */
     if (rc != 0)
         goto out;
-    rc = cut_parts(nd, all, e, ne, chunk, parts, NULL);
-    if (rc == 0) {
-        /* This process's kept bytes: its pieces' bytes in the parts. */
-        for (i = 0; i < parts->starts[parts->n]; i++)
-            if (parts->p[i].who == nd->rank)
-                *own_kept += parts->p[i].len;
-    }
+    rc = cut_parts(nd, all, e, ne, chunk, parts, own_kept, NULL);
   out:
-    parts->read = read;
+    parts->read = nread;
     if (rc != 0)
         ADIOI_BBLOG_Node_parts_free(parts);
     if (all) {

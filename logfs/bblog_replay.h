@@ -194,6 +194,8 @@ struct bblog_replay_report {
     struct bblog_replay_loss *losses;   /* malloc'ed: damage found (BBLOG_ECORRUPT) */
     size_t nlosses;
     int salvaged;                       /* the intact records were written despite losses */
+    size_t nparts;                      /* other nodes' parts ordered against (in parts) */
+    uint64_t foreign_records;           /* their records that meet this node's */
 };
 
 /*
@@ -212,5 +214,83 @@ struct bblog_replay_report {
 int bblog_replay_file(const struct bblog_replay_list *list, const struct bblog_replay_opts *opts,
                       struct bblog_replay_report *rep, struct bblog_replay_err *err);
 void bblog_replay_report_free(struct bblog_replay_report *rep);
+
+/*
+ * Replay in parts: recovery in parallel, each node replaying its own logs where they are
+ * (DESIGN.md section 4). The nodes exchange their records' metadata, not their data: each
+ * node verifies its logs of a file (pass 1, bblog_replay_prepare) and publishes what orders
+ * its records (offset, length, gen, rank, seq: a part, bblog_replay_part_of, written to a
+ * part file with bblog_replay_parts_write); once the parts of every rank of the set are there
+ * (bblog_replay_parts_complete), each node replays with the other nodes' parts
+ * (bblog_replay_finish): their records are ordered with its own but never written (as
+ * trimmed records are), so the node writes exactly the bytes that its own records win, and
+ * the nodes together write the bytes one replay of all the logs would, each byte once, by
+ * the node that holds it. The same checks apply across the parts as within one replay (one
+ * job, set and process count; no rank twice; damage or a failed pass 1 on any node refuses
+ * the file everywhere unless salvaging), plus one: every rank of the set must be accounted
+ * for by a log here or a part (else EAGAIN: a node's part is missing, nothing is written).
+ * Records drained job-wide are those below the greatest drained_gen of all parts and logs.
+ */
+
+/* One record as a part carries it: what orders it against the others, not its data. */
+struct bblog_replay_prec {
+    uint64_t off, len, seq;
+    uint32_t gen, rank;
+};
+
+/* One file's logs on one node. */
+struct bblog_replay_part {
+    char *from;                         /* the part file's path (malloc'ed; NULL if not read) */
+    char *pfs_path, *job_id;            /* malloc'ed */
+    uint64_t set_id;
+    uint32_t nprocs, drained_gen;
+    int status;                         /* 0, or why pass 1 failed on that node */
+    uint64_t nlosses;                   /* damaged items found there (salvaged if status 0) */
+    uint32_t *ranks;                    /* the ranks of the set with a log there, ascending */
+    size_t nranks;
+    struct bblog_replay_prec *recs;     /* kept and ordering-only records; NULL when read */
+    size_t nrecs;                       /* without records (nrecs still says how many) */
+};
+
+struct bblog_replay_parts {
+    struct bblog_replay_part *v;
+    size_t n;
+};
+
+/* One file's replay between pass 1 and pass 2. */
+struct bblog_replay;
+
+/* Pass 1 of bblog_replay_file (selection, checks, verification of every log) for opts->pfs_path;
+ * *out is set whenever the logs were selected, also when their verification failed (its
+ * part then says so); rep and err must outlive *out. Returns what bblog_replay_file would
+ * have returned at that point. */
+int bblog_replay_prepare(const struct bblog_replay_list *list,
+                         const struct bblog_replay_opts *opts, struct bblog_replay **out,
+                         struct bblog_replay_report *rep, struct bblog_replay_err *err);
+/* This node's part of a prepared replay (release it with bblog_replay_part_release). 0 or
+ * ENOMEM. */
+int bblog_replay_part_of(const struct bblog_replay *r, struct bblog_replay_part *out);
+/* Pass 2 of a prepared replay, ordering its records against OTHERS' records of the same file
+ * and set (other files' parts are ignored; NULL: none, as bblog_replay_file). Fills the
+ * report as bblog_replay_file does; rep->nparts counts the parts used. */
+int bblog_replay_finish(struct bblog_replay *r, const struct bblog_replay_parts *others);
+void bblog_replay_free(struct bblog_replay *r);
+
+void bblog_replay_part_release(struct bblog_replay_part *p);
+void bblog_replay_parts_free(struct bblog_replay_parts *parts);
+/* Writes parts v[0..n) to PATH: to PATH.tmp, fsync'ed, then renamed, so that a reader sees the
+ * whole file or none. 0 or an errno (err names the file). */
+int bblog_replay_parts_write(const char *path, const struct bblog_replay_part *v, size_t n,
+                             struct bblog_replay_err *err);
+/* Reads every part file (named *.part) in DIR but SKIP (a file name, or NULL), with their
+ * records or only their headers, into *out. A damaged part file is BBLOG_ECORRUPT, one of
+ * another format BBLOG_EBADMAGIC (err names it). */
+int bblog_replay_parts_read(const char *dir, const char *skip, int with_records,
+                            struct bblog_replay_parts *out, struct bblog_replay_err *err);
+/* Whether the parts account for every rank of every set they name: 1 yes, 0 not yet, or
+ * BBLOG_EMISMATCH (two parts claim one rank, or disagree on a set's process count; err says
+ * which). */
+int bblog_replay_parts_complete(const struct bblog_replay_parts *parts,
+                                struct bblog_replay_err *err);
 
 #endif

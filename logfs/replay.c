@@ -904,10 +904,12 @@ out:
 }
 
 /* The replay state shared by both passes. */
-struct replay {
+struct bblog_replay {
     const struct bblog_replay_list *list;
-    const struct bblog_replay_opts *o;
+    struct bblog_replay_opts opts;      /* the caller's, copied */
+    const struct bblog_replay_opts *o;  /* &opts */
     const char *target;
+    int status;                 /* pass 1's outcome */
     struct bblog_replay_report *rep;
     struct bblog_replay_err *err;
     struct rlog *sel;
@@ -916,7 +918,7 @@ struct replay {
     size_t nrecs, cap;
 };
 
-static void close_data_logs(struct replay *R)
+static void close_data_logs(struct bblog_replay *R)
 {
     for (size_t i = 0; i < R->nsel; i++) {
         if (R->sel[i].fd >= 0)
@@ -949,7 +951,7 @@ static int same_file_state(const struct stat *a, const struct stat *b)
 
 /* Opens a selected log for scanning and checks that its header is still the one that
  * selected it. */
-static int reopen_log(struct replay *R, const struct rlog *rl, struct bblog_scan **s)
+static int reopen_log(struct bblog_replay *R, const struct rlog *rl, struct bblog_scan **s)
 {
     const struct bblog_replay_log *l = rl->log;
     const struct bblog_log_header *h;
@@ -973,7 +975,7 @@ static int reopen_log(struct replay *R, const struct rlog *rl, struct bblog_scan
 }
 
 /* Appends *r to the record list; 0 or ENOMEM. */
-static int push_rec(struct replay *R, const struct rrec *r)
+static int push_rec(struct bblog_replay *R, const struct rrec *r)
 {
     if (bblog_grow((void **) &R->recs, &R->cap, R->nrecs + 1, sizeof *R->recs) != 0)
         return ENOMEM;
@@ -981,7 +983,7 @@ static int push_rec(struct replay *R, const struct rrec *r)
     return 0;
 }
 
-static int keep_record(struct replay *R, size_t li, const struct bblog_log_record *r,
+static int keep_record(struct bblog_replay *R, size_t li, const struct bblog_log_record *r,
                        uint64_t *vsrc)
 {
     const struct bblog_replay_log *l = R->sel[li].log;
@@ -1042,7 +1044,7 @@ static int cmp_range(const void *pa, const void *pb)
  * their virtual sources renumbered from vfirst (the first one's) so that they still tile
  * without gaps; *vsrc gets the next free virtual source.
  */
-static int restrict_to_keeps(struct replay *R, size_t first, uint64_t vfirst,
+static int restrict_to_keeps(struct bblog_replay *R, size_t first, uint64_t vfirst,
                              struct range *keep, size_t nkeep, uint64_t *vsrc)
 {
     size_t nk = 0, n = R->nrecs - first, m = 0, cap = n + nkeep;
@@ -1114,7 +1116,7 @@ static int restrict_to_keeps(struct replay *R, size_t first, uint64_t vfirst,
  */
 /* Names log rl's .data file and stats both files; refuses what is not the caller's own regular
  * files. 0 or an errno (R->err set). */
-static int safe_log(struct replay *R, struct rlog *rl)
+static int safe_log(struct bblog_replay *R, struct rlog *rl)
 {
     const struct bblog_replay_log *l = rl->log;
     size_t n_meta = strlen(l->meta_path);
@@ -1164,7 +1166,7 @@ struct verify_acc {
 
 /* One record of log i in pass 1: kept, counted as stale or marked, or noted as owed. 0 or an
  * error (R->err set). */
-static int verify_record(struct replay *R, size_t i, const struct bblog_log_record *r,
+static int verify_record(struct bblog_replay *R, size_t i, const struct bblog_log_record *r,
                          struct verify_acc *a, uint64_t *vsrc)
 {
     const struct bblog_replay_log *l = R->sel[i].log;
@@ -1204,7 +1206,7 @@ oom:
 /* Scans log i to its end (every damaged item listed: the scan resumes past it; only with
  * salvage do the intact records of a damaged log take part in the replay), then restricts its
  * records to what its keep records owe and adds its marks. 0 or an error (R->err set). */
-static int verify_log(struct replay *R, size_t i, struct verify_acc *a, uint64_t *vsrc)
+static int verify_log(struct bblog_replay *R, size_t i, struct verify_acc *a, uint64_t *vsrc)
 {
     struct rlog *rl = &R->sel[i];
     const struct bblog_replay_log *l = rl->log;
@@ -1260,7 +1262,7 @@ static int verify_log(struct replay *R, size_t i, struct verify_acc *a, uint64_t
 }
 
 /* Damage found in pass 1: salvaged with --salvage, else the replay refuses (BBLOG_ECORRUPT). */
-static int damage_verdict(struct replay *R)
+static int damage_verdict(struct bblog_replay *R)
 {
     const struct bblog_replay_loss *f = &R->rep->losses[0];
     uint64_t synced = 0;
@@ -1278,7 +1280,7 @@ static int damage_verdict(struct replay *R)
     return BBLOG_ECORRUPT;
 }
 
-static int verify_pass(struct replay *R)
+static int verify_pass(struct bblog_replay *R)
 {
     struct verify_acc a = { NULL, 0, 0, { NULL, 0, 0 } };
     uint64_t vsrc = 0;
@@ -1302,7 +1304,7 @@ static int verify_pass(struct replay *R)
 }
 
 /* Merges all kept records, in replay order, into one sorted, coalesced, later-wins list. */
-static int merge(struct replay *R, struct bblog_seg **out, size_t *nout)
+static int merge(struct bblog_replay *R, struct bblog_seg **out, size_t *nout)
 {
     struct rrec *ord = NULL;
     struct bblog_seg *segs = NULL;
@@ -1349,7 +1351,7 @@ static size_t rec_at(const struct rrec *recs, size_t n, uint64_t v)
 }
 
 /* Bytes of the merged extents that replay writes: all but those of trimmed records. */
-static uint64_t to_write(const struct replay *R, const struct bblog_seg *segs, size_t nseg)
+static uint64_t to_write(const struct bblog_replay *R, const struct bblog_seg *segs, size_t nseg)
 {
     uint64_t total = 0;
 
@@ -1371,7 +1373,7 @@ static uint64_t to_write(const struct replay *R, const struct bblog_seg *segs, s
     return total;
 }
 
-static int wbuf_flush(struct replay *R, struct wbuf *w)
+static int wbuf_flush(struct bblog_replay *R, struct wbuf *w)
 {
     int rc = 0;
 
@@ -1389,7 +1391,7 @@ static int wbuf_flush(struct replay *R, struct wbuf *w)
 
 /* The data log of selected log I, opened on first use. When the process runs out of file
  * descriptors (thousands of ranks), the cached ones are closed and the open is retried. */
-static int data_fd(struct replay *R, size_t i, int *fd)
+static int data_fd(struct bblog_replay *R, size_t i, int *fd)
 {
     struct rlog *rl = &R->sel[i];
 
@@ -1417,7 +1419,7 @@ static int data_fd(struct replay *R, size_t i, int *fd)
  * the logs were gathered on a FUSE or network file system). The windows share 64 MiB, at
  * least 64 KiB and at most 1 MiB each; *done < len when the file ends first.
  */
-static int data_read(struct replay *R, size_t i, int fd, unsigned char *out, size_t len,
+static int data_read(struct bblog_replay *R, size_t i, int fd, unsigned char *out, size_t len,
                      uint64_t off, size_t *done)
 {
     size_t win = ((size_t) 64 << 20) / (R->nsel ? R->nsel : 1);
@@ -1429,7 +1431,7 @@ static int data_read(struct replay *R, size_t i, int fd, unsigned char *out, siz
 }
 
 /* Appends file bytes [off, off+n), found at data_off in log I's data file, to the write run. */
-static int gather(struct replay *R, struct wbuf *w, size_t i, uint64_t data_off, uint64_t off,
+static int gather(struct bblog_replay *R, struct wbuf *w, size_t i, uint64_t data_off, uint64_t off,
                   uint64_t n)
 {
     int rc = 0, fd = -1;
@@ -1473,7 +1475,7 @@ static int gather(struct replay *R, struct wbuf *w, size_t i, uint64_t data_off,
  * does not give; pass 1 verified these bytes with the scanner, and both files of every log
  * must look exactly as they did then when the writes are done, or the replay fails.
  */
-static int apply_pass(struct replay *R, const struct bblog_seg *segs, size_t nseg,
+static int apply_pass(struct bblog_replay *R, const struct bblog_seg *segs, size_t nseg,
                       struct wbuf *w)
 {
     int rc = 0;
@@ -1532,7 +1534,7 @@ static int open_target(const char *path, int *created, int *fd)
 
 /* Pass 2 into R->target: opens it (created if missing), writes the merged extents, fsyncs
  * and closes it. 0 or an error (R->err set). */
-static int write_pass(struct replay *R, const struct bblog_seg *merged, size_t nmerged)
+static int write_pass(struct bblog_replay *R, const struct bblog_seg *merged, size_t nmerged)
 {
     struct wbuf w = { .fd = -1 };
     int rc;
@@ -1568,14 +1570,290 @@ static int write_pass(struct replay *R, const struct bblog_seg *merged, size_t n
     return rc;
 }
 
-int bblog_replay_file(const struct bblog_replay_list *list, const struct bblog_replay_opts *opts,
-                      struct bblog_replay_report *rep, struct bblog_replay_err *err)
+
+/* ---- replay in parts ---------------------------------------------------------------------- */
+
+/* The ranks of the replayed set with a log in the list (drained ones too, and those whose
+ * header is damaged: their rank was there), ascending and distinct, into a malloc'ed *out. */
+static int local_ranks(const struct bblog_replay *R, uint32_t **out, size_t *n)
 {
-    struct replay R = { .list = list, .o = opts, .rep = rep, .err = err };
-    struct bblog_seg *merged = NULL;
-    size_t nmerged = 0;
+    const struct bblog_replay_report *rep = R->rep;
+    uint32_t *v = malloc((R->list->n + 1) * sizeof *v);
+    size_t k = 0, m = 0;
+
+    if (!v)
+        return ENOMEM;
+    for (size_t i = 0; i < R->list->n; i++) {
+        const struct bblog_replay_log *l = &R->list->logs[i];
+
+        if (l->open_rc == 0 && strcmp(l->pfs_path, R->o->pfs_path) == 0 &&
+            strcmp(l->job_id, rep->job_id) == 0 && l->set_id == rep->set_id &&
+            l->nprocs == rep->nprocs)
+            v[k++] = l->rank;
+    }
+    for (size_t j = 0; j < rep->nlosses; j++)
+        if (rep->losses[j].header_rc != 0 && rep->losses[j].rank < rep->nprocs)
+            v[k++] = rep->losses[j].rank;
+    qsort(v, k, sizeof *v, cmp_u32);
+    for (size_t i = 0; i < k; i++)
+        if (m == 0 || v[i] != v[m - 1])
+            v[m++] = v[i];
+    *out = v;
+    *n = m;
+    return 0;
+}
+
+int bblog_replay_part_of(const struct bblog_replay *R, struct bblog_replay_part *out)
+{
+    const struct bblog_replay_report *rep = R->rep;
+
+    memset(out, 0, sizeof *out);
+    out->pfs_path = strdup(R->o->pfs_path);
+    out->job_id = strdup(rep->job_id);
+    out->set_id = rep->set_id;
+    out->nprocs = rep->nprocs;
+    out->drained_gen = rep->drained_gen;
+    out->status = R->status;
+    out->nlosses = rep->nlosses;
+    if (!out->pfs_path || !out->job_id || local_ranks(R, &out->ranks, &out->nranks) != 0)
+        goto oom;
+    if (R->status == 0 && R->nrecs > 0) {
+        out->recs = malloc(R->nrecs * sizeof *out->recs);
+        if (!out->recs)
+            goto oom;
+        for (size_t i = 0; i < R->nrecs; i++)
+            out->recs[i] = (struct bblog_replay_prec) {
+                .off = R->recs[i].off, .len = R->recs[i].len, .seq = R->recs[i].seq,
+                .gen = R->recs[i].gen, .rank = R->recs[i].rank,
+            };
+        out->nrecs = R->nrecs;
+    }
+    return 0;
+oom:
+    bblog_replay_part_release(out);
+    return ENOMEM;
+}
+
+/* Whether part P is of the replayed file and set (0: another file's or job's; an error when it
+ * is of this file and job but cannot be ordered with it). */
+static int part_matches(struct bblog_replay *R, const struct bblog_replay_part *p)
+{
+    const struct bblog_replay_report *rep = R->rep;
+
+    if (p->nprocs == 0 || strcmp(p->pfs_path, R->o->pfs_path) != 0 ||
+        strcmp(p->job_id, rep->job_id) != 0)
+        return 0;
+    if (p->set_id != rep->set_id) {
+        if (R->o->set_id || p->nrecs == 0)
+            return 0;
+        set_err(R->err, BBLOG_EMISMATCH, p->from, "part holds records of set %016llx of this "
+                "file, but this node's logs are of set %016llx: name the set to replay (--set)",
+                (unsigned long long) p->set_id, (unsigned long long) rep->set_id);
+        return BBLOG_EMISMATCH;
+    }
+    if (p->nprocs != rep->nprocs) {
+        set_err(R->err, BBLOG_EMISMATCH, p->from, "part is of a job of %u processes, this "
+                "node's logs of one of %u", p->nprocs, rep->nprocs);
+        return BBLOG_EMISMATCH;
+    }
+    if (p->status != 0) {
+        set_err(R->err, p->status, p->from, "the logs of %s on that node failed their "
+                "verification (%s): nothing written here either", R->o->pfs_path,
+                bblog_strerror(p->status));
+        return p->status;
+    }
+    if (p->nlosses > 0 && !R->o->salvage) {
+        set_err(R->err, BBLOG_ECORRUPT, p->from, "the logs of %s on that node hold %llu "
+                "damaged items: nothing written (--salvage writes what is intact)",
+                R->o->pfs_path, (unsigned long long) p->nlosses);
+        return BBLOG_ECORRUPT;
+    }
+    return 1;
+}
+
+/* Checks the parts of this file and set against this node's logs: every rank accounted for
+ * once; *gen gets the greatest drained_gen. 0 or an error (R->err set). */
+static int check_parts(struct bblog_replay *R, const struct bblog_replay_parts *others,
+                       uint32_t *gen)
+{
+    uint32_t *v = NULL;
+    size_t n = 0, cap = R->list->n + 1;
+    int rc = local_ranks(R, &v, &n);
+
+    for (size_t i = 0, k = n; rc == 0 && i < others->n; i++) {
+        const struct bblog_replay_part *p = &others->v[i];
+        int m = part_matches(R, p);
+
+        if (m <= 0) {
+            rc = m;
+            continue;
+        }
+        if (p->nlosses > 0)
+            R->rep->salvaged = 1;
+        if (p->drained_gen > *gen)
+            *gen = p->drained_gen;
+        R->rep->nparts++;
+        if (bblog_grow((void **) &v, &cap, k + p->nranks, sizeof *v) != 0) {
+            rc = ENOMEM;
+            break;
+        }
+        memcpy(v + k, p->ranks, p->nranks * sizeof *v);
+        n = k += p->nranks;
+    }
+    if (rc == 0) {
+        qsort(v, n, sizeof *v, cmp_u32);
+        for (size_t i = 1; i < n && rc == 0; i++)
+            if (v[i] == v[i - 1]) {
+                rc = BBLOG_EMISMATCH;
+                set_err(R->err, rc, R->o->pfs_path, "rank %u of the set has logs on two nodes "
+                        "(two parts, or a part and this node's logs): the replay order would "
+                        "be undefined", v[i]);
+            }
+    }
+    if (rc == 0 && (n < R->rep->nprocs || (n > 0 && v[n - 1] >= R->rep->nprocs))) {
+        rc = EAGAIN;
+        set_err(R->err, rc, R->o->pfs_path, "only %zu of the set's %u ranks have a log here or "
+                "in a part: another node's part is missing; nothing written", n,
+                R->rep->nprocs);
+    } else if (rc == ENOMEM) {
+        set_err(R->err, rc, R->o->pfs_path, "out of memory");
+    }
+    free(v);
+    return rc;
+}
+
+/* Drops this node's records of gens below GEN (another node's logs say that a drain of all
+ * processes completed them) and numbers the rest's virtual sources again, without gaps. */
+static void drop_drained(struct bblog_replay *R, uint32_t gen)
+{
+    uint64_t v = 0;
+    size_t m = 0;
+
+    R->rep->file_end = 0;
+    for (size_t i = 0; i < R->nrecs; i++) {
+        struct rrec r = R->recs[i];
+
+        if (r.gen < gen) {
+            R->rep->stale_records++;
+            if (!r.trimmed) {
+                R->rep->records--;
+                R->rep->bytes_logged -= r.len;
+            }
+            continue;
+        }
+        r.vsrc = v;
+        v += r.len;
+        if (!r.trimmed && r.off + r.len > R->rep->file_end)
+            R->rep->file_end = r.off + r.len;
+        R->recs[m++] = r;
+    }
+    R->nrecs = m;
+}
+
+/* This node's bytes to write: its records' ranges, sorted and merged, into a malloc'ed *out. */
+static int local_ranges(const struct bblog_replay *R, struct range **out, size_t *n)
+{
+    struct range *v = malloc((R->nrecs ? R->nrecs : 1) * sizeof *v);
+    size_t k = 0, m = 0;
+
+    if (!v)
+        return ENOMEM;
+    for (size_t i = 0; i < R->nrecs; i++)
+        if (!R->recs[i].trimmed)
+            v[k++] = (struct range) { R->recs[i].off, R->recs[i].off + R->recs[i].len };
+    qsort(v, k, sizeof *v, cmp_range);
+    for (size_t i = 0; i < k; i++) {
+        if (m > 0 && v[i].lo <= v[m - 1].hi) {
+            if (v[i].hi > v[m - 1].hi)
+                v[m - 1].hi = v[i].hi;
+        } else {
+            v[m++] = v[i];
+        }
+    }
+    *out = v;
+    *n = m;
+    return 0;
+}
+
+static int meets(const struct range *v, size_t n, uint64_t off, uint64_t len)
+{
+    size_t lo = 0, hi = n;
+
+    while (lo < hi) {                   /* the first range ending after off */
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (v[mid].hi <= off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && v[lo].lo < off + len;
+}
+
+/* Appends the other nodes' records of gen GEN or later that meet this node's bytes, as records
+ * that order but are never written (no log of this node holds them). */
+static int add_foreign(struct bblog_replay *R, const struct bblog_replay_parts *others,
+                       uint32_t gen)
+{
+    struct range *mine = NULL;
+    size_t nmine = 0;
+    uint64_t v = R->nrecs ? R->recs[R->nrecs - 1].vsrc + R->recs[R->nrecs - 1].len : 0;
+    int rc = local_ranges(R, &mine, &nmine);
+
+    for (size_t i = 0; rc == 0 && i < others->n; i++) {
+        const struct bblog_replay_part *p = &others->v[i];
+
+        if (part_matches(R, p) != 1)
+            continue;
+        for (size_t j = 0; rc == 0 && j < p->nrecs; j++) {
+            const struct bblog_replay_prec *q = &p->recs[j];
+
+            if (q->gen < gen || !meets(mine, nmine, q->off, q->len))
+                continue;
+            rc = push_rec(R, &(struct rrec) {
+                .off = q->off, .len = q->len, .seq = q->seq, .gen = q->gen, .rank = q->rank,
+                .vsrc = v, .trimmed = 1, .log = SIZE_MAX,
+            });
+            v += q->len;
+            R->rep->foreign_records++;
+        }
+    }
+    if (rc != 0)
+        set_err(R->err, rc, R->o->pfs_path, "out of memory for the other nodes' records");
+    free(mine);
+    return rc;
+}
+
+/* Orders the other nodes' parts of this file against this node's records (bblog_replay.h). */
+static int add_parts(struct bblog_replay *R, const struct bblog_replay_parts *others)
+{
+    uint32_t gen = R->rep->drained_gen;
+    int rc = check_parts(R, others, &gen);
+
+    if (rc != 0)
+        return rc;
+    /* Every rank is accounted for: those without a log here have one on another node. */
+    free(R->rep->missing);
+    R->rep->missing = NULL;
+    R->rep->nmissing_ranges = 0;
+    R->rep->nmissing = 0;
+    if (gen > R->rep->drained_gen) {
+        R->rep->drained_gen = gen;
+        drop_drained(R, gen);
+    }
+    return R->nrecs > 0 ? add_foreign(R, others, gen) : 0;
+}
+
+/* ---- the entry points ---------------------------------------------------------------------- */
+
+int bblog_replay_prepare(const struct bblog_replay_list *list,
+                         const struct bblog_replay_opts *opts, struct bblog_replay **out,
+                         struct bblog_replay_report *rep, struct bblog_replay_err *err)
+{
+    struct bblog_replay *R;
     int rc;
 
+    *out = NULL;
     memset(rep, 0, sizeof *rep);
     if (err) {
         err->rc = 0;
@@ -1587,31 +1865,85 @@ int bblog_replay_file(const struct bblog_replay_list *list, const struct bblog_r
         set_err(err, rc, NULL, "no PFS file named to replay");
         return rc;
     }
-    R.target = opts->target ? opts->target : opts->pfs_path;
+    R = calloc(1, sizeof *R);
+    if (!R) {
+        set_err(err, ENOMEM, opts->pfs_path, "out of memory");
+        return ENOMEM;
+    }
+    R->list = list;
+    R->opts = *opts;
+    R->o = &R->opts;
+    R->rep = rep;
+    R->err = err;
+    R->target = opts->target ? opts->target : opts->pfs_path;
+    rc = select_logs(list, R->o, &R->sel, &R->nsel, rep, err);
+    if (rc != 0) {
+        free(R);
+        return rc;
+    }
+    if (R->nsel > 0)
+        rc = verify_pass(R);
+    R->status = rc;
+    *out = R;
+    return rc;
+}
 
-    rc = select_logs(list, opts, &R.sel, &R.nsel, rep, err);
-    if (rc == 0 && R.nsel > 0)
-        rc = verify_pass(&R);
-    if (rc == 0 && R.nrecs > 0 && (rc = merge(&R, &merged, &nmerged)) == 0) {
+int bblog_replay_finish(struct bblog_replay *R, const struct bblog_replay_parts *others)
+{
+    struct bblog_replay_report *rep = R->rep;
+    struct bblog_seg *merged = NULL;
+    size_t nmerged = 0;
+    int rc = R->status;
+
+    if (rc == 0 && others)
+        rc = add_parts(R, others);
+    if (rc == 0 && R->nrecs > 0 && (rc = merge(R, &merged, &nmerged)) == 0) {
         rep->extents = nmerged;
-        rep->bytes_written = to_write(&R, merged, nmerged);
-        if (!opts->dry_run)
-            rc = write_pass(&R, merged, nmerged);
+        rep->bytes_written = to_write(R, merged, nmerged);
+        if (!R->o->dry_run)
+            rc = write_pass(R, merged, nmerged);
     }
     if (rc == 0 && rep->salvaged) {
+        const char *done = R->o->dry_run ? "would be replayed (dry run)" : "were replayed";
+
         rc = BBLOG_ECORRUPT;
-        set_err(err, rc, list->logs[rep->losses[0].log].meta_path,
-                "%zu damaged %s in the logs of this file: the intact records %s", rep->nlosses,
-                rep->nlosses == 1 ? "item" : "items",
-                opts->dry_run ? "would be replayed (dry run)" : "were replayed");
-    }
-    close_data_logs(&R);
-    for (size_t i = 0; i < R.nsel; i++) {
-        free(R.sel[i].data_path);
-        bblog_window_free(&R.sel[i].win);
+        if (rep->nlosses > 0)
+            set_err(R->err, rc, R->list->logs[rep->losses[0].log].meta_path,
+                    "%zu damaged %s in the logs of this file: the intact records %s",
+                    rep->nlosses, rep->nlosses == 1 ? "item" : "items", done);
+        else
+            set_err(R->err, rc, R->o->pfs_path, "damaged items in the logs of this file on "
+                    "other nodes (their parts say how many): the intact records %s", done);
     }
     free(merged);
-    free(R.recs);
-    free(R.sel);
+    close_data_logs(R);
+    return rc;
+}
+
+void bblog_replay_free(struct bblog_replay *R)
+{
+    if (!R)
+        return;
+    close_data_logs(R);
+    for (size_t i = 0; i < R->nsel; i++) {
+        free(R->sel[i].data_path);
+        bblog_window_free(&R->sel[i].win);
+    }
+    free(R->recs);
+    free(R->sel);
+    free(R);
+}
+
+int bblog_replay_file(const struct bblog_replay_list *list, const struct bblog_replay_opts *opts,
+                      struct bblog_replay_report *rep, struct bblog_replay_err *err)
+{
+    struct bblog_replay *R;
+    int rc = bblog_replay_prepare(list, opts, &R, rep, err);
+
+    if (R) {
+        if (rc == 0)
+            rc = bblog_replay_finish(R, NULL);
+        bblog_replay_free(R);
+    }
     return rc;
 }

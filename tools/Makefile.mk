@@ -1,5 +1,5 @@
 # tools/: the bblog command (ls, dump, check, replay) and the replay library it uses.
-libbblog_a_SOURCES += logfs/replay.c
+libbblog_a_SOURCES += logfs/replay.c logfs/replay_part.c
 noinst_HEADERS += logfs/bblog_replay.h
 
 bin_PROGRAMS += tools/bblog

@@ -322,12 +322,25 @@ int sim_drain(struct sim *s, uint32_t stuck_rank)
             if (rc == 0)
                 rc = bump_epoch(s->meta_paths[r], mbase(s, r));
         } else {
-            rc = bblog_log_mark_drained(s->logs[r]);
+            rc = bblog_log_mark_drained_gen(s->logs[r], s->gen + 1);
         }
         if (rc != 0)
             return rc;
     }
     return 0;
+}
+
+int sim_kill(struct sim *s, uint32_t rank)
+{
+    int rc;
+
+    if (rank >= s->nprocs || !s->logs[rank])
+        return EINVAL;
+    rc = bblog_log_sync(s->logs[rank]);
+    if (rc == 0)
+        rc = bblog_log_close(s->logs[rank], 0);
+    s->logs[rank] = NULL;
+    return rc;
 }
 
 int sim_sync(struct sim *s)

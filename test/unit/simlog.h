@@ -46,10 +46,16 @@ int sim_write(struct sim *s, uint32_t rank, uint64_t off, uint64_t len);
 void sim_set_gen(struct sim *s, uint32_t gen);
 
 /* A completed collective drain: the undrained writes go to the PFS file (the real one and the
- * model) in replay order, then every open log is marked drained. With STUCK_RANK < nprocs,
+ * model) in replay order, then every open log is marked drained (its drained_gen the current
+ * gen + 1, as the driver marks them). With STUCK_RANK < nprocs,
  * that rank "crashes" between the header update and the truncation of mark_drained: its log is
  * closed and only its header epoch is bumped, so its drained records stay in the file. */
 int sim_drain(struct sim *s, uint32_t stuck_rank);
+
+/* RANK's process dies (its log synced, closed and left as it is): later drains neither mark
+ * its log drained nor let it write again, as when a process died between two processes'
+ * marking of their logs after a drain (bblog_format.h, drained_gen). */
+int sim_kill(struct sim *s, uint32_t rank);
 
 /* Every open log syncs (MPI_File_sync): what was logged so far is acknowledged. */
 int sim_sync(struct sim *s);

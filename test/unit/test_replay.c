@@ -261,11 +261,125 @@ static void test_torn_reported(void **state)
 }
 
 /*
+ * Replay in parts: the logs of the simulated job are spread over NNODES node directories (rank
+ * r on node NODE_OF[r]); each node prepares its logs of PFS, writes its part to DIR/parts, and
+ * once every part is there replays with the others' parts. The nodes' states stay alive across
+ * the exchange, as in the tool.
+ */
+struct node_replay {
+    char dir[160], part[200];
+    struct bblog_replay_list list;
+    struct bblog_replay *r;
+    struct bblog_replay_report rep;
+    struct bblog_replay_err err;
+    int have;                   /* the node has logs of the file */
+};
+
+static void move_log(const char *meta, const char *dir)
+{
+    char to[400], data[300];
+    const char *base = strrchr(meta, '/') + 1;
+
+    snprintf(to, sizeof to, "%s/%s", dir, base);
+    assert_int_equal(rename(meta, to), 0);
+    snprintf(data, sizeof data, "%.*s.data", (int) (strlen(meta) - 5), meta);
+    snprintf(to, sizeof to, "%s/%.*s.data", dir, (int) (strlen(base) - 5), base);
+    if (access(data, F_OK) == 0)
+        assert_int_equal(rename(data, to), 0);
+}
+
+/* Splits the job's logs over the nodes and prepares each node's replay, writing its part. */
+static void spread(const char *top, const struct sim *s, const char *pfs, const unsigned *node_of,
+                   unsigned nnodes, struct node_replay *nr, char *parts, size_t parts_len)
+{
+    struct bblog_replay_opts o = { .pfs_path = pfs, .buffer_size = 700 };
+    struct bblog_replay_err err;
+
+    snprintf(parts, parts_len, "%s/parts-%s", top, s->tag);
+    assert_int_equal(mkdir(parts, 0700), 0);
+    for (unsigned n = 0; n < nnodes; n++) {
+        snprintf(nr[n].dir, sizeof nr[n].dir, "%s/node%u-%s", top, n, s->tag);
+        assert_int_equal(mkdir(nr[n].dir, 0700), 0);
+    }
+    for (uint32_t r = 0; r < s->nprocs; r++)
+        move_log(s->meta_paths[r], nr[node_of[r]].dir);
+    for (unsigned n = 0; n < nnodes; n++) {
+        struct bblog_replay_part p;
+        int rc;
+
+        assert_int_equal(bblog_replay_discover(nr[n].dir, &nr[n].list, &err), 0);
+        snprintf(nr[n].part, sizeof nr[n].part, "node%u.part", n);
+        rc = bblog_replay_prepare(&nr[n].list, &o, &nr[n].r, &nr[n].rep, &nr[n].err);
+        if (rc == ENOENT)               /* no log of the file on that node */
+            continue;
+        assert_non_null(nr[n].r);
+        nr[n].have = 1;
+        assert_int_equal(bblog_replay_part_of(nr[n].r, &p), 0);
+        {
+            char path[400];
+
+            snprintf(path, sizeof path, "%s/%s", parts, nr[n].part);
+            assert_int_equal(bblog_replay_parts_write(path, &p, 1, &err), 0);
+        }
+        bblog_replay_part_release(&p);
+    }
+}
+
+/* Node N's pass 2 with every other node's part; returns bblog_replay_finish's code. */
+static int finish_node(struct node_replay *nr, const char *parts)
+{
+    struct bblog_replay_parts others;
+    struct bblog_replay_err err;
+    int rc;
+
+    assert_int_equal(bblog_replay_parts_read(parts, nr->part, 1, &others, &err), 0);
+    rc = bblog_replay_finish(nr->r, &others);
+    bblog_replay_parts_free(&others);
+    return rc;
+}
+
+static void free_nodes(struct node_replay *nr, unsigned nnodes)
+{
+    for (unsigned n = 0; n < nnodes; n++) {
+        bblog_replay_free(nr[n].r);
+        if (nr[n].have)
+            bblog_replay_report_free(&nr[n].rep);
+        bblog_replay_list_free(&nr[n].list);
+    }
+}
+
+/* The whole replay in parts over NNODES nodes, in a random node order; every node succeeds. */
+static void replay_in_parts(const char *top, const struct sim *s, const char *pfs,
+                            unsigned nnodes, uint64_t x)
+{
+    struct node_replay nr[4] = { 0 };
+    struct bblog_replay_parts all;
+    struct bblog_replay_err err;
+    unsigned node_of[NPROCS];
+    char parts[200];
+
+    for (uint32_t r = 0; r < NPROCS; r++)
+        node_of[r] = (unsigned) (x >> (8 * r)) % nnodes;
+    spread(top, s, pfs, node_of, nnodes, nr, parts, sizeof parts);
+    assert_int_equal(bblog_replay_parts_read(parts, NULL, 0, &all, &err), 0);
+    assert_int_equal(bblog_replay_parts_complete(&all, &err), 1);
+    bblog_replay_parts_free(&all);
+    for (unsigned k = 0; k < nnodes; k++) {
+        unsigned n = (k + (unsigned) (x >> 40)) % nnodes;
+
+        if (nr[n].have)
+            assert_int_equal(finish_node(&nr[n], parts), 0);
+    }
+    free_nodes(nr, nnodes);
+}
+
+/*
  * Randomized against the model (fixed seeds): random overlapping extents over several gens,
  * random drains (some with a rank stuck between the epoch bump and the truncation), a random
  * torn tail, small random gather buffers so that flushes and direct writes both happen.
+ * NNODES > 0: replayed in parts, the ranks spread at random over that many nodes.
  */
-static void random_rounds(struct fixture *f, int node)
+static void random_rounds(struct fixture *f, int node, unsigned nnodes)
 {
     uint64_t x = 20240611;
 
@@ -276,8 +390,8 @@ static void random_rounds(struct fixture *f, int node)
         uint32_t stuck = NO_RANK;
         struct sim s;
 
-        snprintf(tag, sizeof tag, "rnd%d", round);
-        snprintf(pfs, sizeof pfs, "%s/pfs.rnd%d", f->dir, round);
+        snprintf(tag, sizeof tag, "rnd%u-%d", nnodes, round);
+        snprintf(pfs, sizeof pfs, "%s/pfs.%s", f->dir, tag);
         assert_int_equal((node ? sim_open_node : sim_open)(&s, f->dir, tag, pfs, tag, NPROCS,
                                                            (uint64_t) round + 1), 0);
         for (uint32_t gen = 0; gen < 6; gen++) {
@@ -318,17 +432,29 @@ static void random_rounds(struct fixture *f, int node)
                 fail_msg("round %d: tearing rank %u: %s", round, r, bblog_strerror(rc));
         }
         x = x * 6364136223846793005u + 1442695040888963407u;
-        assert_int_equal(replay(f->dir, pfs, NULL, 512 + (size_t) (x >> 50) % 16384, 0, &rep,
-                                &err), 0);
+        if (nnodes > 0) {
+            replay_in_parts(f->dir, &s, pfs, nnodes, x);
+        } else {
+            assert_int_equal(replay(f->dir, pfs, NULL, 512 + (size_t) (x >> 50) % 16384, 0,
+                                    &rep, &err), 0);
+            bblog_replay_report_free(&rep);
+        }
         assert_matches_model(&s, pfs);
-        bblog_replay_report_free(&rep);
         sim_free(&s);
     }
 }
 
 static void test_random_against_model(void **state)
 {
-    random_rounds(*state, 0);
+    random_rounds(*state, 0, 0);
+}
+
+/* The same rounds replayed in parts, the ranks spread over 2 and over 3 nodes: the nodes
+ * together write the model's bytes. */
+static void test_random_in_parts(void **state)
+{
+    random_rounds(*state, 0, 2);
+    random_rounds(*state, 0, 3);
 }
 
 /* The same job with the logs of the 4 ranks in the slots of one node log pair
@@ -336,7 +462,159 @@ static void test_random_against_model(void **state)
  * appends and crashes replay to the model's bytes. */
 static void test_random_node_pair(void **state)
 {
-    random_rounds(*state, 1);
+    random_rounds(*state, 1, 0);
+}
+
+/*
+ * Drained job-wide, known only on another node: rank 0 dies after a drain wrote its record but
+ * before marking its log, and alone on its node; the other node's logs say the drain completed
+ * (drained_gen), and a later drain wrote newer bytes over rank 0's. Node 0 must not write its
+ * drained record back over them, although nothing in its own logs says it was drained.
+ */
+static void test_parts_drained_elsewhere(void **state)
+{
+    struct fixture *f = *state;
+    struct node_replay nr[2] = { 0 };
+    const unsigned node_of[NPROCS] = { 0, 1, 1, 1 };
+    char parts[200];
+    struct sim s;
+
+    assert_int_equal(sim_open(&s, f->dir, "de", f->pfs, "job-de", NPROCS, 11), 0);
+    assert_int_equal(sim_write(&s, 0, 0, 4096), 0);
+    assert_int_equal(sim_kill(&s, 0), 0);
+    assert_int_equal(sim_drain(&s, NO_RANK), 0);
+    sim_set_gen(&s, 1);
+    assert_int_equal(sim_write(&s, 1, 1000, 2000), 0);
+    assert_int_equal(sim_drain(&s, NO_RANK), 0);
+    sim_set_gen(&s, 2);
+    assert_int_equal(sim_write(&s, 2, 2500, 4000), 0);      /* meets rank 0's record */
+    assert_int_equal(sim_crash(&s), 0);
+
+    spread(f->dir, &s, f->pfs, node_of, 2, nr, parts, sizeof parts);
+    assert_int_equal(finish_node(&nr[0], parts), 0);
+    assert_int_equal(nr[0].rep.drained_gen, 2);
+    assert_int_equal(nr[0].rep.bytes_written, 0);
+    assert_int_equal(finish_node(&nr[1], parts), 0);
+    assert_int_equal(nr[1].rep.bytes_written, 4000);
+    assert_matches_model(&s, f->pfs);
+    free_nodes(nr, 2);
+    sim_free(&s);
+}
+
+/*
+ * The checks across parts: a node whose other parts are missing writes nothing (EAGAIN); a rank
+ * claimed twice is refused; a damaged part file is refused, naming it; damage in another
+ * node's logs refuses the file on every node unless salvaging.
+ */
+static void test_parts_refused(void **state)
+{
+    struct fixture *f = *state;
+    struct node_replay nr[2] = { 0 };
+    const unsigned node_of[NPROCS] = { 0, 0, 1, 1 };
+    struct bblog_replay_parts got;
+    struct bblog_replay_err err;
+    char parts[200], path[300], moved[300];
+    struct sim s;
+    FILE *fp;
+
+    assert_int_equal(sim_open(&s, f->dir, "pr", f->pfs, "job-pr", NPROCS, 12), 0);
+    for (uint32_t r = 0; r < NPROCS; r++)
+        assert_int_equal(sim_write(&s, r, r * 300, 700), 0);
+    assert_int_equal(sim_crash(&s), 0);
+    assert_int_equal(sim_corrupt(&s, 3, 0, 1), 0);
+    spread(f->dir, &s, f->pfs, node_of, 2, nr, parts, sizeof parts);
+    assert_int_equal(nr[1].r ? 0 : 1, 0);               /* prepared, though damaged */
+
+    /* Node 1's part missing: incomplete. */
+    snprintf(path, sizeof path, "%s/node1.part", parts);
+    snprintf(moved, sizeof moved, "%s/node1.hidden", parts);
+    assert_int_equal(rename(path, moved), 0);
+    assert_int_equal(bblog_replay_parts_read(parts, NULL, 0, &got, &err), 0);
+    assert_int_equal(bblog_replay_parts_complete(&got, &err), 0);
+    bblog_replay_parts_free(&got);
+    assert_int_equal(finish_node(&nr[0], parts), EAGAIN);
+    assert_non_null(strstr(nr[0].err.reason, "only 2 of the set's 4 ranks"));
+    assert_int_equal(access(f->pfs, F_OK), -1);
+    assert_int_equal(rename(moved, path), 0);
+
+    /* Node 0's own part read as another's: ranks 0 and 1 twice. */
+    assert_int_equal(bblog_replay_parts_read(parts, "node1.part", 1, &got, &err), 0);
+    assert_int_equal(bblog_replay_finish(nr[0].r, &got), BBLOG_EMISMATCH);
+    assert_non_null(strstr(nr[0].err.reason, "rank 0 of the set has logs on two nodes"));
+    bblog_replay_parts_free(&got);
+
+    /* Node 1's logs are damaged: node 0 refuses too, naming node 1's part. */
+    assert_int_equal(finish_node(&nr[0], parts), BBLOG_ECORRUPT);
+    assert_string_equal(nr[0].err.path, path);
+    assert_int_equal(access(f->pfs, F_OK), -1);
+
+    /* A damaged part file. */
+    fp = fopen(path, "r+b");
+    assert_non_null(fp);
+    assert_int_equal(fseek(fp, -6, SEEK_END), 0);
+    assert_int_equal(fputc('#', fp), '#');
+    assert_int_equal(fclose(fp), 0);
+    assert_int_equal(bblog_replay_parts_read(parts, "node0.part", 1, &got, &err), BBLOG_ECORRUPT);
+    assert_string_equal(err.path, path);
+    assert_int_equal(got.n, 0);
+    free_nodes(nr, 2);
+    sim_free(&s);
+}
+
+/*
+ * Salvage across parts: node 1's logs are damaged, every node salvages; the intact records of
+ * all nodes are written and each node reports the salvage (BBLOG_ECORRUPT).
+ */
+static void test_parts_salvage(void **state)
+{
+    struct fixture *f = *state;
+    struct bblog_replay_opts o = { .pfs_path = f->pfs, .salvage = 1 };
+    struct bblog_replay_report rep[2];
+    struct bblog_replay_err err[2];
+    struct bblog_replay_list list[2];
+    struct bblog_replay *r[2];
+    struct bblog_replay_part p[2];
+    struct bblog_replay_parts other;
+    char dir[2][200];
+    struct sim s;
+
+    assert_int_equal(sim_open(&s, f->dir, "ps", f->pfs, "job-ps", 2, 13), 0);
+    assert_int_equal(sim_write(&s, 0, 0, 500), 0);
+    assert_int_equal(sim_write(&s, 1, 1000, 500), 0);
+    assert_int_equal(sim_write(&s, 1, 2000, 500), 0);
+    assert_int_equal(sim_crash(&s), 0);
+    assert_int_equal(sim_corrupt(&s, 1, 0, 1), 0);      /* rank 1's first payload */
+    for (int n = 0; n < 2; n++) {
+        snprintf(dir[n], sizeof dir[n], "%s/salv%d", f->dir, n);
+        assert_int_equal(mkdir(dir[n], 0700), 0);
+        move_log(s.meta_paths[n], dir[n]);
+        assert_int_equal(bblog_replay_discover(dir[n], &list[n], &err[n]), 0);
+        assert_int_equal(bblog_replay_prepare(&list[n], &o, &r[n], &rep[n], &err[n]), 0);
+        assert_int_equal(bblog_replay_part_of(r[n], &p[n]), 0);
+    }
+    assert_int_equal(p[1].nlosses, 1);
+    for (int n = 0; n < 2; n++) {
+        other = (struct bblog_replay_parts) { &p[1 - n], 1 };
+        p[1 - n].from = strdup("other");
+        assert_int_equal(bblog_replay_finish(r[n], &other), BBLOG_ECORRUPT);
+        assert_int_equal(rep[n].salvaged, 1);
+        assert_int_equal(rep[n].nparts, 1);
+    }
+    {
+        unsigned char *got;
+        size_t len;
+
+        assert_int_equal(sim_read_file(f->pfs, &got, &len), 0);
+        assert_int_equal(len, 2500);
+        free(got);
+    }
+    for (int n = 0; n < 2; n++) {
+        bblog_replay_part_release(&p[n]);
+        bblog_replay_free(r[n]);
+        bblog_replay_report_free(&rep[n]);
+        bblog_replay_list_free(&list[n]);
+    }
+    sim_free(&s);
 }
 
 /* Mid-log corruption, in a record slot or in a payload: refused before anything is written,
@@ -1055,6 +1333,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_keep_records_control, setup, teardown),
         cmocka_unit_test_setup_teardown(test_random_against_model, setup, teardown),
         cmocka_unit_test_setup_teardown(test_random_node_pair, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_random_in_parts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_parts_drained_elsewhere, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_parts_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_parts_salvage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_record_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_payload_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_node_record, setup, teardown),

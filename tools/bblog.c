@@ -546,6 +546,7 @@ enum {
     REPLAY_ERROR = 1,
     REPLAY_DAMAGED = 2,         /* damage found, nothing written */
     REPLAY_SALVAGED = 3,        /* damage found, the intact records written */
+    REPLAY_GATHER = 4,          /* --parts: the job is to be recovered by gathering its logs */
 };
 
 static void replay_hint(const struct bblog_replay_err *err, const char *dir)
@@ -709,6 +710,11 @@ static void replay_summary(const struct bblog_replay_list *list, const char *pat
         printf(" with %" PRIu64 " writes into %s (%s), up to byte %" PRIu64 "; %" PRIu64
                " drained records skipped\n", rep->pwrites, target,
                rep->created ? "created" : "existing", rep->file_end, rep->stale_records);
+    if (rep->nparts > 0)
+        printf("bblog replay: %s: in parts: ordered against %zu other %s (%" PRIu64 " of their "
+               "records meet this node's); this node wrote only the bytes its records win\n",
+               path, rep->nparts, rep->nparts == 1 ? "node's part" : "nodes' parts",
+               rep->foreign_records);
 }
 
 static int has_job_log(const struct bblog_replay_list *list, const char *path, const char *job)
@@ -941,11 +947,12 @@ static int cmd_status(int argc, char **argv)
 }
 
 /* Of two exit statuses, the one to report: damage outranks an error elsewhere, since it
- * names data that is lost. */
+ * names data that is lost; the decision to gather outranks all (the gathering's replay
+ * reports the rest). */
 static int worse(int a, int b)
 {
     static const int rank[] = { [REPLAY_OK] = 0, [REPLAY_ERROR] = 1, [REPLAY_SALVAGED] = 2,
-                                [REPLAY_DAMAGED] = 3 };
+                                [REPLAY_DAMAGED] = 3, [REPLAY_GATHER] = 4 };
 
     return rank[b] > rank[a] ? b : a;
 }
@@ -1005,11 +1012,29 @@ static const char replay_help[] =
     "  -o, --output PATH     write to PATH instead of PFS_PATH (needs --file)\n"
     "  -n, --dry-run         verify and plan, write nothing\n"
     "  -b, --buffer-size N   bytes gathered per write (k, M, G, T suffixes; 4M)\n"
+    "  -p, --parts DIR       replay in parts, one per node (needs --job): publish\n"
+    "                        this node's part (its records' metadata) in DIR, a\n"
+    "                        directory on the PFS that every node of the job sees;\n"
+    "                        once the parts of all the job's ranks are there, write\n"
+    "                        the bytes this node's logs win; if they are not all\n"
+    "                        there within --wait, the job is to be recovered by\n"
+    "                        gathering its logs (exit status 4)\n"
+    "  -N, --node NAME       this node's part is DIR/NAME.part (the host name)\n"
+    "  -w, --wait SECONDS    how long to wait for the other nodes' parts (60)\n"
     "Exit status: 0 replayed, 1 error, 2 damage found (nothing written),\n"
-    "3 damage found and the intact data replayed (--salvage).\n";
+    "3 damage found and the intact data replayed (--salvage), 4 (--parts) the\n"
+    "job's recovery was decided to be by gathering its logs: nothing written.\n";
+
+/* --parts, --node and --wait. */
+struct parts_opts {
+    const char *dir;
+    char node[256];
+    double wait;
+};
 
 /* The options of replay into *ro and *list_only: -1 to go on, else the exit status. */
-static int replay_options(int argc, char **argv, struct bblog_replay_opts *ro, int *list_only)
+static int replay_options(int argc, char **argv, struct bblog_replay_opts *ro, int *list_only,
+                          struct parts_opts *po)
 {
     static const struct option opts[] = {
         { "help", no_argument, NULL, 'h' },
@@ -1021,13 +1046,36 @@ static int replay_options(int argc, char **argv, struct bblog_replay_opts *ro, i
         { "set", required_argument, NULL, 's' },
         { "salvage", no_argument, NULL, 'S' },
         { "list", no_argument, NULL, 'l' },
+        { "parts", required_argument, NULL, 'p' },
+        { "node", required_argument, NULL, 'N' },
+        { "wait", required_argument, NULL, 'w' },
         { NULL, 0, NULL, 0 },
     };
     char *end;
     int c;
 
-    while ((c = getopt_long(argc, argv, "hf:j:o:nb:s:Sl", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "hf:j:o:nb:s:Slp:N:w:", opts, NULL)) != -1) {
         switch (c) {
+        case 'p':
+            po->dir = optarg;
+            break;
+        case 'N':
+            if (!*optarg || *optarg == '.' || strchr(optarg, '/') ||
+                strlen(optarg) >= sizeof po->node) {
+                fprintf(stderr, "bblog replay: --node %s: give a name without '/' that does not "
+                        "start with '.'\n", optarg);
+                return 1;
+            }
+            strcpy(po->node, optarg);
+            break;
+        case 'w':
+            errno = 0;
+            po->wait = strtod(optarg, &end);
+            if (errno != 0 || end == optarg || *end != '\0' || !(po->wait >= 0)) {
+                fprintf(stderr, "bblog replay: --wait %s: give seconds, 0 or more\n", optarg);
+                return 1;
+            }
+            break;
         case 'h':
             fputs(replay_help, stdout);
             return 0;
@@ -1079,6 +1127,16 @@ static int replay_options(int argc, char **argv, struct bblog_replay_opts *ro, i
         fprintf(stderr, "bblog replay: --output needs --file: it redirects one file's replay\n");
         return 1;
     }
+    if (po->dir && (!ro->job_id || ro->target || ro->dry_run || *list_only)) {
+        fprintf(stderr, "bblog replay: --parts replays one job's logs in place: it needs --job, "
+                "and takes neither --output, --dry-run nor --list\n");
+        return 1;
+    }
+    if (po->dir && !po->node[0] && gethostname(po->node, sizeof po->node - 1) != 0) {
+        fprintf(stderr, "bblog replay: can't get the host name: %s; name the node (--node)\n",
+                strerror(errno));
+        return 1;
+    }
     return -1;
 }
 
@@ -1113,6 +1171,29 @@ static int unowned_logs(const struct bblog_replay_list *list, const struct bblog
     return status;
 }
 
+/* Reports the replay of one file (RC, *rep, *err: bblog_replay_file's); returns the exit
+ * status for it. */
+static int replay_report(const struct bblog_replay_list *list, const struct bblog_replay_opts *o,
+                         int rc, const struct bblog_replay_report *rep,
+                         const struct bblog_replay_err *err, const char *dir)
+{
+    const char *path = o->pfs_path;
+
+    if (rep->nlosses > 0)
+        replay_losses(list, path, rep);
+    if (rc == 0 || (rc == BBLOG_ECORRUPT && rep->salvaged)) {
+        replay_summary(list, path, o->target ? o->target : path, rep, o->dry_run);
+        if (rc != 0) {
+            fprintf(stderr, "bblog replay: %s: SALVAGED: %s\n", path, err->reason);
+            return REPLAY_SALVAGED;
+        }
+        return 0;
+    }
+    fprintf(stderr, "bblog replay: %s: %s\n", err->path, err->reason);
+    replay_hint(err, dir);
+    return rc == BBLOG_ECORRUPT ? REPLAY_DAMAGED : REPLAY_ERROR;
+}
+
 /* Replays the logs of one file and reports; returns the exit status for it. */
 static int replay_one(const struct bblog_replay_list *list, const struct bblog_replay_opts *ro,
                       const char *path, const char *dir)
@@ -1120,25 +1201,185 @@ static int replay_one(const struct bblog_replay_list *list, const struct bblog_r
     struct bblog_replay_report rep;
     struct bblog_replay_opts one = *ro;
     struct bblog_replay_err err;
-    int rc, status = 0;
+    int rc, status;
 
     one.pfs_path = path;
     rc = bblog_replay_file(list, &one, &rep, &err);
-    if (rep.nlosses > 0)
-        replay_losses(list, path, &rep);
-    if (rc == 0 || (rc == BBLOG_ECORRUPT && rep.salvaged)) {
-        replay_summary(list, path, one.target ? one.target : path, &rep, one.dry_run);
-        if (rc != 0) {
-            fprintf(stderr, "bblog replay: %s: SALVAGED: %s\n", path, err.reason);
-            status = REPLAY_SALVAGED;
-        }
-    } else {
-        fprintf(stderr, "bblog replay: %s: %s\n", err.path, err.reason);
-        replay_hint(&err, dir);
-        status = rc == BBLOG_ECORRUPT ? REPLAY_DAMAGED : REPLAY_ERROR;
-    }
+    status = replay_report(list, &one, rc, &rep, &err, dir);
     bblog_replay_report_free(&rep);
     return status;
+}
+
+/* ---- replay in parts ----------------------------------------------------------------------- */
+
+/* One file of a replay in parts. */
+struct part_file {
+    struct bblog_replay_opts o;
+    struct bblog_replay *r;             /* NULL when its logs could not be selected */
+    struct bblog_replay_report rep;
+    struct bblog_replay_err err;
+    int rc;                             /* bblog_replay_prepare's */
+};
+
+static double now_s(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double) t.tv_sec + (double) t.tv_nsec / 1e9;
+}
+
+/*
+ * How the job is recovered, decided with the other nodes: in parts once the parts in DIR
+ * account for every rank of every set they name; by gathering the logs once WAIT seconds have
+ * passed without. The first node to decide makes the symbolic link DIR/recovery name its
+ * choice (one atomic call), and every node follows that link. Returns 0 (in parts),
+ * REPLAY_GATHER or REPLAY_ERROR.
+ */
+static int decide(const struct parts_opts *po)
+{
+    char link[PATH_MAX], mode[16];
+    double end = now_s() + po->wait;
+
+    snprintf(link, sizeof link, "%s/recovery", po->dir);
+    for (;;) {
+        struct bblog_replay_parts all;
+        struct bblog_replay_err err;
+        ssize_t n = readlink(link, mode, sizeof mode - 1);
+        const char *want = NULL;
+        int complete;
+
+        if (n > 0) {
+            mode[n] = '\0';
+            if (strcmp(mode, "parts") == 0 || strcmp(mode, "gather") == 0)
+                return strcmp(mode, "parts") == 0 ? 0 : REPLAY_GATHER;
+            fprintf(stderr, "bblog replay: %s: names '%s', neither 'parts' nor 'gather'\n",
+                    link, mode);
+            return REPLAY_ERROR;
+        }
+        if (errno != ENOENT) {
+            fprintf(stderr, "bblog replay: %s: %s\n", link, strerror(errno));
+            return REPLAY_ERROR;
+        }
+        if (bblog_replay_parts_read(po->dir, NULL, 0, &all, &err) != 0 ||
+            (complete = bblog_replay_parts_complete(&all, &err)) > 1 || complete < 0) {
+            fprintf(stderr, "bblog replay: %s: %s\n", err.path, err.reason);
+            bblog_replay_parts_free(&all);
+            return REPLAY_ERROR;
+        }
+        bblog_replay_parts_free(&all);
+        if (complete)
+            want = "parts";
+        else if (now_s() >= end)
+            want = "gather";
+        if (want && symlink(want, link) != 0 && errno != EEXIST) {
+            fprintf(stderr, "bblog replay: %s: can't record the decision: %s\n", link,
+                    strerror(errno));
+            return REPLAY_ERROR;
+        }
+        if (!want)
+            usleep(200000);     /* the other nodes' epilogs start within seconds */
+    }
+}
+
+/* Pass 1 of every file of the job, and this node's part file; *nf files in *out. */
+static int prepare_files(const struct bblog_replay_list *list, const struct bblog_replay_opts *ro,
+                         const struct parts_opts *po, struct part_file **out, size_t *nf)
+{
+    const char **paths = NULL;
+    size_t npaths = 0, np = 0;
+    struct part_file *f = NULL;
+    struct bblog_replay_part *parts = NULL;
+    struct bblog_replay_err err;
+    char path[PATH_MAX];
+    int status = 0;
+
+    if (ro->pfs_path) {
+        if (!(paths = malloc(sizeof *paths)))
+            goto oom;
+        paths[npaths++] = ro->pfs_path;
+    } else if (bblog_replay_paths(list, &paths, &npaths) != 0) {
+        goto oom;
+    }
+    f = calloc(npaths + 1, sizeof *f);
+    parts = calloc(npaths + 1, sizeof *parts);
+    if (!f || !parts)
+        goto oom;
+    *nf = 0;
+    for (size_t i = 0; i < npaths; i++) {
+        struct part_file *x = &f[*nf];
+
+        if (!has_job_log(list, paths[i], ro->job_id))
+            continue;
+        x->o = *ro;
+        x->o.pfs_path = paths[i];
+        x->rc = bblog_replay_prepare(list, &x->o, &x->r, &x->rep, &x->err);
+        (*nf)++;
+        if (!x->r || x->rc != 0)        /* reported after the decision, with the others */
+            status = REPLAY_ERROR;
+        if (x->r && x->rep.nprocs > 0 && bblog_replay_part_of(x->r, &parts[np++]) != 0)
+            goto oom;
+    }
+    snprintf(path, sizeof path, "%s/%s.part", po->dir, po->node);
+    if (bblog_replay_parts_write(path, parts, np, &err) != 0) {
+        fprintf(stderr, "bblog replay: %s: %s\n", err.path, err.reason);
+        status = REPLAY_ERROR;
+    } else {
+        printf("bblog replay: %s: this node's part: %zu %s of job %s\n", path, np,
+               np == 1 ? "file" : "files", ro->job_id);
+    }
+    for (size_t i = 0; i < np; i++)
+        bblog_replay_part_release(&parts[i]);
+    free(parts);
+    free(paths);
+    *out = f;
+    return status;
+oom:
+    oom();
+    free(paths);
+    free(parts);
+    free(f);
+    *out = NULL;
+    return -1;
+}
+
+/* `bblog replay --parts`: this node's part of the job's recovery (bblog_replay.h). */
+static int replay_in_parts(const struct bblog_replay_list *list,
+                           const struct bblog_replay_opts *ro, const struct parts_opts *po,
+                           const char *dir)
+{
+    struct part_file *f;
+    struct bblog_replay_parts others = { 0 };
+    struct bblog_replay_err err;
+    char own[PATH_MAX];
+    size_t nf = 0;
+    int status = prepare_files(list, ro, po, &f, &nf), how;
+
+    if (status < 0)
+        return REPLAY_ERROR;
+    how = decide(po);
+    snprintf(own, sizeof own, "%s.part", po->node);
+    if (how == REPLAY_GATHER)
+        printf("bblog replay: %s/recovery: the job's logs are to be gathered and replayed "
+               "together (not every node's part came within %g s): nothing written\n",
+               po->dir, po->wait);
+    else if (how == 0 && bblog_replay_parts_read(po->dir, own, 1, &others, &err) != 0) {
+        fprintf(stderr, "bblog replay: %s: %s\n", err.path, err.reason);
+        how = REPLAY_ERROR;
+    }
+    for (size_t i = 0; i < nf; i++) {
+        int rc = f[i].rc;
+
+        if (rc == 0 && how == 0)
+            rc = bblog_replay_finish(f[i].r, &others);
+        if (rc != 0 || how == 0)
+            status = worse(status, replay_report(list, &f[i].o, rc, &f[i].rep, &f[i].err, dir));
+        bblog_replay_free(f[i].r);
+        bblog_replay_report_free(&f[i].rep);
+    }
+    bblog_replay_parts_free(&others);
+    free(f);
+    return how != 0 ? how : status;
 }
 
 static int cmd_replay(int argc, char **argv)
@@ -1147,11 +1388,12 @@ static int cmd_replay(int argc, char **argv)
     struct bblog_replay_list list = { 0 };
     struct bblog_replay_err err;
     struct bblog_replay_set *sets = NULL;
+    struct parts_opts po = { .wait = 60 };
     const char **paths = NULL, *dir;
     size_t npaths = 0, nsets = 0;
     int list_only = 0, status;
 
-    if ((status = replay_options(argc, argv, &ro, &list_only)) >= 0)
+    if ((status = replay_options(argc, argv, &ro, &list_only, &po)) >= 0)
         return status;
     status = 0;
     dir = argv[optind];
@@ -1166,6 +1408,10 @@ static int cmd_replay(int argc, char **argv)
         goto out;
     }
     status = unowned_logs(&list, sets, nsets);
+    if (po.dir) {
+        status = worse(status, replay_in_parts(&list, &ro, &po, dir));
+        goto out;
+    }
     if (ro.pfs_path) {
         if (!(paths = malloc(sizeof *paths)))
             goto oom;

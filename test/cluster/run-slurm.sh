@@ -9,9 +9,13 @@
 #   slurm-clean: the job runs to its end. The file is exactly the schedule's (crashcheck), no
 #     log is left on any node, and the epilog gathered nothing.
 #   slurm-killed: scancel kills the job once rank 0 has acknowledged a few syncs. The epilogs
-#     copy each node's logs to the PFS and the last one replays them, as the job's user: every
-#     acknowledged byte is right (crashcheck), the epilog's log says it replayed, and no log
-#     is left on any node nor in the gather directory.
+#     recover the file in parts: each node publishes its part and replays its own logs in
+#     place, as the job's user: every acknowledged byte is right (crashcheck), the epilog's log
+#     says that both nodes replayed their parts, and no log is left on any node nor in the
+#     gather directory.
+#   slurm-killed-gather: the same, with the job's recovery decided for gathering before the
+#     epilogs run (as when a node's part did not come in time): the epilogs copy each node's
+#     logs to the PFS and the last one replays them all.
 # On a cluster with one burst buffer for all nodes (up --shared-bb) the epilog is configured
 # for a shared one (no gather directory): one node replays the logs in place.
 #
@@ -153,39 +157,61 @@ else
 fi
 result "slurm-clean (job $jobid)" "$why"
 
-# slurm-killed
-steps=600
-why=
-: >"$work/check.log"
-if ! submit killed $steps; then
-    why="sbatch failed"
-else
-    for ((i = 0; i < 1200; i++)); do
-        [ "$(ack_of 0)" -ge 9 ] && break
-        [ -z "$(on_n1 squeue -h -j "$jobid" 2>/dev/null)" ] && break
-        sleep 0.05
-    done
-    ack_at_kill=$(ack_of 0)
-    on_n1 scancel "$jobid"
-    if ! wait_gone; then
-        why="the job did not leave the queue within 120 s of scancel"
-    elif [ "$ack_at_kill" -lt 9 ] || [ "$(ack_of 0)" = $steps ]; then
-        why="the job was not killed mid-run (rank 0's ack: $ack_at_kill at scancel, $(ack_of 0) at the end)"
+# killed NAME HOW: a job killed mid-run and recovered by the epilogs; HOW is parts (the
+# default), gather (decided for gathering before the epilogs run) or shared.
+killed() {
+    local name=$1 how=$2
+    steps=600
+    why=
+    : >"$work/check.log"
+    if ! submit "$name" $steps; then
+        why="sbatch failed"
     else
-        grep -q "job $jobid: replayed from" "$elog" 2>/dev/null ||
-            why="the epilog did not replay the job's logs"
-        "$work/crashcheck" "$work/out.killed" 4 $steps bb "$work/side" >"$work/check.log" 2>&1 ||
-            why="${why:+$why; }acknowledged data lost or garbage after the epilog"
-        grep '^crashcheck: .*bytes hold' "$work/check.log" | sed "s/^crashcheck:/  slurm-killed:/"
-        [ "$(stat -c %u "$work/out.killed" 2>/dev/null)" = "$CLUSTER_UID" ] ||
-            why="${why:+$why; }the file is not the job user's"
-        left=$(left_logs)
-        [ -z "$left" ] || why="${why:+$why; }logs left on the nodes: $(echo $left)"
-        [ -z "$gather" ] || [ ! -e "$gather/$jobid" ] ||
-            why="${why:+$why; }the gathered logs were left in $gather/$jobid"
+        if [ "$how" = gather ]; then
+            mkdir -p "$gather/$jobid/parts" && ln -s gather "$gather/$jobid/parts/recovery" &&
+                chown -R "$CLUSTER_UID:$CLUSTER_UID" "$gather/$jobid" && chmod 700 "$gather/$jobid"
+        fi
+        for ((i = 0; i < 1200; i++)); do
+            [ "$(ack_of 0)" -ge 9 ] && break
+            [ -z "$(on_n1 squeue -h -j "$jobid" 2>/dev/null)" ] && break
+            sleep 0.05
+        done
+        ack_at_kill=$(ack_of 0)
+        on_n1 scancel "$jobid"
+        if ! wait_gone; then
+            why="the job did not leave the queue within 120 s of scancel"
+        elif [ "$ack_at_kill" -lt 9 ] || [ "$(ack_of 0)" = $steps ]; then
+            why="the job was not killed mid-run (rank 0's ack: $ack_at_kill at scancel, $(ack_of 0) at the end)"
+        else
+            if [ "$how" = parts ]; then
+                [ "$(grep -c "job $jobid: replayed its part in place" "$elog" 2>/dev/null)" = 2 ] ||
+                    why="the epilogs of both nodes did not replay their parts"
+            else
+                grep -q "job $jobid: replayed from" "$elog" 2>/dev/null ||
+                    why="the epilog did not replay the job's logs"
+                [ "$how" = gather ] && ! grep -q "job $jobid: gathered" "$elog" &&
+                    why="${why:+$why; }the epilogs did not gather the logs"
+            fi
+            "$work/crashcheck" "$work/out.$name" 4 $steps bb "$work/side" >"$work/check.log" 2>&1 ||
+                why="${why:+$why; }acknowledged data lost or garbage after the epilog"
+            grep '^crashcheck: .*bytes hold' "$work/check.log" | sed "s/^crashcheck:/  $name:/"
+            [ "$(stat -c %u "$work/out.$name" 2>/dev/null)" = "$CLUSTER_UID" ] ||
+                why="${why:+$why; }the file is not the job user's"
+            left=$(left_logs)
+            [ -z "$left" ] || why="${why:+$why; }logs left on the nodes: $(echo $left)"
+            [ -z "$gather" ] || [ ! -e "$gather/$jobid" ] ||
+                why="${why:+$why; }the gathered logs or parts were left in $gather/$jobid"
+        fi
     fi
+    result "$name (job $jobid)" "$why"
+}
+
+if [ $shared = 1 ]; then
+    killed slurm-killed shared
+else
+    killed slurm-killed parts
+    killed slurm-killed-gather gather
 fi
-result "slurm-killed (job $jobid)" "$why"
 
 rm -f "$epilog_d/50-bblog"
 if [ "$failed" = 0 ]; then

@@ -31,8 +31,10 @@
 # On the emulated cluster (MPITEST_CLUSTER=HOSTS, test/cluster-lib.sh): the job runs across the
 # nodes, the file and the side directory on the cluster's PFS, each node's logs on its own burst
 # buffer; the kill of one rank becomes the kill of one node's ranks (those of the last node), and
-# after each kill every node's logs are copied into one directory on the PFS and replayed there
-# at once (bblog(1): a replay per node can order overlapping writes of two nodes wrongly). On a
+# after each kill the job's logs are replayed in parts (bblog replay --parts: every node its own
+# logs, in place, after the exchange of the records' metadata) and must give the bytes that one
+# replay of every node's logs copied into one directory on the PFS gives (a replay per node
+# without the parts would order overlapping writes of two nodes wrongly). On a
 # cluster whose nodes share one burst buffer (scripts/cluster.sh up --shared-bb) the jobs run
 # with bblog_shared_bb=true and n1, where the runner is, replays the logs in place (the node
 # whose ranks are killed is the last).
@@ -306,6 +308,31 @@ replay_all() {
     "$tool" replay "$from" "$@" >>"$work/check.log" 2>&1
 }
 
+# in_parts: whether the killed runs replay in parts (a cluster with node-local burst buffers).
+in_parts() {
+    [ -n "$cl_nodes" ] && [ "${CLUSTER_BB_KIND:-}" != shared ]
+}
+
+# replay_parts JOB: the job's logs replayed in parts (`bblog replay --parts`), every node its own
+# logs in place, all nodes at once, into check.log. Fails when a node's replay fails.
+replay_parts() {
+    local parts=$work/parts.$1 node pids=() rc=0
+    rm -rf "$parts"
+    mkdir -p "$parts"
+    for node in $cl_nodes; do
+        "$cluster_sh" exec "$node" "$tool" replay "$bb" --job "$1" --file "$pfs" --parts "$parts" \
+            --node "$node" --wait 60 >"$work/parts.$node.log" 2>&1 &
+        pids+=($!)
+    done
+    for node in "${pids[@]}"; do
+        wait "$node" || rc=1
+    done
+    for node in $cl_nodes; do
+        sed "s/^/$node: /" "$work/parts.$node.log" >>"$work/check.log"
+    done
+    return $rc
+}
+
 # drain-commit[bb]: the kill between two ranks' marks of the close drain (see the top).
 name="drain-commit[bb]"
 if [ -n "$cl_nodes" ]; then
@@ -499,7 +526,18 @@ for ((i = 1; i <= runs; i++)); do
     [ "$job_hung" = 1 ] && [ "$kind" = job ] && why="processes left 30 s after SIGKILL of the job"
     : >"$work/check.log"
     nlogs=$(all_nodes find "$bb" -name '*.meta' | wc -l)
-    if [ "$nlogs" -gt 0 ]; then
+    if [ "$nlogs" -gt 0 ] && in_parts; then
+        # In parts, against one replay of all the logs gathered (into a copy): the same bytes.
+        rm -f "$work/gathered.dat"
+        [ -e "$pfs" ] && cp "$pfs" "$work/gathered.dat"
+        if ! replay_all --file "$pfs" --output "$work/gathered.dat"; then
+            why="${why:+$why; }bblog replay of the gathered logs failed"
+        elif ! replay_parts "$id"; then
+            why="${why:+$why; }bblog replay --parts failed"
+        elif ! cmp -s "$pfs" "$work/gathered.dat"; then
+            why="${why:+$why; }the replay in parts differs from the replay of all logs gathered"
+        fi
+    elif [ "$nlogs" -gt 0 ]; then
         if ! replay_all --file "$pfs"; then
             why="${why:+$why; }bblog replay failed"
         fi

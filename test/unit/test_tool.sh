@@ -231,6 +231,54 @@ has "$OUT" "$U: empty: its creation did not finish"
 run 1 "$BBLOG" replay "$T/unborn" --file "$T/pfs/other.dat"
 has "$ERR" "no log of this file was found"
 
+# ---- replay in parts: a job's logs on two "nodes" (directories), each node replaying its own
+# after the exchange of parts in a directory both see; the file is the one replay's
+mkdir -p "$T/pn/a" "$T/pn/b" "$T/parts"
+run 0 "$MKLOGS" --job job-P --tag p --seed 21 --stuck 1 "$T/pn" "$T/pfs/p.dat" "$T/p-exp.dat"
+mv "$T/pn/p.r0."* "$T/pn/p.r3."* "$T/pn/a/" && mv "$T/pn/p.r"[12].* "$T/pn/b/" ||
+    fail "moving the logs to the nodes failed"
+"$BBLOG" replay "$T/pn/a" --job job-P --parts "$T/parts" --node a --wait 60 \
+    >"$T/a.out" 2>&1 &
+apid=$!
+run 0 "$BBLOG" replay "$T/pn/b" --job job-P --parts "$T/parts" --node b --wait 60
+wait $apid || fail "node a's replay in parts exited $?: $(cat "$T/a.out")"
+has "$OUT" "$T/parts/b.part: this node's part: 1 file of job job-P"
+has "$OUT" "$T/pfs/p.dat: in parts: ordered against 1 other node's part"
+has "$T/a.out" "$T/pfs/p.dat: in parts: ordered against 1 other node's part"
+[ "$(readlink "$T/parts/recovery")" = parts ] || fail "the recovery was not decided in parts"
+same "$T/pfs/p.dat" "$T/p-exp.dat"
+# Again on one node (an epilog run twice): the decision stands, the same bytes.
+run 0 "$BBLOG" replay "$T/pn/a" --job job-P --parts "$T/parts" --node a --wait 0
+same "$T/pfs/p.dat" "$T/p-exp.dat"
+# Node b's part gone: node a alone cannot know what wins; a fresh exchange that times out
+# decides on gathering (exit 4), which a node arriving later follows; nothing is written.
+mkdir -p "$T/gn/a" "$T/gn/b" "$T/gparts"
+run 0 "$MKLOGS" --job job-G --tag g --seed 22 "$T/gn" "$T/pfs/g.dat" "$T/g-exp.dat"
+mv "$T/gn/g.r0."* "$T/gn/a/" && mv "$T/gn/g.r"[123].* "$T/gn/b/" || fail "moving logs failed"
+cp "$T/pfs/g.dat" "$T/g-drained.dat"
+run 4 "$BBLOG" replay "$T/gn/a" --job job-G --parts "$T/gparts" --node a --wait 0.3
+has "$OUT" "$T/gparts/recovery: the job's logs are to be gathered"
+[ "$(readlink "$T/gparts/recovery")" = gather ] || fail "no decision to gather"
+run 4 "$BBLOG" replay "$T/gn/b" --job job-G --parts "$T/gparts" --node b --wait 60
+same "$T/pfs/g.dat" "$T/g-drained.dat"
+run 0 "$BBLOG" replay "$T/gn/a" "$T/gn/b" --job job-G
+same "$T/pfs/g.dat" "$T/g-exp.dat"
+# The same rank on two nodes is refused before anything is decided.
+mkdir -p "$T/dparts"
+cp -r "$T/gn/b" "$T/gn/c"
+run 4 "$BBLOG" replay "$T/gn/c" --job job-G --parts "$T/dparts" --node c --wait 0
+rm "$T/dparts/recovery"
+run 1 "$BBLOG" replay "$T/gn/b" --job job-G --parts "$T/dparts" --node b --wait 0
+has "$ERR" "has logs on two nodes"
+[ -e "$T/dparts/recovery" ] && fail "a refused exchange decided the recovery"
+run 1 "$BBLOG" replay "$T/gn/b" --parts "$T/dparts"
+has "$ERR" "--parts replays one job's logs in place: it needs --job"
+run 1 "$BBLOG" replay "$T/gn/b" --job job-G --parts "$T/dparts" --dry-run
+run 1 "$BBLOG" replay "$T/gn/b" --job job-G --parts "$T/dparts" --node a/b
+has "$ERR" "--node a/b: give a name without '/'"
+run 1 "$BBLOG" replay "$T/gn/b" --job job-G --parts "$T/dparts" --wait -1
+has "$ERR" "--wait -1: give seconds"
+
 # ---- usage errors
 run 1 "$BBLOG"
 run 1 "$BBLOG" frobnicate

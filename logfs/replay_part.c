@@ -258,6 +258,8 @@ static int read_file(const char *path, int with_records, struct bblog_replay_par
         if (rc == 0 && !(p->from = strdup(path)))
             rc = ENOMEM;
     }
+    if (rc == 0 && ftello(f) != st.st_size)     /* bytes past the last section */
+        rc = BBLOG_ECORRUPT;
     fclose(f);
     if (rc != 0)
         part_err(err, rc, path, "%s", rc == BBLOG_EBADMAGIC ? "not a part file of this "

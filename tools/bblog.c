@@ -1032,49 +1032,79 @@ struct parts_opts {
     double wait;
 };
 
+/* One of --parts, --node and --wait into *po: 0, or 1 once it said what is wrong. */
+static int parts_option(int c, const char *arg, struct parts_opts *po)
+{
+    char *end;
+
+    if (c == 'p') {
+        po->dir = arg;
+    } else if (c == 'N') {
+        if (!*arg || *arg == '.' || strchr(arg, '/') || strlen(arg) >= sizeof po->node) {
+            fprintf(stderr, "bblog replay: --node %s: give a name without '/' that does not "
+                    "start with '.'\n", arg);
+            return 1;
+        }
+        strcpy(po->node, arg);
+    } else {
+        errno = 0;
+        po->wait = strtod(arg, &end);
+        if (errno != 0 || end == arg || *end != '\0' || !(po->wait >= 0)) {
+            fprintf(stderr, "bblog replay: --wait %s: give seconds, 0 or more\n", arg);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* What --parts takes with it; the node's name from the host's by default. -1 to go on, else the
+ * exit status. */
+static int parts_check(const struct bblog_replay_opts *ro, int list_only, struct parts_opts *po)
+{
+    if (!ro->job_id || ro->target || ro->dry_run || list_only) {
+        fprintf(stderr, "bblog replay: --parts replays one job's logs in place: it needs --job, "
+                "and takes neither --output, --dry-run nor --list\n");
+        return 1;
+    }
+    if (!po->node[0] && gethostname(po->node, sizeof po->node - 1) != 0) {
+        fprintf(stderr, "bblog replay: can't get the host name: %s; name the node (--node)\n",
+                strerror(errno));
+        return 1;
+    }
+    return -1;
+}
+
+/* replay's long options. */
+static const struct option replay_long[] = {
+    { "help", no_argument, NULL, 'h' },
+    { "file", required_argument, NULL, 'f' },
+    { "job", required_argument, NULL, 'j' },
+    { "output", required_argument, NULL, 'o' },
+    { "dry-run", no_argument, NULL, 'n' },
+    { "buffer-size", required_argument, NULL, 'b' },
+    { "set", required_argument, NULL, 's' },
+    { "salvage", no_argument, NULL, 'S' },
+    { "list", no_argument, NULL, 'l' },
+    { "parts", required_argument, NULL, 'p' },
+    { "node", required_argument, NULL, 'N' },
+    { "wait", required_argument, NULL, 'w' },
+    { NULL, 0, NULL, 0 },
+};
+
 /* The options of replay into *ro and *list_only: -1 to go on, else the exit status. */
 static int replay_options(int argc, char **argv, struct bblog_replay_opts *ro, int *list_only,
                           struct parts_opts *po)
 {
-    static const struct option opts[] = {
-        { "help", no_argument, NULL, 'h' },
-        { "file", required_argument, NULL, 'f' },
-        { "job", required_argument, NULL, 'j' },
-        { "output", required_argument, NULL, 'o' },
-        { "dry-run", no_argument, NULL, 'n' },
-        { "buffer-size", required_argument, NULL, 'b' },
-        { "set", required_argument, NULL, 's' },
-        { "salvage", no_argument, NULL, 'S' },
-        { "list", no_argument, NULL, 'l' },
-        { "parts", required_argument, NULL, 'p' },
-        { "node", required_argument, NULL, 'N' },
-        { "wait", required_argument, NULL, 'w' },
-        { NULL, 0, NULL, 0 },
-    };
     char *end;
     int c;
 
-    while ((c = getopt_long(argc, argv, "hf:j:o:nb:s:Slp:N:w:", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "hf:j:o:nb:s:Slp:N:w:", replay_long, NULL)) != -1) {
         switch (c) {
         case 'p':
-            po->dir = optarg;
-            break;
         case 'N':
-            if (!*optarg || *optarg == '.' || strchr(optarg, '/') ||
-                strlen(optarg) >= sizeof po->node) {
-                fprintf(stderr, "bblog replay: --node %s: give a name without '/' that does not "
-                        "start with '.'\n", optarg);
-                return 1;
-            }
-            strcpy(po->node, optarg);
-            break;
         case 'w':
-            errno = 0;
-            po->wait = strtod(optarg, &end);
-            if (errno != 0 || end == optarg || *end != '\0' || !(po->wait >= 0)) {
-                fprintf(stderr, "bblog replay: --wait %s: give seconds, 0 or more\n", optarg);
+            if (parts_option(c, optarg, po) != 0)
                 return 1;
-            }
             break;
         case 'h':
             fputs(replay_help, stdout);
@@ -1127,17 +1157,7 @@ static int replay_options(int argc, char **argv, struct bblog_replay_opts *ro, i
         fprintf(stderr, "bblog replay: --output needs --file: it redirects one file's replay\n");
         return 1;
     }
-    if (po->dir && (!ro->job_id || ro->target || ro->dry_run || *list_only)) {
-        fprintf(stderr, "bblog replay: --parts replays one job's logs in place: it needs --job, "
-                "and takes neither --output, --dry-run nor --list\n");
-        return 1;
-    }
-    if (po->dir && !po->node[0] && gethostname(po->node, sizeof po->node - 1) != 0) {
-        fprintf(stderr, "bblog replay: can't get the host name: %s; name the node (--node)\n",
-                strerror(errno));
-        return 1;
-    }
-    return -1;
+    return po->dir ? parts_check(ro, *list_only, po) : -1;
 }
 
 /* A log whose header can't be read may belong to any file: says so, and returns 1 (the replay

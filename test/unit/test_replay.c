@@ -561,6 +561,55 @@ static void test_parts_refused(void **state)
     sim_free(&s);
 }
 
+/* A part file with any one byte changed is refused (never read as another part), and the
+ * intact one reads back as written. */
+static void test_part_file_damage(void **state)
+{
+    struct fixture *f = *state;
+    uint32_t ranks[2] = { 1, 3 };
+    struct bblog_replay_prec recs[3] = {
+        { 0, 100, 1, 0, 1 }, { 4096, 7, 2, 1, 3 }, { 50, 60, 3, 2, 1 },
+    };
+    struct bblog_replay_part p = {
+        .pfs_path = "/pfs/x.dat", .job_id = "job-9", .set_id = 0x1234, .nprocs = 4,
+        .drained_gen = 2, .ranks = ranks, .nranks = 2, .recs = recs, .nrecs = 3,
+    };
+    struct bblog_replay_parts got;
+    struct bblog_replay_err err;
+    char dir[128], path[200];
+    unsigned char *bytes;
+    size_t len;
+
+    snprintf(dir, sizeof dir, "%s/pd", f->dir);
+    snprintf(path, sizeof path, "%s/n.part", dir);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    assert_int_equal(bblog_replay_parts_write(path, &p, 1, &err), 0);
+    assert_int_equal(bblog_replay_parts_read(dir, NULL, 1, &got, &err), 0);
+    assert_int_equal(got.n, 1);
+    assert_string_equal(got.v[0].pfs_path, p.pfs_path);
+    assert_string_equal(got.v[0].job_id, p.job_id);
+    assert_true(got.v[0].set_id == p.set_id && got.v[0].nprocs == 4 && got.v[0].drained_gen == 2);
+    assert_int_equal(got.v[0].nranks, 2);
+    assert_memory_equal(got.v[0].ranks, ranks, sizeof ranks);
+    assert_int_equal(got.v[0].nrecs, 3);
+    assert_memory_equal(got.v[0].recs, recs, sizeof recs);
+    bblog_replay_parts_free(&got);
+
+    assert_int_equal(sim_read_file(path, &bytes, &len), 0);
+    for (size_t i = 0; i < len; i++) {
+        FILE *fp = fopen(path, "wb");
+
+        bytes[i] ^= 0x10;
+        assert_non_null(fp);
+        assert_int_equal(fwrite(bytes, 1, len, fp), len);
+        assert_int_equal(fclose(fp), 0);
+        bytes[i] ^= 0x10;
+        if (bblog_replay_parts_read(dir, NULL, 1, &got, &err) == 0)
+            fail_msg("byte %zu of %zu changed: the part file was read", i, len);
+    }
+    free(bytes);
+}
+
 /*
  * Salvage across parts: node 1's logs are damaged, every node salvages; the intact records of
  * all nodes are written and each node reports the salvage (BBLOG_ECORRUPT).
@@ -1337,6 +1386,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_parts_drained_elsewhere, setup, teardown),
         cmocka_unit_test_setup_teardown(test_parts_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_parts_salvage, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_part_file_damage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_record_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_payload_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_node_record, setup, teardown),

@@ -4,15 +4,18 @@
 # Markdown row per run: burst-buffer files per node while the file is open, and the largest
 # per-process index, drain piece list and piece exchange (one round, and in all), drains,
 # rounds, and the sync's time. Then, per shape, the recovery of a job that died after a
-# bblog_sync=bb sync (scaling --crash): each node's logs copied to the PFS (as
-# tools/bblog-slurm-epilog does) and one `bblog replay` there, both timed.
+# bblog_sync=bb sync (scaling --crash), both ways tools/bblog-slurm-epilog can take: each
+# node's logs copied to the PFS and one `bblog replay` there (into a copy of the file), both
+# timed; then in parts (`bblog replay --parts`, every node its own logs in place, all nodes at
+# once), timed from start to the last node's end, with the bytes of the parts and whether the
+# file equals the gathered replay's. --recovery: only the recovery.
 # With --coord instead: a rank's coordination from open to close (bench/coord.c under the
 # counter test/apps/bbcount.c, as bench/run-coord.sh counts it on one machine: 32 strided
 # collective writes of 4 KiB per rank) through ufs: and bblog: at each shape (default 2x4 4x4
 # 8x4), one Markdown row per run.
 #
 # Usage: bench/run-scaling.sh [--shapes "1x4 2x2 4x1 1x8 2x4 4x2"] [--pieces N] [--size BYTES]
-#                             [--shared-bb] [--coord]
+#                             [--shared-bb] [--coord] [--recovery]
 #   every rank writes N pieces (default 1024) of BYTES (default 4096), strided across ranks,
 #   collectively and, in a second run, independently; --shared-bb: one burst buffer for all
 #   nodes (its files are then counted once, for all nodes)
@@ -27,6 +30,7 @@ pieces=1024
 size=4096
 shared=
 coord=
+recovery_only=
 while [ $# -gt 0 ]; do
     case $1 in
     --shapes) shapes=$2; shift 2 ;;
@@ -34,6 +38,7 @@ while [ $# -gt 0 ]; do
     --size) size=$2; shift 2 ;;
     --shared-bb) shared=--shared-bb; shift ;;
     --coord) coord=1; [ "$shapes" = "1x4 2x2 4x1 1x8 2x4 4x2" ] && shapes="2x4 4x4 8x4"; shift ;;
+    --recovery) recovery_only=1; shift ;;
     *) echo "run-scaling: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -78,8 +83,10 @@ PYEOF
     done
     exit 0
 fi
-echo "| nodes x ranks | writes | BB files per node | index B | piece list B | exchange B (round) | exchange B (all) | drains | rounds | sync s |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+[ -n "$recovery_only" ] || {
+    echo "| nodes x ranks | writes | BB files per node | index B | piece list B | exchange B (round) | exchange B (all) | drains | rounds | sync s |"
+    echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+}
 up=
 for shape in $shapes; do
     nodes=${shape%x*} per=${shape#*x}
@@ -91,7 +98,8 @@ for shape in $shapes; do
         up=$nodes
     fi
     eval "$("$cluster" env)"
-    for mode in coll indep; do
+    for mode in ${recovery_only:+none} coll indep; do
+        [ "$mode" = none ] && break
         bbdir=$CLUSTER_BB/scaling
         for n in $CLUSTER_NODES; do "$cluster" exec "$n" mkdir -p "$bbdir"; done
         stats=$bin/stats.json
@@ -119,16 +127,32 @@ PYEOF
         "$bin/scaling" --crash "$pieces" "$size" "bblog:$CLUSTER_PFS/scaling.dat" "$bbdir" \
         >/dev/null 2>&1 || true
     g=$CLUSTER_PFS/scaling-gather
+    f=$CLUSTER_PFS/scaling.dat
     t0=$(date +%s.%N)
     "$cluster" exec n1 mkdir -p "$g"
     for n in $CLUSTER_NODES; do "$cluster" exec "$n" cp -a "$bbdir/." "$g/"; done
     t1=$(date +%s.%N)
-    rep=$("$cluster" exec n1 "$BBLOG_TOOL" replay "$g" --file "$CLUSTER_PFS/scaling.dat" 2>&1 | tail -n 1)
+    "$cluster" exec n1 sh -c "rm -f $f.ref; [ ! -e $f ] || cp $f $f.ref"
+    rep=$("$cluster" exec n1 "$BBLOG_TOOL" replay "$g" --file "$f" --output "$f.ref" 2>&1 |
+        grep ' records (' | tail -n 1)
     t2=$(date +%s.%N)
-    "$cluster" exec n1 rm -rf "$g" "$CLUSTER_PFS/scaling.dat"
+    # In parts: the job id the logs carry (bblog ls), every node at once.
+    job=$("$BBLOG_TOOL" ls "$g" | sed -n 's/^file .* job \([^ ]*\) set .*/\1/p' | head -n 1)
+    pids=()
+    for n in $CLUSTER_NODES; do
+        "$cluster" exec "$n" "$BBLOG_TOOL" replay "$bbdir" --job "$job" --file "$f" \
+            --parts "$g/parts" --node "$n" --wait 600 >"$bin/parts.$n" 2>&1 &
+        pids+=($!)
+    done
+    for p in "${pids[@]}"; do wait "$p" || { cat "$bin"/parts.* >&2; exit 1; }; done
+    t3=$(date +%s.%N)
+    same=no
+    cmp -s "$f" "$f.ref" && same=yes
+    pbytes=$(cat "$g"/parts/*.part | wc -c)
+    "$cluster" exec n1 rm -rf "$g" "$f" "$f.ref"
     recovery="${recovery:-}
-| $shape | $(echo "$rep" | sed -n 's/.*replayed \([0-9]*\) records (\([0-9]*\) bytes).*/\1 | \2/p') | $(python3 -c "print('%.2f | %.2f' % ($t1 - $t0, $t2 - $t1))") |"
+| $shape | $(echo "$rep" | sed -n 's/.*replayed \([0-9]*\) records (\([0-9]*\) bytes).*/\1 | \2/p') | $(python3 -c "print('%.2f | %.2f | %.2f' % ($t1 - $t0, $t2 - $t1, $t3 - $t2))") | $pbytes | $same |"
 done
 echo
-echo "| nodes x ranks | records | bytes | gather s | replay s |"
-echo "| --- | --- | --- | --- | --- |$recovery"
+echo "| nodes x ranks | records | bytes | gather s | replay s | in parts s | part bytes | same file |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- |$recovery"

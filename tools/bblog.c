@@ -1014,7 +1014,8 @@ static const char replay_help[] =
     "  -b, --buffer-size N   bytes gathered per write (k, M, G, T suffixes; 4M)\n"
     "  -p, --parts DIR       replay in parts, one per node (needs --job): publish\n"
     "                        this node's part (its records' metadata) in DIR, a\n"
-    "                        directory on the PFS that every node of the job sees;\n"
+    "                        directory on the PFS that every node of the job sees\n"
+    "                        (made if missing);\n"
     "                        once the parts of all the job's ranks are there, write\n"
     "                        the bytes this node's logs win; if they are not all\n"
     "                        there within --wait, the job is to be recovered by\n"
@@ -1341,6 +1342,8 @@ static int prepare_files(const struct bblog_replay_list *list, const struct bblo
             goto oom;
     }
     snprintf(path, sizeof path, "%s/%s.part", po->dir, po->node);
+    /* Made by the first node if missing (the write below says why when it can't be). */
+    (void) mkdir(po->dir, 0700);
     if (bblog_replay_parts_write(path, parts, np, &err) != 0) {
         fprintf(stderr, "bblog replay: %s: %s\n", err.path, err.reason);
         status = REPLAY_ERROR;

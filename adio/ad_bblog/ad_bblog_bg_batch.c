@@ -31,19 +31,27 @@
  * them. Under bblog_mapping=node a process's data log is its slot of the node's pair
  * (Node_data_path).
  *
- * Invariants. Every process reads the same lists and cuts the same chunks: disjoint file ranges in
- * file order, each taken by one thread. Several nodes: each node's processes form a batch of their
+ * Cut. The first process to find every list published (it wins a compare-and-swap in the mapping)
+ * reads them all, cuts the node's kept bytes into chunks and writes the cut after its own list:
+ * each chunk's first piece, each chunk's file range, then the pieces. Each other process reads
+ * the chunks' starts and ranges once, and a chunk's pieces when it takes the chunk, through the
+ * descriptor it opened at the publish (the cutter's list may be unlinked by then): a node reads
+ * its lists once per batch, not once per process (R^2 pieces per node).
+ *
+ * Invariants. Every process sees the same chunks: disjoint file ranges in file order, each taken
+ * by one thread. Several nodes: each node's processes form a batch of their
  * own, of their own bytes. Those are disjoint from other nodes' wherever their stamps differ: the
  * planning point made every process forget the parts of its extents that another process wrote
  * later (ad_bblog_bg_plan.c), so no order between the nodes' chunks is needed. A batch needs the
  * node's processes to share a directory and a mapping: not a burst buffer that several nodes share;
  * processes of a node whose bblog_dir differ start none (Batch_shared). No MPI call here.
  *
- * Failures. A process that cannot publish its list, or a cut of more than CHUNKS_MAX chunks, fails
- * the batch for every process of the node, and each then drains its own pieces again. A process
- * that cannot read the lists (no memory) must still not write its own pieces while others may be
- * writing them: it waits until the chunks are all finished, or until every process is as unable as
- * it is, and then drains all its pieces again (the same bytes written twice). A chunk that failed,
+ * Failures. A process that cannot publish its list, or a cut that fails (more than CHUNKS_MAX
+ * chunks, the lists unreadable, the cut not written), fails the batch for every process of the
+ * node before any chunk is taken, and each then drains its own pieces again. A process that
+ * cannot read the cut (no memory) must still not write its own pieces while others may be
+ * writing them: it waits until the chunks are all finished, or until every process is as unable
+ * as it is, and then drains all its pieces again (the same bytes written twice). A chunk that failed,
  * or that a pause left unwritten, is marked failed: its owners keep its bytes.
  */
 #include <errno.h>
@@ -74,16 +82,19 @@ struct batch_map {
     uint32_t published;         /* processes whose list is written */
     uint32_t failed;            /* processes that could not write theirs */
     uint32_t finished;          /* chunks written or failed */
-    uint32_t unloadable;        /* processes that could not read the lists (no memory) */
-    uint64_t nchunks1;          /* 1 + the chunks, once a process cut them; 0 before */
+    uint32_t unloadable;        /* processes that could not read the cut (no memory) */
+    uint32_t cutter;            /* 1 + the process that cuts the chunks; 0 before one took it */
+    uint32_t cut_failed;        /* the cutter could not cut (the batch fails) */
+    uint64_t cut_at;            /* where the cut starts in the cutter's list file */
+    uint64_t nchunks1;          /* 1 + the chunks, once the cutter wrote them; 0 before */
     unsigned char fin[CHUNKS_MAX];      /* per chunk: 0, FIN_DONE or FIN_FAILED */
 };
 
 struct ADIOI_BBLOG_batch {
     int nproc, me;              /* the node's processes, and this one's place among them */
     int *ranks;                 /* their ranks in the file's communicator */
-    int loaded;                 /* 0: lists not read yet; 1: chunks cut; -1: the batch failed;
-                                 * -2: this process could not cut them */
+    int loaded;                 /* 0: chunks not known yet; 1: known; -1: the batch failed;
+                                 * -2: this process could not read the cut */
     struct batch_map *m;
     char *prefix;               /* DIR/TOKEN */
     char *map_path, *list_path; /* this process's names, until Batch_close */
@@ -95,8 +106,13 @@ struct ADIOI_BBLOG_batch {
     uint64_t *dbase;
     uint64_t *own;              /* this process's published pieces, (off, len, log_off, stamp) */
     size_t nown;
-    struct bblog_npiece *p;     /* the node's kept bytes in file order, cut at chunk ends */
-    size_t np, *cstart;         /* chunk c: p[cstart[c]] .. p[cstart[c + 1] - 1] */
+    struct bblog_npiece *p;     /* the cutter's: the node's kept bytes in file order, cut at
+                                 * chunk ends; NULL in the others (read per chunk) */
+    size_t np;
+    uint64_t *cstart;           /* chunk c: pieces cstart[c] .. cstart[c + 1] - 1 */
+    uint64_t *cb;               /* chunk c: file bytes [cb[2c], cb[2c + 1]) */
+    int cutter;                 /* the process that cut, once known */
+    uint64_t cut_at;            /* where the cut is in its list file */
     uint64_t nchunks;
 };
 
@@ -211,9 +227,9 @@ void ADIOI_BBLOG_Batch_fail(struct ADIOI_BBLOG_batch *b)
     __atomic_add_fetch(&b->m->failed, 1, __ATOMIC_SEQ_CST);
 }
 
-/* Reads every list and cuts the node's kept bytes into chunks of at most chunk bytes: the same
- * cut in every process, which read the same lists. */
-static int load(struct ADIOI_BBLOG_batch *b)
+/* The cutter: reads every list and cuts the node's kept bytes into chunks of at most chunk
+ * bytes. */
+static int cut(struct ADIOI_BBLOG_batch *b)
 {
     uint64_t chunk = b->chunk;
     struct bblog_npiece *all = NULL, *kept = NULL;
@@ -286,16 +302,92 @@ static int load(struct ADIOI_BBLOG_batch *b)
     free(kept);
     if (rc == 0 && b->nchunks > 0)
         b->cstart[b->nchunks] = b->np;
+    if (rc == 0 && b->nchunks > 0 && !(b->cb = malloc(2 * b->nchunks * sizeof(*b->cb))))
+        rc = ENOMEM;
+    for (i = 0; rc == 0 && i < b->nchunks; i++) {
+        const struct bblog_npiece *last = &b->p[b->cstart[i + 1] - 1];
+        b->cb[2 * i] = b->p[b->cstart[i]].off;
+        b->cb[2 * i + 1] = last->off + last->len;
+    }
     return rc;
 }
 
+/* Where chunk c's pieces are in the cut (chunks n, written at `at`). */
+static uint64_t pieces_at(uint64_t at, uint64_t n, uint64_t c)
+{
+    return at + (n + 1) * 8 + n * 16 + c * sizeof(struct bblog_npiece);
+}
+
+/* The cutter: writes the cut after its own list, for the others. */
+static int save_cut(struct ADIOI_BBLOG_batch *b, uint64_t at)
+{
+    uint64_t n = b->nchunks;
+    int rc = n == 0 ? 0 : bblog_io_full(b->list_fd, b->cstart, (n + 1) * 8, at, 1, NULL);
+
+    if (rc == 0 && n > 0)
+        rc = bblog_io_full(b->list_fd, b->cb, n * 16, at + (n + 1) * 8, 1, NULL);
+    if (rc == 0 && b->np > 0)
+        rc = bblog_io_full(b->list_fd, b->p, b->np * sizeof(*b->p), pieces_at(at, n, 0), 1,
+                           NULL);
+    return rc;
+}
+
+/* Another process: reads the cut's chunk starts and ranges (pieces are read per chunk). */
+static int read_cut(struct ADIOI_BBLOG_batch *b, uint64_t n, uint64_t at)
+{
+    int fd = b->lfds[b->cutter], rc;
+
+    b->nchunks = n;
+    b->cut_at = at;
+    if (n == 0)
+        return 0;
+    if (!(b->cstart = malloc((n + 1) * 8)) || !(b->cb = malloc(n * 16)))
+        return ENOMEM;
+    rc = bblog_io_full(fd, b->cstart, (n + 1) * 8, at, 0, NULL);
+    if (rc == 0)
+        rc = bblog_io_full(fd, b->cb, n * 16, at + (n + 1) * 8, 0, NULL);
+    if (rc == 0)
+        b->np = b->cstart[n];
+    return rc;
+}
+
+/* Cuts the chunks if no other process does (the first to try), or reads the cut another one
+ * wrote: 1 known, 0 not yet, -1 the cut failed, or an errno of reading it. */
+static int take_cut(struct ADIOI_BBLOG_batch *b)
+{
+    uint32_t none = 0;
+    uint64_t n1, at = (uint64_t) b->nown * 4 * sizeof(*b->own);
+    int rc;
+
+    if (__atomic_compare_exchange_n(&b->m->cutter, &none, (uint32_t) b->me + 1, 0,
+                                    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+        b->cutter = b->me;
+        rc = cut(b);
+        if (rc == 0)
+            rc = save_cut(b, at);
+        if (rc != 0) {
+            __atomic_store_n(&b->m->cut_failed, 1, __ATOMIC_RELEASE);
+            return -1;
+        }
+        __atomic_store_n(&b->m->cut_at, at, __ATOMIC_RELAXED);
+        __atomic_store_n(&b->m->nchunks1, b->nchunks + 1, __ATOMIC_RELEASE);
+        return 1;
+    }
+    n1 = __atomic_load_n(&b->m->nchunks1, __ATOMIC_ACQUIRE);
+    if (n1 == 0)
+        return __atomic_load_n(&b->m->cut_failed, __ATOMIC_ACQUIRE) ? -1 : 0;
+    b->cutter = (int) none - 1;
+    rc = read_cut(b, n1 - 1, __atomic_load_n(&b->m->cut_at, __ATOMIC_RELAXED));
+    return rc == 0 ? 1 : rc;
+}
+
 /*
- * Every process cuts the same chunks, so a cut that cannot be made anywhere (more than
- * CHUNKS_MAX) fails the batch for all alike. A process that cannot read the lists (no memory)
- * must still not write its own pieces before the batch is over, which others may be writing:
- * it waits, unable to tell its bytes of done chunks, until the chunks are all finished
- * (nchunks1 tells how many once another process cut them), or until every process is as
- * unable as it is, and then drains all its pieces again (the same bytes written twice).
+ * One process cuts the chunks (take_cut); a cut that fails, before any chunk can be taken,
+ * fails the batch for all alike. A process that cannot read the cut (no memory) must still not
+ * write its own pieces before the batch is over, which others may be writing: it waits, unable
+ * to tell its bytes of done chunks, until the chunks are all finished (nchunks1 tells how
+ * many), or until every process is as unable as it is, and then drains all its pieces again
+ * (the same bytes written twice).
  */
 int ADIOI_BBLOG_Batch_ready(struct ADIOI_BBLOG_batch *b)
 {
@@ -317,13 +409,9 @@ int ADIOI_BBLOG_Batch_ready(struct ADIOI_BBLOG_batch *b)
         return 0;
     if (failed > 0)
         return b->loaded = -1;
-    rc = load(b);
-    if (rc == 0) {
-        __atomic_store_n(&b->m->nchunks1, b->nchunks + 1, __ATOMIC_RELEASE);
-        return b->loaded = 1;
-    }
-    if (rc == ENOSPC)
-        return b->loaded = -1;
+    rc = take_cut(b);
+    if (rc == 0 || rc == 1 || rc == -1)
+        return b->loaded = rc;
     __atomic_add_fetch(&b->m->unloadable, 1, __ATOMIC_SEQ_CST);
     return b->loaded = -2;
 }
@@ -356,37 +444,58 @@ static int data_fd(struct ADIOI_BBLOG_batch *b, int w)
     return b->dfds[w];
 }
 
+/* Chunk c's pieces: the cutter's own, or read from the cut into *mine (malloc'ed). */
+static int chunk_pieces(struct ADIOI_BBLOG_batch *b, int64_t c, const struct bblog_npiece **p,
+                        struct bblog_npiece **mine)
+{
+    size_t n = (size_t) (b->cstart[c + 1] - b->cstart[c]);
+
+    *mine = NULL;
+    if (b->p) {
+        *p = &b->p[b->cstart[c]];
+        return 0;
+    }
+    if (!(*mine = malloc((n ? n : 1) * sizeof(**mine))))
+        return ENOMEM;
+    *p = *mine;
+    return bblog_io_full(b->lfds[b->cutter], *mine, n * sizeof(**mine),
+                         pieces_at(b->cut_at, b->nchunks, b->cstart[c]), 0, NULL);
+}
+
 /* Writes chunk c: its pieces read into buf (at least a chunk), each run of adjacent bytes
  * written with one request; adds what it wrote to *bytes, *writes. 0 or an errno. */
 static int write_one(struct ADIOI_BBLOG_batch *b, int64_t c, int pfs_fd, char *buf,
                      uint64_t *bytes, uint64_t *writes)
 {
-    size_t i, j, lo = b->cstart[c], hi = b->cstart[c + 1];
+    const struct bblog_npiece *p;
+    struct bblog_npiece *mine;
+    size_t i, j, lo = 0, hi = (size_t) (b->cstart[c + 1] - b->cstart[c]);
     uint64_t at = 0;
-    int rc = 0, fd;
+    int rc = chunk_pieces(b, c, &p, &mine), fd;
 
     for (i = lo; i < hi && rc == 0; i = j) {
         /* Pieces that follow each other in one log: one read. */
-        uint64_t len = b->p[i].len;
-        for (j = i + 1; j < hi && b->p[j].who == b->p[i].who &&
-             b->p[j].src == b->p[j - 1].src + b->p[j - 1].len; j++)
-            len += b->p[j].len;
-        if ((fd = data_fd(b, b->p[i].who)) < 0)
+        uint64_t len = p[i].len;
+        for (j = i + 1; j < hi && p[j].who == p[i].who && p[j].src == p[j - 1].src + p[j - 1].len;
+             j++)
+            len += p[j].len;
+        if ((fd = data_fd(b, p[i].who)) < 0)
             rc = errno ? errno : EBADF;
         else
-            rc = bblog_io_full(fd, buf + at, (size_t) len, b->dbase[b->p[i].who] + b->p[i].src,
-                               0, NULL);
+            rc = bblog_io_full(fd, buf + at, (size_t) len, b->dbase[p[i].who] + p[i].src, 0,
+                               NULL);
         at += len;
     }
     for (i = lo, at = 0; i < hi && rc == 0; i = j) {
-        uint64_t len = b->p[i].len;
-        for (j = i + 1; j < hi && b->p[j].off == b->p[j - 1].off + b->p[j - 1].len; j++)
-            len += b->p[j].len;
-        rc = bblog_io_full(pfs_fd, buf + at, (size_t) len, b->p[i].off, 1, NULL);
+        uint64_t len = p[i].len;
+        for (j = i + 1; j < hi && p[j].off == p[j - 1].off + p[j - 1].len; j++)
+            len += p[j].len;
+        rc = bblog_io_full(pfs_fd, buf + at, (size_t) len, p[i].off, 1, NULL);
         at += len;
         *bytes += len;
         (*writes)++;
     }
+    free(mine);
     return rc;
 }
 
@@ -441,9 +550,7 @@ int ADIOI_BBLOG_Batch_done_walk(struct ADIOI_BBLOG_batch *b, ADIOI_BBLOG_run_fn 
     if (b->loaded != 1)
         return 0;
     while (i < b->nown && c < b->nchunks && rc == 0) {
-        const struct bblog_npiece *first = &b->p[b->cstart[c]],
-            *last = &b->p[b->cstart[c + 1] - 1];
-        uint64_t clo = first->off, chi = last->off + last->len;
+        uint64_t clo = b->cb[2 * c], chi = b->cb[2 * c + 1];
         uint64_t off = b->own[4 * i], end = off + b->own[4 * i + 1];
         uint64_t lo = off > clo ? off : clo, hi = end < chi ? end : chi;
         if (lo < hi && __atomic_load_n(&b->m->fin[c], __ATOMIC_ACQUIRE) == FIN_DONE)
@@ -489,5 +596,6 @@ void ADIOI_BBLOG_Batch_close(struct ADIOI_BBLOG_batch *b)
     free(b->own);
     free(b->p);
     free(b->cstart);
+    free(b->cb);
     free(b);
 }

@@ -59,6 +59,10 @@ struct bblog_replay_err {
     char reason[BBLOG_REPLAY_REASON_MAX];
 };
 
+/* Fills *err (nothing when err is NULL): RC, the file at fault (PATH, or "" when NULL) and why. */
+void bblog_replay_set_err(struct bblog_replay_err *err, int rc, const char *path,
+                          const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
 /* One log as found on disk: its header and the outcome of a full scan (every record and
  * payload checksum verified). The header fields are valid only when open_rc == 0. */
 struct bblog_replay_log {

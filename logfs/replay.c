@@ -37,10 +37,11 @@
 
 #define REPLAY_DEFAULT_BUFFER   ((size_t) 4 << 20)
 
-static void set_err(struct bblog_replay_err *err, int rc, const char *path, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+/* The replay files' short name for it. */
+#define set_err bblog_replay_set_err
 
-static void set_err(struct bblog_replay_err *err, int rc, const char *path, const char *fmt, ...)
+void bblog_replay_set_err(struct bblog_replay_err *err, int rc, const char *path,
+                          const char *fmt, ...)
 {
     va_list ap;
 

@@ -15,7 +15,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,20 +43,8 @@ struct part_head {
 _Static_assert(sizeof(struct bblog_replay_prec) == 32, "a part's record is 32 bytes");
 _Static_assert(sizeof(struct part_head) == 48, "a part's head is 48 bytes");
 
-static void part_err(struct bblog_replay_err *err, int rc, const char *path, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void part_err(struct bblog_replay_err *err, int rc, const char *path, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!err)
-        return;
-    err->rc = rc;
-    snprintf(err->path, sizeof err->path, "%s", path ? path : "");
-    va_start(ap, fmt);
-    vsnprintf(err->reason, sizeof err->reason, fmt, ap);
-    va_end(ap);
-}
+/* The replay files' short name for it. */
+#define part_err bblog_replay_set_err
 
 void bblog_replay_part_release(struct bblog_replay_part *p)
 {

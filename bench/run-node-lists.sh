@@ -8,8 +8,8 @@
 # sync's time and the job's processor seconds (user + system, all ranks, open to close).
 # --batches: the same under bblog_mode=bb, where the background drain's node batches
 # (ad_bblog_bg_batch.c) write the node's small pieces: the bytes of the batches' lists and cuts
-# (files TOKEN.rRANK.bN) read per batch (the run's reads over its batches; the rounds column
-# then counts the batches).
+# (files TOKEN.rRANK.bN) read per batch (the traced run's reads over the batches of the run
+# without strace, which vary with timing), and over the bytes of the lists published.
 #
 # Usage: bench/run-node-lists.sh [--procs "4 8 16 32 64"] [--pieces N] [--reps K]
 #                                [--lib DIR] [--batches]
@@ -42,8 +42,8 @@ trap 'rm -rf "$work"' EXIT
 mpicc -O2 -o "$work/scaling" "$here/bench/scaling.c"
 # Every rank under strace (the bytes run): its pread64 calls with the file each read (-y).
 # Batches are read by the drain threads: those too (-f).
-printf '#!/bin/sh\nexec strace %s-y -e trace=pread64 -o "%s/trace.${PMI_RANK:-$OMPI_COMM_WORLD_RANK}" "$@"\n' \
-    "${batches:+-f }" "$work" >"$work/wrap.sh"
+printf '#!/bin/sh\nexec strace %s-y -e trace=%s -o "%s/trace.${PMI_RANK:-$OMPI_COMM_WORLD_RANK}" "$@"\n' \
+    "${batches:+-f }" "pread64${batches:+,pwrite64}" "$work" >"$work/wrap.sh"
 chmod +x "$work/wrap.sh"
 # run P STATS [WRAP]: one job; prints scaling's JSON line and time's "cpu USER SYS".
 run() {
@@ -54,10 +54,13 @@ run() {
         mpiexec -n "$1" ${3:+"$3"} "$work/scaling" "$pieces" 4096 "bblog:$work/target.dat" \
         "$work/bb"; } 2>&1
 }
-unit=/round
-[ -n "$batches" ] && unit=/batch
-echo "| R | node reads B$unit | largest rank | median rank | rounds | sync s | CPU s |"
-echo "| --- | --- | --- | --- | --- | --- | --- |"
+if [ -n "$batches" ]; then
+    echo "| R | node reads B/batch | largest rank | median rank | batches | sync s | CPU s | reads / lists published |"
+    echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+else
+    echo "| R | node reads B/round | largest rank | median rank | rounds | sync s | CPU s |"
+    echo "| --- | --- | --- | --- | --- | --- | --- |"
+fi
 for p in $procs; do
     for _ in $(seq 1 "$reps"); do
         rm -f "$work"/trace.*
@@ -79,9 +82,14 @@ per = [sum(int(m.group(1)) for m in re.finditer(r"pread64\(\d+<[^>]*" + files + 
 if len(per) != p:
     sys.exit("run-node-lists: %d traces for %d ranks" % (len(per), p))
 r = nb if batches else max(s["rounds"], 1)
-print("| %d | %d | %d | %d | %d | %.3f | %.2f |" % (p, sum(per) // r, max(per) // r,
+extra = ""
+if batches:     # the lists the processes published (each written once, at offset 0)
+    pub = sum(int(m.group(1)) for f in glob.glob(work + "/trace.*") for m in re.finditer(
+        r"pwrite64\(\d+<[^>]*" + files + r">, .*, 0\) = (\d+)$", open(f).read(), re.M))
+    extra = " %.1f |" % (sum(per) / max(pub, 1))
+print("| %d | %d | %d | %d | %d | %.3f | %.2f |%s" % (p, sum(per) // r, max(per) // r,
       statistics.median(per) // r, r if batches else s["rounds"], o["sync_s"],
-      float(cpu.group(1)) + float(cpu.group(2))))
+      float(cpu.group(1)) + float(cpu.group(2)), extra))
 PYEOF
     done
 done

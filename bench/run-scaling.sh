@@ -7,8 +7,9 @@
 # bblog_sync=bb sync (scaling --crash), both ways tools/bblog-slurm-epilog can take: each
 # node's logs copied to the PFS and one `bblog replay` there (into a copy of the file), both
 # timed; then in parts (`bblog replay --parts`, every node its own logs in place, all nodes at
-# once), timed from start to the last node's end, with the bytes of the parts and whether the
-# file equals the gathered replay's. --recovery: only the recovery.
+# once, --min-run 0: in parts whatever the runs), timed from start to the last node's end, with
+# the bytes of the parts and whether the file equals the gathered replay's. --recovery: only
+# the recovery.
 # With --coord instead: a rank's coordination from open to close (bench/coord.c under the
 # counter test/apps/bbcount.c, as bench/run-coord.sh counts it on one machine: 32 strided
 # collective writes of 4 KiB per rank) through ufs: and bblog: at each shape (default 2x4 4x4
@@ -141,7 +142,7 @@ PYEOF
     pids=()
     for n in $CLUSTER_NODES; do
         "$cluster" exec "$n" "$BBLOG_TOOL" replay "$bbdir" --job "$job" --file "$f" \
-            --parts "$g/parts" --node "$n" --wait 600 >"$bin/parts.$n" 2>&1 &
+            --parts "$g/parts" --node "$n" --wait 600 --min-run 0 >"$bin/parts.$n" 2>&1 &
         pids+=($!)
     done
     for p in "${pids[@]}"; do wait "$p" || { cat "$bin"/parts.* >&2; exit 1; }; done

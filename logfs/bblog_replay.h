@@ -291,6 +291,11 @@ int bblog_replay_parts_write(const char *path, const struct bblog_replay_part *v
  * another format BBLOG_EBADMAGIC (err names it). */
 int bblog_replay_parts_read(const char *dir, const char *skip, int with_records,
                             struct bblog_replay_parts *out, struct bblog_replay_err *err);
+/* The bytes and the file-contiguous runs of every part's records (each part's union of them,
+ * summed over the parts, read with records): how finely the nodes' bytes are cut, the writes a
+ * replay in parts makes where each node writes its own. 0 or ENOMEM. */
+int bblog_replay_parts_runs(const struct bblog_replay_parts *parts, uint64_t *bytes,
+                            uint64_t *runs);
 /* Whether the parts account for every rank of every set they name: 1 yes, 0 not yet, or
  * BBLOG_EMISMATCH (two parts claim one rank, or disagree on a set's process count; err says
  * which). */

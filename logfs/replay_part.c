@@ -361,3 +361,43 @@ int bblog_replay_parts_complete(const struct bblog_replay_parts *parts,
     free(seen);
     return all;
 }
+
+/* ---- how finely the nodes' bytes are cut -------------------------------------------------- */
+
+static int by_off(const void *pa, const void *pb)
+{
+    const struct bblog_replay_prec *a = pa, *b = pb;
+
+    return a->off < b->off ? -1 : a->off > b->off;
+}
+
+int bblog_replay_parts_runs(const struct bblog_replay_parts *parts, uint64_t *bytes,
+                            uint64_t *runs)
+{
+    *bytes = *runs = 0;
+    for (size_t i = 0; i < parts->n; i++) {
+        const struct bblog_replay_part *p = &parts->v[i];
+        struct bblog_replay_prec *v;
+        uint64_t lo = 0, hi = 0;
+
+        if (p->nrecs == 0 || !p->recs)
+            continue;
+        if (!(v = malloc(p->nrecs * sizeof *v)))
+            return ENOMEM;
+        memcpy(v, p->recs, p->nrecs * sizeof *v);
+        qsort(v, p->nrecs, sizeof *v, by_off);
+        for (size_t j = 0; j < p->nrecs; j++) {
+            if (j > 0 && v[j].off <= hi) {
+                hi = v[j].off + v[j].len > hi ? v[j].off + v[j].len : hi;
+                continue;
+            }
+            *bytes += hi - lo;
+            (*runs)++;
+            lo = v[j].off;
+            hi = v[j].off + v[j].len;
+        }
+        *bytes += hi - lo;
+        free(v);
+    }
+    return 0;
+}

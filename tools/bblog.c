@@ -1022,6 +1022,8 @@ static const char replay_help[] =
     "                        gathering its logs (exit status 4)\n"
     "  -N, --node NAME       this node's part is DIR/NAME.part (the host name)\n"
     "  -w, --wait SECONDS    how long to wait for the other nodes' parts (60)\n"
+    "  -m, --min-run BYTES   gather instead when the nodes' runs of file-contiguous\n"
+    "                        bytes average under BYTES (32k; 0: never)\n"
     "Exit status: 0 replayed, 1 error, 2 damage found (nothing written),\n"
     "3 damage found and the intact data replayed (--salvage), 4 (--parts) the\n"
     "job's recovery was decided to be by gathering its logs: nothing written.\n";
@@ -1031,15 +1033,24 @@ struct parts_opts {
     const char *dir;
     char node[256];
     double wait;
+    size_t min_run;
 };
 
-/* One of --parts, --node and --wait into *po: 0, or 1 once it said what is wrong. */
+/* One of --parts, --node, --wait and --min-run into *po: 0, or 1 once it said what is wrong. */
 static int parts_option(int c, const char *arg, struct parts_opts *po)
 {
     char *end;
 
     if (c == 'p') {
         po->dir = arg;
+    } else if (c == 'm') {
+        if (strcmp(arg, "0") != 0 && parse_size(arg, &po->min_run) != 0) {
+            fprintf(stderr, "bblog replay: --min-run %s: give a byte count, e.g. 32k, or 0\n",
+                    arg);
+            return 1;
+        }
+        if (strcmp(arg, "0") == 0)
+            po->min_run = 0;
     } else if (c == 'N') {
         if (!*arg || *arg == '.' || strchr(arg, '/') || strlen(arg) >= sizeof po->node) {
             fprintf(stderr, "bblog replay: --node %s: give a name without '/' that does not "
@@ -1089,6 +1100,7 @@ static const struct option replay_long[] = {
     { "parts", required_argument, NULL, 'p' },
     { "node", required_argument, NULL, 'N' },
     { "wait", required_argument, NULL, 'w' },
+    { "min-run", required_argument, NULL, 'm' },
     { NULL, 0, NULL, 0 },
 };
 
@@ -1099,11 +1111,12 @@ static int replay_options(int argc, char **argv, struct bblog_replay_opts *ro, i
     char *end;
     int c;
 
-    while ((c = getopt_long(argc, argv, "hf:j:o:nb:s:Slp:N:w:", replay_long, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "hf:j:o:nb:s:Slp:N:w:m:", replay_long, NULL)) != -1) {
         switch (c) {
         case 'p':
         case 'N':
         case 'w':
+        case 'm':
             if (parts_option(c, optarg, po) != 0)
                 return 1;
             break;
@@ -1251,11 +1264,45 @@ static double now_s(void)
 }
 
 /*
+ * Once every part is there: whether the nodes' bytes are cut so finely (their file-contiguous
+ * runs average under MIN_RUN bytes: N-1 strided small writes, the nodes' pieces interleaved)
+ * that each node writing its own would make a request per small run, where one replay of the
+ * gathered logs joins the runs of all nodes into large writes. 1 gather, 0 not, -1 error.
+ */
+static int too_fine(const struct parts_opts *po)
+{
+    struct bblog_replay_parts all;
+    struct bblog_replay_err err;
+    uint64_t bytes, runs;
+    int rc;
+
+    if (po->min_run == 0)
+        return 0;
+    if (bblog_replay_parts_read(po->dir, NULL, 1, &all, &err) != 0) {
+        fprintf(stderr, "bblog replay: %s: %s\n", err.path, err.reason);
+        return -1;
+    }
+    rc = bblog_replay_parts_runs(&all, &bytes, &runs);
+    bblog_replay_parts_free(&all);
+    if (rc != 0) {
+        oom();
+        return -1;
+    }
+    if (runs == 0 || bytes / runs >= po->min_run)
+        return 0;
+    printf("bblog replay: %s: the nodes' bytes come in runs of %" PRIu64 " bytes on average "
+           "(under --min-run %zu): gathering the logs writes them in fewer, larger requests\n",
+           po->dir, bytes / runs, po->min_run);
+    return 1;
+}
+
+/*
  * How the job is recovered, decided with the other nodes: in parts once the parts in DIR
- * account for every rank of every set they name; by gathering the logs once WAIT seconds have
- * passed without. The first node to decide makes the symbolic link DIR/recovery name its
- * choice (one atomic call), and every node follows that link. Returns 0 (in parts),
- * REPLAY_GATHER or REPLAY_ERROR.
+ * account for every rank of every set they name, unless the nodes' bytes are cut too finely
+ * (too_fine); by gathering the logs then, or once WAIT seconds have passed without every part.
+ * The first node to decide makes the symbolic link DIR/recovery name its choice (one atomic
+ * call), and every node follows that link. Returns 0 (in parts), REPLAY_GATHER or
+ * REPLAY_ERROR.
  */
 static int decide(const struct parts_opts *po)
 {
@@ -1289,10 +1336,15 @@ static int decide(const struct parts_opts *po)
             return REPLAY_ERROR;
         }
         bblog_replay_parts_free(&all);
-        if (complete)
-            want = "parts";
-        else if (now_s() >= end)
+        if (complete) {
+            int fine = too_fine(po);
+
+            if (fine < 0)
+                return REPLAY_ERROR;
+            want = fine ? "gather" : "parts";
+        } else if (now_s() >= end) {
             want = "gather";
+        }
         if (want && symlink(want, link) != 0 && errno != EEXIST) {
             fprintf(stderr, "bblog replay: %s: can't record the decision: %s\n", link,
                     strerror(errno));
@@ -1384,8 +1436,8 @@ static int replay_in_parts(const struct bblog_replay_list *list,
     snprintf(own, sizeof own, "%s.part", po->node);
     if (how == REPLAY_GATHER)
         printf("bblog replay: %s/recovery: the job's logs are to be gathered and replayed "
-               "together (not every node's part came within %g s): nothing written\n",
-               po->dir, po->wait);
+               "together (not every node's part came within %g s, or their bytes are cut too "
+               "finely): nothing written\n", po->dir, po->wait);
     else if (how == 0 && bblog_replay_parts_read(po->dir, own, 1, &others, &err) != 0) {
         fprintf(stderr, "bblog replay: %s: %s\n", err.path, err.reason);
         how = REPLAY_ERROR;
@@ -1411,7 +1463,7 @@ static int cmd_replay(int argc, char **argv)
     struct bblog_replay_list list = { 0 };
     struct bblog_replay_err err;
     struct bblog_replay_set *sets = NULL;
-    struct parts_opts po = { .wait = 60 };
+    struct parts_opts po = { .wait = 60, .min_run = 32 << 10 };
     const char **paths = NULL, *dir;
     size_t npaths = 0, nsets = 0;
     int list_only = 0, status;

@@ -76,7 +76,10 @@ cat >"$work/epilog.conf" <<EOF
 BBLOG_EPILOG_BB=$bbdir
 BBLOG_EPILOG_GATHER=$gather
 BBLOG_EPILOG_TOOL=$tool
+BBLOG_EPILOG_MIN_RUN=0
 EOF
+# MIN_RUN 0: crashwrite's pieces are small, which by default the epilogs would gather; the
+# decision to gather is slurm-killed-gather's, and the finely cut bytes' test_tool.sh's.
 echo "run-slurm: $([ $shared = 1 ] && echo "one burst buffer for all nodes, replay in place" ||
     echo "node-local burst buffers, logs gathered in $gather")"
 printf '%s\n' '#!/bin/sh' "BBLOG_EPILOG_CONF=$work/epilog.conf exec $here/tools/bblog-slurm-epilog" \

@@ -321,7 +321,7 @@ replay_parts() {
     mkdir -p "$parts"
     for node in $cl_nodes; do
         "$cluster_sh" exec "$node" "$tool" replay "$bb" --job "$1" --file "$pfs" --parts "$parts" \
-            --node "$node" --wait 60 >"$work/parts.$node.log" 2>&1 &
+            --node "$node" --wait 60 --min-run 0 >"$work/parts.$node.log" 2>&1 &
         pids+=($!)
     done
     for node in "${pids[@]}"; do

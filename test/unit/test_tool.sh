@@ -237,10 +237,10 @@ mkdir -p "$T/pn/a" "$T/pn/b" "$T/parts"
 run 0 "$MKLOGS" --job job-P --tag p --seed 21 --stuck 1 "$T/pn" "$T/pfs/p.dat" "$T/p-exp.dat"
 mv "$T/pn/p.r0."* "$T/pn/p.r3."* "$T/pn/a/" && mv "$T/pn/p.r"[12].* "$T/pn/b/" ||
     fail "moving the logs to the nodes failed"
-"$BBLOG" replay "$T/pn/a" --job job-P --parts "$T/parts" --node a --wait 60 \
+"$BBLOG" replay "$T/pn/a" --job job-P --parts "$T/parts" --node a --wait 60 --min-run 0 \
     >"$T/a.out" 2>&1 &
 apid=$!
-run 0 "$BBLOG" replay "$T/pn/b" --job job-P --parts "$T/parts" --node b --wait 60
+run 0 "$BBLOG" replay "$T/pn/b" --job job-P --parts "$T/parts" --node b --wait 60 --min-run 0
 wait $apid || fail "node a's replay in parts exited $?: $(cat "$T/a.out")"
 has "$OUT" "$T/parts/b.part: this node's part: 1 file of job job-P"
 has "$OUT" "$T/pfs/p.dat: in parts: ordered against 1 other node's part"
@@ -250,6 +250,20 @@ same "$T/pfs/p.dat" "$T/p-exp.dat"
 # Again on one node (an epilog run twice): the decision stands, the same bytes.
 run 0 "$BBLOG" replay "$T/pn/a" --job job-P --parts "$T/parts" --node a --wait 0
 same "$T/pfs/p.dat" "$T/p-exp.dat"
+# The same logs with the default --min-run: their runs average well under 32 KiB (small random
+# writes), so the nodes decide to gather; nothing written.
+cp "$T/pfs/p.dat" "$T/p-replayed.dat"
+"$BBLOG" replay "$T/pn/a" --job job-P --parts "$T/fparts" --node a --wait 60 >"$T/a.out" 2>&1 &
+apid=$!
+run 4 "$BBLOG" replay "$T/pn/b" --job job-P --parts "$T/fparts" --node b --wait 60
+wait $apid
+[ $? = 4 ] || fail "node a did not follow the decision to gather: $(cat "$T/a.out")"
+cat "$T/a.out" >>"$OUT"
+has "$OUT" "$T/fparts: the nodes' bytes come in runs of "
+[ "$(readlink "$T/fparts/recovery")" = gather ] || fail "finely cut bytes were not gathered"
+same "$T/pfs/p.dat" "$T/p-replayed.dat"
+run 1 "$BBLOG" replay "$T/pn/a" --job job-P --parts "$T/fparts" --min-run x
+has "$ERR" "--min-run x: give a byte count"
 # Node b's part gone: node a alone cannot know what wins; a fresh exchange that times out
 # decides on gathering (exit 4), which a node arriving later follows; nothing is written.
 mkdir -p "$T/gn/a" "$T/gn/b" "$T/gparts"

@@ -593,6 +593,12 @@ static void test_part_file_damage(void **state)
     assert_memory_equal(got.v[0].ranks, ranks, sizeof ranks);
     assert_int_equal(got.v[0].nrecs, 3);
     assert_memory_equal(got.v[0].recs, recs, sizeof recs);
+    {                   /* its runs: [0, 110) and [4096, 4103) */
+        uint64_t bytes, runs;
+
+        assert_int_equal(bblog_replay_parts_runs(&got, &bytes, &runs), 0);
+        assert_true(bytes == 117 && runs == 2);
+    }
     bblog_replay_parts_free(&got);
 
     assert_int_equal(sim_read_file(path, &bytes, &len), 0);

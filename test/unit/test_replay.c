@@ -594,10 +594,10 @@ static void test_part_file_damage(void **state)
     assert_int_equal(got.v[0].nrecs, 3);
     assert_memory_equal(got.v[0].recs, recs, sizeof recs);
     {                   /* its runs: [0, 110) and [4096, 4103) */
-        uint64_t bytes, runs;
+        uint64_t nbytes, runs;
 
-        assert_int_equal(bblog_replay_parts_runs(&got, &bytes, &runs), 0);
-        assert_true(bytes == 117 && runs == 2);
+        assert_int_equal(bblog_replay_parts_runs(&got, &nbytes, &runs), 0);
+        assert_true(nbytes == 117 && runs == 2);
     }
     bblog_replay_parts_free(&got);
 

@@ -302,14 +302,22 @@ static int cut(struct ADIOI_BBLOG_batch *b)
     free(kept);
     if (rc == 0 && b->nchunks > 0)
         b->cstart[b->nchunks] = b->np;
-    if (rc == 0 && b->nchunks > 0 && !(b->cb = malloc(2 * b->nchunks * sizeof(*b->cb))))
-        rc = ENOMEM;
-    for (i = 0; rc == 0 && i < b->nchunks; i++) {
+    return rc;
+}
+
+/* The cutter: each chunk's file range, from its first and last piece. */
+static int chunk_bounds(struct ADIOI_BBLOG_batch *b)
+{
+    uint64_t i;
+
+    if (b->nchunks > 0 && !(b->cb = malloc(2 * b->nchunks * sizeof(*b->cb))))
+        return ENOMEM;
+    for (i = 0; i < b->nchunks; i++) {
         const struct bblog_npiece *last = &b->p[b->cstart[i + 1] - 1];
         b->cb[2 * i] = b->p[b->cstart[i]].off;
         b->cb[2 * i + 1] = last->off + last->len;
     }
-    return rc;
+    return 0;
 }
 
 /* Where chunk c's pieces are in the cut (chunks n, written at `at`). */
@@ -363,6 +371,8 @@ static int take_cut(struct ADIOI_BBLOG_batch *b)
                                     __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
         b->cutter = b->me;
         rc = cut(b);
+        if (rc == 0)
+            rc = chunk_bounds(b);
         if (rc == 0)
             rc = save_cut(b, at);
         if (rc != 0) {

@@ -360,7 +360,7 @@ static int read_cut(struct ADIOI_BBLOG_batch *b, uint64_t n, uint64_t at)
 }
 
 /* Cuts the chunks if no other process does (the first to try), or reads the cut another one
- * wrote: 1 known, 0 not yet, -1 the cut failed, or an errno of reading it. */
+ * wrote: 1 known, 0 not yet, -1 the cut failed, -2 this process could not read it. */
 static int take_cut(struct ADIOI_BBLOG_batch *b)
 {
     uint32_t none = 0;
@@ -388,7 +388,7 @@ static int take_cut(struct ADIOI_BBLOG_batch *b)
         return __atomic_load_n(&b->m->cut_failed, __ATOMIC_ACQUIRE) ? -1 : 0;
     b->cutter = (int) none - 1;
     rc = read_cut(b, n1 - 1, __atomic_load_n(&b->m->cut_at, __ATOMIC_RELAXED));
-    return rc == 0 ? 1 : rc;
+    return rc == 0 ? 1 : -2;
 }
 
 /*
@@ -420,10 +420,9 @@ int ADIOI_BBLOG_Batch_ready(struct ADIOI_BBLOG_batch *b)
     if (failed > 0)
         return b->loaded = -1;
     rc = take_cut(b);
-    if (rc == 0 || rc == 1 || rc == -1)
-        return b->loaded = rc;
-    __atomic_add_fetch(&b->m->unloadable, 1, __ATOMIC_SEQ_CST);
-    return b->loaded = -2;
+    if (rc == -2)
+        __atomic_add_fetch(&b->m->unloadable, 1, __ATOMIC_SEQ_CST);
+    return b->loaded = rc;
 }
 
 int ADIOI_BBLOG_Batch_left(const struct ADIOI_BBLOG_batch *b)

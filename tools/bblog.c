@@ -1034,6 +1034,8 @@ struct parts_opts {
     char node[256];
     double wait;
     size_t min_run;
+    struct bblog_replay_parts mine, others;     /* this node's and the others' parts */
+    int have_others;                            /* others read (with their records) */
 };
 
 /* One of --parts, --node, --wait and --min-run into *po: 0, or 1 once it said what is wrong. */
@@ -1263,31 +1265,45 @@ static double now_s(void)
     return (double) t.tv_sec + (double) t.tv_nsec / 1e9;
 }
 
+/* The other nodes' parts with their records into po->others, once. 0 or -1 (said). */
+static int read_others(struct parts_opts *po)
+{
+    struct bblog_replay_err err;
+    char own[PATH_MAX];
+
+    if (po->have_others)
+        return 0;
+    snprintf(own, sizeof own, "%s.part", po->node);
+    if (bblog_replay_parts_read(po->dir, own, 1, &po->others, &err) != 0) {
+        fprintf(stderr, "bblog replay: %s: %s\n", err.path, err.reason);
+        return -1;
+    }
+    po->have_others = 1;
+    return 0;
+}
+
 /*
  * Once every part is there: whether the nodes' bytes are cut so finely (their file-contiguous
  * runs average under MIN_RUN bytes: N-1 strided small writes, the nodes' pieces interleaved)
  * that each node writing its own would make a request per small run, where one replay of the
- * gathered logs joins the runs of all nodes into large writes. 1 gather, 0 not, -1 error.
+ * gathered logs joins the runs of all nodes into large writes. Counted over this node's parts
+ * and the others', which pass 2 then uses as read here. 1 gather, 0 not, -1 error.
  */
-static int too_fine(const struct parts_opts *po)
+static int too_fine(struct parts_opts *po)
 {
-    struct bblog_replay_parts all;
-    struct bblog_replay_err err;
-    uint64_t bytes, runs;
-    int rc;
+    uint64_t bytes, runs, b2, r2;
 
     if (po->min_run == 0)
         return 0;
-    if (bblog_replay_parts_read(po->dir, NULL, 1, &all, &err) != 0) {
-        fprintf(stderr, "bblog replay: %s: %s\n", err.path, err.reason);
+    if (read_others(po) != 0)
         return -1;
-    }
-    rc = bblog_replay_parts_runs(&all, &bytes, &runs);
-    bblog_replay_parts_free(&all);
-    if (rc != 0) {
+    if (bblog_replay_parts_runs(&po->mine, &bytes, &runs) != 0 ||
+        bblog_replay_parts_runs(&po->others, &b2, &r2) != 0) {
         oom();
         return -1;
     }
+    bytes += b2;
+    runs += r2;
     if (runs == 0 || bytes / runs >= po->min_run)
         return 0;
     printf("bblog replay: %s: the nodes' bytes come in runs of %" PRIu64 " bytes on average "
@@ -1304,7 +1320,7 @@ static int too_fine(const struct parts_opts *po)
  * call), and every node follows that link. Returns 0 (in parts), REPLAY_GATHER or
  * REPLAY_ERROR.
  */
-static int decide(const struct parts_opts *po)
+static int decide(struct parts_opts *po)
 {
     char link[PATH_MAX], mode[16];
     double end = now_s() + po->wait;
@@ -1355,9 +1371,10 @@ static int decide(const struct parts_opts *po)
     }
 }
 
-/* Pass 1 of every file of the job, and this node's part file; *nf files in *out. */
+/* Pass 1 of every file of the job, and this node's part file; *nf files in *out, this node's
+ * parts in po->mine. */
 static int prepare_files(const struct bblog_replay_list *list, const struct bblog_replay_opts *ro,
-                         const struct parts_opts *po, struct part_file **out, size_t *nf)
+                         struct parts_opts *po, struct part_file **out, size_t *nf)
 {
     const char **paths = NULL;
     size_t npaths = 0, np = 0;
@@ -1375,7 +1392,7 @@ static int prepare_files(const struct bblog_replay_list *list, const struct bblo
         goto oom;
     }
     f = calloc(npaths + 1, sizeof *f);
-    parts = calloc(npaths + 1, sizeof *parts);
+    po->mine.v = parts = calloc(npaths + 1, sizeof *parts);    /* freed with po->mine */
     if (!f || !parts)
         goto oom;
     *nf = 0;
@@ -1390,8 +1407,9 @@ static int prepare_files(const struct bblog_replay_list *list, const struct bblo
         (*nf)++;
         if (!x->r || x->rc != 0)        /* reported after the decision, with the others */
             status = REPLAY_ERROR;
-        if (x->r && x->rep.nprocs > 0 && bblog_replay_part_of(x->r, &parts[np++]) != 0)
+        if (x->r && x->rep.nprocs > 0 && bblog_replay_part_of(x->r, &parts[np]) != 0)
             goto oom;
+        po->mine.n = np += x->r && x->rep.nprocs > 0;
     }
     snprintf(path, sizeof path, "%s/%s.part", po->dir, po->node);
     /* Made by the first node if missing (the write below says why when it can't be). */
@@ -1403,16 +1421,12 @@ static int prepare_files(const struct bblog_replay_list *list, const struct bblo
         printf("bblog replay: %s: this node's part: %zu %s of job %s\n", path, np,
                np == 1 ? "file" : "files", ro->job_id);
     }
-    for (size_t i = 0; i < np; i++)
-        bblog_replay_part_release(&parts[i]);
-    free(parts);
     free(paths);
     *out = f;
     return status;
 oom:
     oom();
     free(paths);
-    free(parts);
     free(f);
     *out = NULL;
     return -1;
@@ -1420,40 +1434,36 @@ oom:
 
 /* `bblog replay --parts`: this node's part of the job's recovery (bblog_replay.h). */
 static int replay_in_parts(const struct bblog_replay_list *list,
-                           const struct bblog_replay_opts *ro, const struct parts_opts *po,
+                           const struct bblog_replay_opts *ro, struct parts_opts *po,
                            const char *dir)
 {
     struct part_file *f;
-    struct bblog_replay_parts others = { 0 };
-    struct bblog_replay_err err;
-    char own[PATH_MAX];
     size_t nf = 0;
-    int status = prepare_files(list, ro, po, &f, &nf), how;
+    int status = prepare_files(list, ro, po, &f, &nf), how = REPLAY_ERROR;
 
-    if (status < 0)
-        return REPLAY_ERROR;
-    how = decide(po);
-    snprintf(own, sizeof own, "%s.part", po->node);
+    if (status >= 0)
+        how = decide(po);
     if (how == REPLAY_GATHER)
         printf("bblog replay: %s/recovery: the job's logs are to be gathered and replayed "
                "together (not every node's part came within %g s, or their bytes are cut too "
                "finely): nothing written\n", po->dir, po->wait);
-    else if (how == 0 && bblog_replay_parts_read(po->dir, own, 1, &others, &err) != 0) {
-        fprintf(stderr, "bblog replay: %s: %s\n", err.path, err.reason);
+    else if (how == 0 && read_others(po) != 0)
         how = REPLAY_ERROR;
-    }
-    for (size_t i = 0; i < nf; i++) {
+    for (size_t i = 0; status >= 0 && i < nf; i++) {
         int rc = f[i].rc;
 
         if (rc == 0 && how == 0)
-            rc = bblog_replay_finish(f[i].r, &others);
+            rc = bblog_replay_finish(f[i].r, &po->others);
         if (rc != 0 || how == 0)
             status = worse(status, replay_report(list, &f[i].o, rc, &f[i].rep, &f[i].err, dir));
         bblog_replay_free(f[i].r);
         bblog_replay_report_free(&f[i].rep);
     }
-    bblog_replay_parts_free(&others);
+    bblog_replay_parts_free(&po->mine);
+    bblog_replay_parts_free(&po->others);
     free(f);
+    if (status < 0)
+        return REPLAY_ERROR;
     return how != 0 ? how : status;
 }
 

@@ -108,7 +108,7 @@ struct ADIOI_BBLOG_batch {
     size_t nown;
     struct bblog_npiece *p;     /* the cutter's: the node's kept bytes in file order, cut at
                                  * chunk ends; NULL in the others (read per chunk) */
-    size_t np;
+    size_t np;                  /* the cutter's pieces */
     uint64_t *cstart;           /* chunk c: pieces cstart[c] .. cstart[c + 1] - 1 */
     uint64_t *cb;               /* chunk c: file bytes [cb[2c], cb[2c + 1]) */
     int cutter;                 /* the process that cut, once known */
@@ -320,20 +320,30 @@ static int chunk_bounds(struct ADIOI_BBLOG_batch *b)
     return 0;
 }
 
+/* The cut as the cutter writes it after its own list, at `at`: the n + 1 chunk starts, the n
+ * chunks' file ranges (two words each), then every piece in file order. */
+static uint64_t ranges_at(uint64_t at, uint64_t n)
+{
+    return at + (n + 1) * sizeof(uint64_t);
+}
+
 /* Where chunk c's pieces are in the cut (chunks n, written at `at`). */
 static uint64_t pieces_at(uint64_t at, uint64_t n, uint64_t c)
 {
-    return at + (n + 1) * 8 + n * 16 + c * sizeof(struct bblog_npiece);
+    return ranges_at(at, n) + n * 2 * sizeof(uint64_t) + c * sizeof(struct bblog_npiece);
 }
 
 /* The cutter: writes the cut after its own list, for the others. */
 static int save_cut(struct ADIOI_BBLOG_batch *b, uint64_t at)
 {
     uint64_t n = b->nchunks;
-    int rc = n == 0 ? 0 : bblog_io_full(b->list_fd, b->cstart, (n + 1) * 8, at, 1, NULL);
+    int rc = 0;
 
+    if (n > 0)
+        rc = bblog_io_full(b->list_fd, b->cstart, (n + 1) * sizeof(*b->cstart), at, 1, NULL);
     if (rc == 0 && n > 0)
-        rc = bblog_io_full(b->list_fd, b->cb, n * 16, at + (n + 1) * 8, 1, NULL);
+        rc = bblog_io_full(b->list_fd, b->cb, n * 2 * sizeof(*b->cb), ranges_at(at, n), 1,
+                           NULL);
     if (rc == 0 && b->np > 0)
         rc = bblog_io_full(b->list_fd, b->p, b->np * sizeof(*b->p), pieces_at(at, n, 0), 1,
                            NULL);
@@ -349,13 +359,12 @@ static int read_cut(struct ADIOI_BBLOG_batch *b, uint64_t n, uint64_t at)
     b->cut_at = at;
     if (n == 0)
         return 0;
-    if (!(b->cstart = malloc((n + 1) * 8)) || !(b->cb = malloc(n * 16)))
+    if (!(b->cstart = malloc((n + 1) * sizeof(*b->cstart))) ||
+        !(b->cb = malloc(n * 2 * sizeof(*b->cb))))
         return ENOMEM;
-    rc = bblog_io_full(fd, b->cstart, (n + 1) * 8, at, 0, NULL);
+    rc = bblog_io_full(fd, b->cstart, (n + 1) * sizeof(*b->cstart), at, 0, NULL);
     if (rc == 0)
-        rc = bblog_io_full(fd, b->cb, n * 16, at + (n + 1) * 8, 0, NULL);
-    if (rc == 0)
-        b->np = b->cstart[n];
+        rc = bblog_io_full(fd, b->cb, n * 2 * sizeof(*b->cb), ranges_at(at, n), 0, NULL);
     return rc;
 }
 

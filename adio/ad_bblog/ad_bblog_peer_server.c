@@ -566,18 +566,43 @@ static int cov_create(struct ADIOI_BBLOG_server *s, const char *path)
 
 /* ---- open and close ---- */
 
-/* The other nodes (not here[]) from every process's rec, each served by its first rank, into
- * rm->nd, and each rank's node into rm->node_of: 0 or ENOMEM. */
+/* (node, rank) pairs in that order: each node's ranks together, its first rank first. */
+static int by_node_rank(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+
+    if (x[0] != y[0])
+        return x[0] < y[0] ? -1 : 1;
+    return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+/* The other nodes (not here[]) from every process's rec, numbered in the order of their first
+ * ranks, each served by its first rank, into rm->nd, and each rank's node into rm->node_of:
+ * 0 or ENOMEM. Sorted by node, so that it takes O(P log P) at any process count P. */
 static int list_nodes(struct ADIOI_BBLOG_remote *rm, const struct rec *all,
                       const unsigned char *here)
 {
+    uint64_t *v = malloc(2 * (size_t) rm->nprocs * sizeof(*v));
     size_t cap = 0;
-    int k, j;
+    int k;
 
+    if (!v)
+        return ENOMEM;
     for (k = 0; k < rm->nprocs; k++) {
-        for (j = 0; j < k && all[j].node != all[k].node; j++);
-        rm->node_of[k] = here[k] ? -1 : j < k ? rm->node_of[j] : rm->n;
-        if (j < k || here[k])
+        v[2 * k] = all[k].node;
+        v[2 * k + 1] = (uint64_t) k;
+    }
+    qsort(v, (size_t) rm->nprocs, 2 * sizeof(*v), by_node_rank);
+    /* First each rank's node's first rank; then, in rank order, the node's number. */
+    for (k = 0; k < rm->nprocs; k++)
+        rm->node_of[v[2 * k + 1]] = k > 0 && v[2 * k] == v[2 * k - 2] ?
+            rm->node_of[v[2 * k - 1]] : (int) v[2 * k + 1];
+    free(v);
+    for (k = 0; k < rm->nprocs; k++) {
+        int first = rm->node_of[k];
+
+        rm->node_of[k] = here[k] ? -1 : first < k ? rm->node_of[first] : rm->n;
+        if (first < k || here[k])
             continue;
         if (bblog_grow((void **) &rm->nd, &cap, (size_t) rm->n + 1, sizeof(*rm->nd)))
             return ENOMEM;

@@ -8,15 +8,16 @@
 # node's logs copied to the PFS and one `bblog replay` there (into a copy of the file), both
 # timed; then in parts (`bblog replay --parts`, every node its own logs in place, all nodes at
 # once, --min-run 0: in parts whatever the runs), timed from start to the last node's end, with
-# the bytes of the parts and whether the file equals the gathered replay's. --recovery: only
-# the recovery.
+# the bytes of the parts, the records of the other nodes' parts each node read (the blocks near
+# its own bytes) against all their records, and whether the file equals the gathered replay's.
+# --recovery: only the recovery. --segmented: each rank's pieces one after the other instead.
 # With --coord instead: a rank's coordination from open to close (bench/coord.c under the
 # counter test/apps/bbcount.c, as bench/run-coord.sh counts it on one machine: 32 strided
 # collective writes of 4 KiB per rank) through ufs: and bblog: at each shape (default 2x4 4x4
 # 8x4), one Markdown row per run.
 #
 # Usage: bench/run-scaling.sh [--shapes "1x4 2x2 4x1 1x8 2x4 4x2"] [--pieces N] [--size BYTES]
-#                             [--shared-bb] [--coord] [--recovery]
+#                             [--shared-bb] [--coord] [--recovery] [--segmented]
 #   every rank writes N pieces (default 1024) of BYTES (default 4096), strided across ranks,
 #   collectively and, in a second run, independently; --shared-bb: one burst buffer for all
 #   nodes (its files are then counted once, for all nodes)
@@ -32,6 +33,7 @@ size=4096
 shared=
 coord=
 recovery_only=
+layout=
 while [ $# -gt 0 ]; do
     case $1 in
     --shapes) shapes=$2; shift 2 ;;
@@ -40,6 +42,7 @@ while [ $# -gt 0 ]; do
     --shared-bb) shared=--shared-bb; shift ;;
     --coord) coord=1; [ "$shapes" = "1x4 2x2 4x1 1x8 2x4 4x2" ] && shapes="2x4 4x4 8x4"; shift ;;
     --recovery) recovery_only=1; shift ;;
+    --segmented) layout=--segmented; shift ;;
     *) echo "run-scaling: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -106,7 +109,7 @@ for shape in $shapes; do
         stats=$bin/stats.json
         rm -f "$stats"
         out=$(BBLOG_DIR=$bbdir BBLOG_STATS=$stats "$cluster" mpiexec -hosts "$hosts" \
-            -n $((nodes * per)) "$bin/scaling" $([ $mode = indep ] && echo --indep) \
+            -n $((nodes * per)) "$bin/scaling" $([ $mode = indep ] && echo --indep) $layout \
             "$pieces" "$size" "bblog:$CLUSTER_PFS/scaling.dat" "$bbdir" | grep '^{')
         "$cluster" exec n1 rm -f "$CLUSTER_PFS/scaling.dat"
         python3 - "$out" "$stats" "$shape" "$mode" <<'PYEOF'
@@ -125,7 +128,7 @@ PYEOF
     bbdir=$CLUSTER_BB/scaling-crash
     for n in $CLUSTER_NODES; do "$cluster" exec "$n" sh -c "rm -rf $bbdir && mkdir -p $bbdir"; done
     BBLOG_DIR=$bbdir BBLOG_SYNC=bb "$cluster" mpiexec -hosts "$hosts" -n $((nodes * per)) \
-        "$bin/scaling" --crash "$pieces" "$size" "bblog:$CLUSTER_PFS/scaling.dat" "$bbdir" \
+        "$bin/scaling" --crash $layout "$pieces" "$size" "bblog:$CLUSTER_PFS/scaling.dat" "$bbdir" \
         >/dev/null 2>&1 || true
     g=$CLUSTER_PFS/scaling-gather
     f=$CLUSTER_PFS/scaling.dat
@@ -150,10 +153,13 @@ PYEOF
     same=no
     cmp -s "$f" "$f.ref" && same=yes
     pbytes=$(cat "$g"/parts/*.part | wc -c)
+    # "the other nodes' parts: X of their Y records read", summed over the nodes
+    pread=$(cat "$bin"/parts.* | sed -n "s/.*other nodes' parts: \([0-9]*\) of their \([0-9]*\) .*/\1 \2/p" |
+        awk '{r += $1; a += $2} END {printf "%d of %d", r, a}')
     "$cluster" exec n1 rm -rf "$g" "$f" "$f.ref"
     recovery="${recovery:-}
-| $shape | $(echo "$rep" | sed -n 's/.*replayed \([0-9]*\) records (\([0-9]*\) bytes).*/\1 | \2/p') | $(python3 -c "print('%.2f | %.2f | %.2f' % ($t1 - $t0, $t2 - $t1, $t3 - $t2))") | $pbytes | $same |"
+| $shape | $(echo "$rep" | sed -n 's/.*replayed \([0-9]*\) records (\([0-9]*\) bytes).*/\1 | \2/p') | $(python3 -c "print('%.2f | %.2f | %.2f' % ($t1 - $t0, $t2 - $t1, $t3 - $t2))") | $pbytes | $pread | $same |"
 done
 echo
-echo "| nodes x ranks | records | bytes | gather s | replay s | in parts s | part bytes | same file |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- |$recovery"
+echo "| nodes x ranks | records | bytes | gather s | replay s | in parts s | part bytes | others' records read | same file |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |$recovery"

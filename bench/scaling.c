@@ -4,7 +4,9 @@
  * from bblog_stats at close, the index, the drain's piece lists and the exchanges.
  *
  * Every rank writes COUNT pieces of SIZE bytes, strided across the ranks (piece i of rank r
- * at (i * nprocs + r) * SIZE), with MPI_File_write_at_all (or MPI_File_write_at with --indep),
+ * at (i * nprocs + r) * SIZE; with --segmented each rank's pieces one after the other, piece i
+ * of rank r at (r * COUNT + i) * SIZE), with MPI_File_write_at_all (or MPI_File_write_at with
+ * --indep),
  * then MPI_File_sync (the drain) and a barrier; then the first rank of each node counts the
  * entries of its burst buffer's log directory (DIR/bblog-UID) while the file is still open,
  * and rank 0 prints one JSON line: nodes, ranks, files per node (min and max), and the sync's
@@ -13,7 +15,7 @@
  * With --crash the job dies (MPI_Abort) after the sync instead of closing the file: with
  * bblog_sync=bb the logs stay for `bblog replay`, whose time run-scaling.sh measures.
  *
- * Usage: scaling [--indep] [--crash] COUNT SIZE FILE BBDIR
+ * Usage: scaling [--indep] [--crash] [--segmented] COUNT SIZE FILE BBDIR
  */
 #include <dirent.h>
 #include <mpi.h>
@@ -34,7 +36,8 @@ static void die(const char *what, int err)
 
 int main(int argc, char **argv)
 {
-    int rank, nprocs, noderank, nodes, indep = 0, crash = 0, err, files = -1, lo, hi, a = 1;
+    int rank, nprocs, noderank, nodes, indep = 0, crash = 0, segmented = 0, err, files = -1;
+    int lo, hi, a = 1;
     long count, size, i;
     char dir[4096], *buf;
     MPI_Comm node, leaders;
@@ -49,12 +52,15 @@ int main(int argc, char **argv)
             indep = 1;
         else if (strcmp(argv[a], "--crash") == 0)
             crash = 1;
+        else if (strcmp(argv[a], "--segmented") == 0)
+            segmented = 1;
         else
             break;
     }
     if (argc != a + 4 || (count = atol(argv[a])) <= 0 || (size = atol(argv[a + 1])) <= 0) {
         if (rank == 0)
-            fprintf(stderr, "usage: scaling [--indep] [--crash] COUNT SIZE FILE BBDIR\n");
+            fprintf(stderr, "usage: scaling [--indep] [--crash] [--segmented] COUNT SIZE FILE "
+                    "BBDIR\n");
         MPI_Finalize();
         return 2;
     }
@@ -74,7 +80,7 @@ int main(int argc, char **argv)
     if (err != MPI_SUCCESS)
         die("open", err);
     for (i = 0; i < count; i++) {
-        MPI_Offset off = (MPI_Offset) (i * nprocs + rank) * size;
+        MPI_Offset off = (MPI_Offset) (segmented ? rank * count + i : i * nprocs + rank) * size;
         err = indep ? MPI_File_write_at(fh, off, buf, (int) size, MPI_BYTE, MPI_STATUS_IGNORE) :
             MPI_File_write_at_all(fh, off, buf, (int) size, MPI_BYTE, MPI_STATUS_IGNORE);
         if (err != MPI_SUCCESS)

@@ -252,8 +252,18 @@ struct bblog_replay_part {
     uint64_t nlosses;                   /* damaged items found there (salvaged if status 0) */
     uint32_t *ranks;                    /* the ranks of the set with a log there, ascending */
     size_t nranks;
-    struct bblog_replay_prec *recs;     /* kept and ordering-only records; NULL when read */
-    size_t nrecs;                       /* without records (nrecs still says how many) */
+    size_t nrecs;                       /* its records (kept and ordering-only ones) */
+    struct bblog_replay_prec *recs;     /* those in memory: all, some (read for ranges, */
+    size_t nread;                       /* sorted by offset) or none (read without) */
+    uint64_t bytes, runs;               /* the records' union: bytes, file-contiguous runs */
+};
+
+/* What a node reads of the other nodes' parts of PFS_PATH: the records that may meet its own
+ * bytes, ranges[2i] .. ranges[2i + 1] (n ranges, sorted and disjoint). */
+struct bblog_replay_want {
+    const char *pfs_path;
+    const uint64_t *ranges;
+    size_t n;
 };
 
 struct bblog_replay_parts {
@@ -274,6 +284,9 @@ int bblog_replay_prepare(const struct bblog_replay_list *list,
 /* This node's part of a prepared replay (release it with bblog_replay_part_release). 0 or
  * ENOMEM. */
 int bblog_replay_part_of(const struct bblog_replay *r, struct bblog_replay_part *out);
+/* The bytes a prepared replay may write, as the (lo, hi) pairs of bblog_replay_want, into a
+ * malloc'ed *ranges: what the other nodes' records matter for. 0 or ENOMEM. */
+int bblog_replay_ranges(const struct bblog_replay *r, uint64_t **ranges, size_t *n);
 /* Pass 2 of a prepared replay, ordering its records against OTHERS' records of the same file
  * and set (other files' parts are ignored; NULL: none, as bblog_replay_file). Fills the
  * report as bblog_replay_file does; rep->nparts counts the parts used. */
@@ -291,9 +304,18 @@ int bblog_replay_parts_write(const char *path, const struct bblog_replay_part *v
  * another format BBLOG_EBADMAGIC (err names it). */
 int bblog_replay_parts_read(const char *dir, const char *skip, int with_records,
                             struct bblog_replay_parts *out, struct bblog_replay_err *err);
+/* As bblog_replay_parts_read, with only the records that may meet the ranges of WANT[i] of
+ * their file (parts of a file not in WANT without records): a part's records are kept in
+ * blocks, each with its range of offsets, and only the blocks that meet a range are read. */
+int bblog_replay_parts_read_for(const char *dir, const char *skip,
+                                const struct bblog_replay_want *want, size_t nwant,
+                                struct bblog_replay_parts *out, struct bblog_replay_err *err);
+/* Whether [lo, hi) meets one of the n (lo, hi) pairs of RANGES (sorted and disjoint). */
+int bblog_replay_meets(const uint64_t *ranges, size_t n, uint64_t lo, uint64_t hi);
 /* The bytes and the file-contiguous runs of every part's records (each part's union of them,
- * summed over the parts, read with records): how finely the nodes' bytes are cut, the writes a
- * replay in parts makes where each node writes its own. 0 or ENOMEM. */
+ * summed over the parts; a part read from a file says them in its head): how finely the
+ * nodes' bytes are cut, the writes a replay in parts makes where each node writes its own. 0
+ * or ENOMEM. */
 int bblog_replay_parts_runs(const struct bblog_replay_parts *parts, uint64_t *bytes,
                             uint64_t *runs);
 /* Whether the parts account for every rank of every set they name: 1 yes, 0 not yet, or

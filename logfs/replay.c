@@ -1627,7 +1627,7 @@ int bblog_replay_part_of(const struct bblog_replay *R, struct bblog_replay_part 
                 .off = R->recs[i].off, .len = R->recs[i].len, .seq = R->recs[i].seq,
                 .gen = R->recs[i].gen, .rank = R->recs[i].rank,
             };
-        out->nrecs = R->nrecs;
+        out->nread = out->nrecs = R->nrecs;
     }
     return 0;
 oom:
@@ -1776,19 +1776,23 @@ static int local_ranges(const struct bblog_replay *R, struct range **out, size_t
     return 0;
 }
 
-static int meets(const struct range *v, size_t n, uint64_t off, uint64_t len)
+int bblog_replay_ranges(const struct bblog_replay *R, uint64_t **ranges, size_t *n)
 {
-    size_t lo = 0, hi = n;
+    struct range *v;
+    int rc = local_ranges(R, &v, n);
 
-    while (lo < hi) {                   /* the first range ending after off */
-        size_t mid = lo + (hi - lo) / 2;
-
-        if (v[mid].hi <= off)
-            lo = mid + 1;
-        else
-            hi = mid;
+    if (rc != 0)
+        return rc;
+    if (!(*ranges = malloc((*n ? *n : 1) * 2 * sizeof **ranges))) {
+        free(v);
+        return ENOMEM;
     }
-    return lo < n && v[lo].lo < off + len;
+    for (size_t i = 0; i < *n; i++) {
+        (*ranges)[2 * i] = v[i].lo;
+        (*ranges)[2 * i + 1] = v[i].hi;
+    }
+    free(v);
+    return 0;
 }
 
 /* Appends the other nodes' records of gen GEN or later that meet this node's bytes, as records
@@ -1796,20 +1800,20 @@ static int meets(const struct range *v, size_t n, uint64_t off, uint64_t len)
 static int add_foreign(struct bblog_replay *R, const struct bblog_replay_parts *others,
                        uint32_t gen)
 {
-    struct range *mine = NULL;
+    uint64_t *mine = NULL;
     size_t nmine = 0;
     uint64_t v = R->nrecs ? R->recs[R->nrecs - 1].vsrc + R->recs[R->nrecs - 1].len : 0;
-    int rc = local_ranges(R, &mine, &nmine);
+    int rc = bblog_replay_ranges(R, &mine, &nmine);
 
     for (size_t i = 0; rc == 0 && i < others->n; i++) {
         const struct bblog_replay_part *p = &others->v[i];
 
         if (part_matches(R, p) != 1)
             continue;
-        for (size_t j = 0; rc == 0 && j < p->nrecs; j++) {
+        for (size_t j = 0; rc == 0 && j < p->nread; j++) {
             const struct bblog_replay_prec *q = &p->recs[j];
 
-            if (q->gen < gen || !meets(mine, nmine, q->off, q->len))
+            if (q->gen < gen || !bblog_replay_meets(mine, nmine, q->off, q->off + q->len))
                 continue;
             rc = push_rec(R, &(struct rrec) {
                 .off = q->off, .len = q->len, .seq = q->seq, .gen = q->gen, .rank = q->rank,

@@ -1034,8 +1034,6 @@ struct parts_opts {
     char node[256];
     double wait;
     size_t min_run;
-    struct bblog_replay_parts mine, others;     /* this node's and the others' parts */
-    int have_others;                            /* others read (with their records) */
 };
 
 /* One of --parts, --node, --wait and --min-run into *po: 0, or 1 once it said what is wrong. */
@@ -1265,45 +1263,23 @@ static double now_s(void)
     return (double) t.tv_sec + (double) t.tv_nsec / 1e9;
 }
 
-/* The other nodes' parts with their records into po->others, once. 0 or -1 (said). */
-static int read_others(struct parts_opts *po)
-{
-    struct bblog_replay_err err;
-    char own[PATH_MAX];
-
-    if (po->have_others)
-        return 0;
-    snprintf(own, sizeof own, "%s.part", po->node);
-    if (bblog_replay_parts_read(po->dir, own, 1, &po->others, &err) != 0) {
-        fprintf(stderr, "bblog replay: %s: %s\n", err.path, err.reason);
-        return -1;
-    }
-    po->have_others = 1;
-    return 0;
-}
-
 /*
  * Once every part is there: whether the nodes' bytes are cut so finely (their file-contiguous
  * runs average under MIN_RUN bytes: N-1 strided small writes, the nodes' pieces interleaved)
  * that each node writing its own would make a request per small run, where one replay of the
- * gathered logs joins the runs of all nodes into large writes. Counted over this node's parts
- * and the others', which pass 2 then uses as read here. 1 gather, 0 not, -1 error.
+ * gathered logs joins the runs of all nodes into large writes. ALL: every part (their heads
+ * say their runs). 1 gather, 0 not, -1 error.
  */
-static int too_fine(struct parts_opts *po)
+static int too_fine(const struct parts_opts *po, const struct bblog_replay_parts *all)
 {
-    uint64_t bytes, runs, b2, r2;
+    uint64_t bytes, runs;
 
     if (po->min_run == 0)
         return 0;
-    if (read_others(po) != 0)
-        return -1;
-    if (bblog_replay_parts_runs(&po->mine, &bytes, &runs) != 0 ||
-        bblog_replay_parts_runs(&po->others, &b2, &r2) != 0) {
+    if (bblog_replay_parts_runs(all, &bytes, &runs) != 0) {
         oom();
         return -1;
     }
-    bytes += b2;
-    runs += r2;
     if (runs == 0 || bytes / runs >= po->min_run)
         return 0;
     printf("bblog replay: %s: the nodes' bytes come in runs of %" PRIu64 " bytes on average "
@@ -1320,7 +1296,7 @@ static int too_fine(struct parts_opts *po)
  * call), and every node follows that link. Returns 0 (in parts), REPLAY_GATHER or
  * REPLAY_ERROR.
  */
-static int decide(struct parts_opts *po)
+static int decide(const struct parts_opts *po)
 {
     char link[PATH_MAX], mode[16];
     double end = now_s() + po->wait;
@@ -1331,7 +1307,7 @@ static int decide(struct parts_opts *po)
         struct bblog_replay_err err;
         ssize_t n = readlink(link, mode, sizeof mode - 1);
         const char *want = NULL;
-        int complete;
+        int complete, fine;
 
         if (n > 0) {
             mode[n] = '\0';
@@ -1351,16 +1327,14 @@ static int decide(struct parts_opts *po)
             bblog_replay_parts_free(&all);
             return REPLAY_ERROR;
         }
+        fine = complete ? too_fine(po, &all) : 0;
         bblog_replay_parts_free(&all);
-        if (complete) {
-            int fine = too_fine(po);
-
-            if (fine < 0)
-                return REPLAY_ERROR;
+        if (fine < 0)
+            return REPLAY_ERROR;
+        if (complete)
             want = fine ? "gather" : "parts";
-        } else if (now_s() >= end) {
+        else if (now_s() >= end)
             want = "gather";
-        }
         if (want && symlink(want, link) != 0 && errno != EEXIST) {
             fprintf(stderr, "bblog replay: %s: can't record the decision: %s\n", link,
                     strerror(errno));
@@ -1371,10 +1345,9 @@ static int decide(struct parts_opts *po)
     }
 }
 
-/* Pass 1 of every file of the job, and this node's part file; *nf files in *out, this node's
- * parts in po->mine. */
+/* Pass 1 of every file of the job, and this node's part file; *nf files in *out. */
 static int prepare_files(const struct bblog_replay_list *list, const struct bblog_replay_opts *ro,
-                         struct parts_opts *po, struct part_file **out, size_t *nf)
+                         const struct parts_opts *po, struct part_file **out, size_t *nf)
 {
     const char **paths = NULL;
     size_t npaths = 0, np = 0;
@@ -1392,7 +1365,7 @@ static int prepare_files(const struct bblog_replay_list *list, const struct bblo
         goto oom;
     }
     f = calloc(npaths + 1, sizeof *f);
-    po->mine.v = parts = calloc(npaths + 1, sizeof *parts);    /* freed with po->mine */
+    parts = calloc(npaths + 1, sizeof *parts);
     if (!f || !parts)
         goto oom;
     *nf = 0;
@@ -1407,9 +1380,8 @@ static int prepare_files(const struct bblog_replay_list *list, const struct bblo
         (*nf)++;
         if (!x->r || x->rc != 0)        /* reported after the decision, with the others */
             status = REPLAY_ERROR;
-        if (x->r && x->rep.nprocs > 0 && bblog_replay_part_of(x->r, &parts[np]) != 0)
+        if (x->r && x->rep.nprocs > 0 && bblog_replay_part_of(x->r, &parts[np++]) != 0)
             goto oom;
-        po->mine.n = np += x->r && x->rep.nprocs > 0;
     }
     snprintf(path, sizeof path, "%s/%s.part", po->dir, po->node);
     /* Made by the first node if missing (the write below says why when it can't be). */
@@ -1421,23 +1393,72 @@ static int prepare_files(const struct bblog_replay_list *list, const struct bblo
         printf("bblog replay: %s: this node's part: %zu %s of job %s\n", path, np,
                np == 1 ? "file" : "files", ro->job_id);
     }
+    for (size_t i = 0; i < np; i++)
+        bblog_replay_part_release(&parts[i]);
+    free(parts);
     free(paths);
     *out = f;
     return status;
 oom:
     oom();
     free(paths);
+    free(parts);
     free(f);
     *out = NULL;
     return -1;
 }
 
+/* How much of the other nodes' parts was read: the blocks near this node's bytes. */
+static void read_summary(const struct parts_opts *po, const struct bblog_replay_parts *others)
+{
+    uint64_t read = 0, all = 0;
+
+    for (size_t i = 0; i < others->n; i++) {
+        read += others->v[i].nread;
+        all += others->v[i].nrecs;
+    }
+    printf("bblog replay: %s: the other nodes' parts: %" PRIu64 " of their %" PRIu64
+           " records read (those near this node's bytes)\n", po->dir, read, all);
+}
+
+/* The other nodes' parts, with the records that may meet the bytes this node's files write. */
+static int read_others(const struct parts_opts *po, const struct part_file *f, size_t nf,
+                       struct bblog_replay_parts *others)
+{
+    struct bblog_replay_want *w = calloc(nf + 1, sizeof *w);
+    struct bblog_replay_err err;
+    char own[PATH_MAX];
+    size_t n = 0;
+    int rc = w ? 0 : ENOMEM;
+
+    for (size_t i = 0; rc == 0 && i < nf; i++) {
+        uint64_t *r;
+
+        if (f[i].rc != 0 || !f[i].r || (rc = bblog_replay_ranges(f[i].r, &r, &w[n].n)) != 0)
+            continue;
+        w[n].pfs_path = f[i].o.pfs_path;
+        w[n++].ranges = r;
+    }
+    snprintf(own, sizeof own, "%s.part", po->node);
+    if (rc != 0)
+        oom();
+    else if ((rc = bblog_replay_parts_read_for(po->dir, own, w, n, others, &err)) != 0)
+        fprintf(stderr, "bblog replay: %s: %s\n", err.path, err.reason);
+    else
+        read_summary(po, others);
+    for (size_t i = 0; i < n; i++)
+        free((void *) w[i].ranges);
+    free(w);
+    return rc;
+}
+
 /* `bblog replay --parts`: this node's part of the job's recovery (bblog_replay.h). */
 static int replay_in_parts(const struct bblog_replay_list *list,
-                           const struct bblog_replay_opts *ro, struct parts_opts *po,
+                           const struct bblog_replay_opts *ro, const struct parts_opts *po,
                            const char *dir)
 {
     struct part_file *f;
+    struct bblog_replay_parts others = { 0 };
     size_t nf = 0;
     int status = prepare_files(list, ro, po, &f, &nf), how = REPLAY_ERROR;
 
@@ -1447,20 +1468,19 @@ static int replay_in_parts(const struct bblog_replay_list *list,
         printf("bblog replay: %s/recovery: the job's logs are to be gathered and replayed "
                "together (not every node's part came within %g s, or their bytes are cut too "
                "finely): nothing written\n", po->dir, po->wait);
-    else if (how == 0 && read_others(po) != 0)
+    else if (how == 0 && read_others(po, f, nf, &others) != 0)
         how = REPLAY_ERROR;
     for (size_t i = 0; status >= 0 && i < nf; i++) {
         int rc = f[i].rc;
 
         if (rc == 0 && how == 0)
-            rc = bblog_replay_finish(f[i].r, &po->others);
+            rc = bblog_replay_finish(f[i].r, &others);
         if (rc != 0 || how == 0)
             status = worse(status, replay_report(list, &f[i].o, rc, &f[i].rep, &f[i].err, dir));
         bblog_replay_free(f[i].r);
         bblog_replay_report_free(&f[i].rep);
     }
-    bblog_replay_parts_free(&po->mine);
-    bblog_replay_parts_free(&po->others);
+    bblog_replay_parts_free(&others);
     free(f);
     if (status < 0)
         return REPLAY_ERROR;

@@ -272,6 +272,7 @@ struct node_replay {
     struct bblog_replay *r;
     struct bblog_replay_report rep;
     struct bblog_replay_err err;
+    const char *pfs;            /* the file replayed */
     int have;                   /* the node has logs of the file */
 };
 
@@ -309,6 +310,7 @@ static void spread(const char *top, const struct sim *s, const char *pfs, const 
 
         assert_int_equal(bblog_replay_discover(nr[n].dir, &nr[n].list, &err), 0);
         snprintf(nr[n].part, sizeof nr[n].part, "node%u.part", n);
+        nr[n].pfs = pfs;
         rc = bblog_replay_prepare(&nr[n].list, &o, &nr[n].r, &nr[n].rep, &nr[n].err);
         if (rc == ENOENT)               /* no log of the file on that node */
             continue;
@@ -332,9 +334,16 @@ static int finish_node(struct node_replay *nr, const char *parts)
     struct bblog_replay_err err;
     int rc;
 
-    assert_int_equal(bblog_replay_parts_read(parts, nr->part, 1, &others, &err), 0);
+    struct bblog_replay_want w = { .pfs_path = nr->pfs };
+    uint64_t *ranges;
+
+    /* As `bblog replay --parts` reads them: only the records near this node's bytes. */
+    assert_int_equal(bblog_replay_ranges(nr->r, &ranges, &w.n), 0);
+    w.ranges = ranges;
+    assert_int_equal(bblog_replay_parts_read_for(parts, nr->part, &w, 1, &others, &err), 0);
     rc = bblog_replay_finish(nr->r, &others);
     bblog_replay_parts_free(&others);
+    free(ranges);
     return rc;
 }
 
@@ -592,7 +601,12 @@ static void test_part_file_damage(void **state)
     assert_int_equal(got.v[0].nranks, 2);
     assert_memory_equal(got.v[0].ranks, ranks, sizeof ranks);
     assert_int_equal(got.v[0].nrecs, 3);
-    assert_memory_equal(got.v[0].recs, recs, sizeof recs);
+    assert_int_equal(got.v[0].nread, 3);
+    {                   /* read back sorted by offset */
+        const struct bblog_replay_prec sorted[3] = { recs[0], recs[2], recs[1] };
+
+        assert_memory_equal(got.v[0].recs, sorted, sizeof sorted);
+    }
     {                   /* its runs: [0, 110) and [4096, 4103) */
         uint64_t nbytes, runs;
 
@@ -614,6 +628,79 @@ static void test_part_file_damage(void **state)
             fail_msg("byte %zu of %zu changed: the part file was read", i, len);
     }
     free(bytes);
+}
+
+/*
+ * A part's records are read by blocks near the reader's bytes: of three blocks (4096, 4096 and
+ * 5 records) over three stretches of the file, a range in the middle one reads that block
+ * alone, a range meeting none reads none, ranges of another file none, a full read all; a
+ * damaged block is refused when it is read and not seen when it is not.
+ */
+static void test_part_blocks(void **state)
+{
+    struct fixture *f = *state;
+    const size_t nrecs = 2 * 4096 + 5;
+    struct bblog_replay_prec *recs = calloc(nrecs, sizeof *recs);
+    uint32_t ranks[1] = { 0 };
+    struct bblog_replay_part p = {
+        .pfs_path = "/pfs/b.dat", .job_id = "job-b", .nprocs = 1, .ranks = ranks, .nranks = 1,
+        .recs = recs, .nrecs = nrecs,
+    };
+    const uint64_t mid[2] = { 5000 * 100 + 50, 5000 * 100 + 60 }, none[2] = { 1 << 30, 1ull << 31 };
+    struct bblog_replay_want w = { .pfs_path = "/pfs/b.dat", .ranges = mid, .n = 1 };
+    struct bblog_replay_want other = { .pfs_path = "/pfs/other.dat", .ranges = mid, .n = 1 };
+    struct bblog_replay_parts got;
+    struct bblog_replay_err err;
+    char dir[128], path[200];
+    unsigned char *bytes;
+    size_t len;
+
+    assert_non_null(recs);
+    for (size_t i = 0; i < nrecs; i++)  /* written in reverse: the file holds them sorted */
+        recs[nrecs - 1 - i] = (struct bblog_replay_prec) { .off = i * 100, .len = 100,
+                                                           .seq = i + 1 };
+    snprintf(dir, sizeof dir, "%s/pb", f->dir);
+    snprintf(path, sizeof path, "%s/n.part", dir);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    assert_int_equal(bblog_replay_parts_write(path, &p, 1, &err), 0);
+
+    assert_int_equal(bblog_replay_parts_read_for(dir, NULL, &w, 1, &got, &err), 0);
+    assert_int_equal(got.v[0].nrecs, nrecs);
+    assert_int_equal(got.v[0].nread, 4096);
+    for (size_t i = 0; i < 4096; i++)
+        assert_true(got.v[0].recs[i].off == (4096 + i) * 100 && got.v[0].recs[i].len == 100);
+    assert_true(got.v[0].bytes == nrecs * 100 && got.v[0].runs == 1);
+    bblog_replay_parts_free(&got);
+    w.ranges = none;
+    assert_int_equal(bblog_replay_parts_read_for(dir, NULL, &w, 1, &got, &err), 0);
+    assert_int_equal(got.v[0].nread, 0);
+    bblog_replay_parts_free(&got);
+    assert_int_equal(bblog_replay_parts_read_for(dir, NULL, &other, 1, &got, &err), 0);
+    assert_int_equal(got.v[0].nread, 0);
+    bblog_replay_parts_free(&got);
+    assert_int_equal(bblog_replay_parts_read(dir, NULL, 1, &got, &err), 0);
+    assert_int_equal(got.v[0].nread, nrecs);
+    bblog_replay_parts_free(&got);
+
+    /* A byte of the first block's records changed: refused by a read that takes that block. */
+    assert_int_equal(sim_read_file(path, &bytes, &len), 0);
+    bytes[len - nrecs * sizeof *recs + 7] ^= 1;
+    {
+        FILE *fp = fopen(path, "wb");
+
+        assert_non_null(fp);
+        assert_int_equal(fwrite(bytes, 1, len, fp), len);
+        assert_int_equal(fclose(fp), 0);
+    }
+    w.ranges = mid;
+    assert_int_equal(bblog_replay_parts_read_for(dir, NULL, &w, 1, &got, &err), 0);
+    assert_int_equal(got.v[0].nread, 4096);
+    bblog_replay_parts_free(&got);
+    w.ranges = (const uint64_t[2]) { 0, 1 };
+    assert_int_equal(bblog_replay_parts_read_for(dir, NULL, &w, 1, &got, &err), BBLOG_ECORRUPT);
+    assert_int_equal(bblog_replay_parts_read(dir, NULL, 1, &got, &err), BBLOG_ECORRUPT);
+    free(bytes);
+    free(recs);
 }
 
 /*
@@ -1393,6 +1480,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_parts_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_parts_salvage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_part_file_damage, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_part_blocks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_record_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_payload_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_node_record, setup, teardown),

@@ -245,6 +245,7 @@ wait $apid || fail "node a's replay in parts exited $?: $(cat "$T/a.out")"
 has "$OUT" "$T/parts/b.part: this node's part: 1 file of job job-P"
 has "$OUT" "$T/pfs/p.dat: in parts: ordered against 1 other node's part"
 has "$T/a.out" "$T/pfs/p.dat: in parts: ordered against 1 other node's part"
+has "$OUT" "$T/parts: the other nodes' parts: "
 [ "$(readlink "$T/parts/recovery")" = parts ] || fail "the recovery was not decided in parts"
 same "$T/pfs/p.dat" "$T/p-exp.dat"
 # Again on one node (an epilog run twice): the decision stands, the same bytes.

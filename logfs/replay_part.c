@@ -338,12 +338,15 @@ static int get_records(FILE *f, const struct reading *rd, const struct part_bloc
 {
     const struct bblog_replay_want *w = rd->all ? NULL : want_of(rd, p->pfs_path);
     off_t start = ftello(f);
-    uint64_t nb = blocks_of(p->nrecs);
+    uint64_t nb = blocks_of(p->nrecs), take = 0;
     int rc = 0;
 
-    if (!rd->all && !w)
+    for (uint64_t i = 0; (rd->all || w) && i < nb; i++)
+        if (!w || bblog_replay_meets(w->ranges, w->n, blk[i].lo, blk[i].hi))
+            take += blk[i].n;
+    if (take == 0)
         return fseeko(f, (off_t) (p->nrecs * sizeof *p->recs), SEEK_CUR) == 0 ? 0 : errno;
-    if (!(p->recs = malloc((p->nrecs ? p->nrecs : 1) * sizeof *p->recs)))
+    if (!(p->recs = malloc(take * sizeof *p->recs)))
         return ENOMEM;
     for (uint64_t i = 0; rc == 0 && i < nb; i++) {
         struct bblog_replay_prec *r = p->recs + p->nread;
